@@ -1,0 +1,77 @@
+using System.Buffers;
+using SieveQ.Bft.Protocol;
+
+namespace SieveQ.Bft.Codec;
+
+/// <summary>Canonical batch layout: the bytes the batch hash is taken over.</summary>
+public static class BatchCodec
+{
+    private static ReadOnlySpan<byte> Tag => "SQBFT/BATCH/v1"u8;
+
+    public static byte[] Encode(Batch batch)
+    {
+        var buf = new ArrayBufferWriter<byte>(EncodedSize(batch));
+        Write(new WireWriter(buf), batch);
+        return buf.WrittenSpan.ToArray();
+    }
+
+    public static int EncodedSize(Batch batch)
+    {
+        var size = Tag.Length + 8 + 4;
+        foreach (var r in batch.Requests)
+        {
+            size += 4 + 8 + 4 + r.Payload.Length;
+        }
+        return size;
+    }
+
+    internal static void Write(WireWriter w, Batch batch)
+    {
+        w.Raw(Tag);
+        w.I64(batch.Timestamp);
+        w.I32(batch.Requests.Count);
+        foreach (var r in batch.Requests)
+        {
+            w.I32(r.From);
+            w.I64(r.Sequence);
+            w.Bytes(r.Payload);
+        }
+    }
+
+    internal static Batch Read(ref WireReader r)
+    {
+        Span<byte> tag = stackalloc byte[Tag.Length];
+        for (var i = 0; i < tag.Length; i++)
+        {
+            tag[i] = r.U8("batch tag");
+        }
+        if (!tag.SequenceEqual(Tag))
+        {
+            throw new MalformedMessageException("batch: wrong domain tag");
+        }
+        var ts = r.I64("batch timestamp");
+        var n = r.Count(WireLimits.MaxRequestsPerBatch, "batch request count");
+        var requests = new ClientRequest[n];
+        for (var i = 0; i < n; i++)
+        {
+            requests[i] = ReadRequestBody(ref r);
+        }
+        return new Batch(ts, requests);
+    }
+
+    internal static ClientRequest ReadRequestBody(ref WireReader r)
+    {
+        var client = r.NonNegative("request client");
+        var seq = r.NonNegative64("request sequence");
+        var payload = r.Bytes(WireLimits.MaxPayloadBytes, "request payload");
+        return new ClientRequest(client, seq, payload);
+    }
+
+    public static Batch Decode(ReadOnlySpan<byte> bytes)
+    {
+        var r = new WireReader(bytes);
+        var b = Read(ref r);
+        r.End("batch");
+        return b;
+    }
+}

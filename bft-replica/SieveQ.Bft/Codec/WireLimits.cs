@@ -1,0 +1,19 @@
+namespace SieveQ.Bft.Codec;
+
+/// <summary>
+/// Hard bounds the decoder enforces before it allocates anything, so a hostile frame cannot make
+/// a replica allocate more than a frame's worth of memory.
+/// </summary>
+public static class WireLimits
+{
+    public const int MaxFrameBytes = 32 * 1024 * 1024;
+    public const int MaxPayloadBytes = 1024 * 1024;
+    public const int MaxRequestsPerBatch = 16_384;
+    public const int MaxRequestsPerForward = 4_096;
+    public const int MaxReplicas = 64;
+    public const int MaxCertificates = 2;
+    public const int MaxSignatureBytes = 160;
+    public const int MaxLogEntries = 4_096;
+    public const int MaxSnapshotBytes = 64 * 1024 * 1024 - 1024;
+    public const int MaxResultBytes = 64 * 1024;
+}

@@ -1,0 +1,60 @@
+namespace SieveQ.Bft.Core;
+
+/// <summary>
+/// Cluster-wide settings. Every replica must run with the same values; times are milliseconds of
+/// whatever clock the host feeds in.
+/// </summary>
+public sealed record ReplicaConfig
+{
+    public int N { get; init; } = 4;
+    public int F => (N - 1) / 3;
+    public int Quorum => 2 * F + 1;
+    public int Weak => F + 1;
+
+    /// <summary>Age at which a pending request is forwarded to the leader; twice this, the leader is complained about.</summary>
+    public long RequestTimeoutMs { get; init; } = 2_000;
+    public long HeartbeatIntervalMs { get; init; } = 200;
+    /// <summary>A follower that hears nothing from its leader for this long complains even with no requests pending.</summary>
+    public long LeaderSilenceTimeoutMs { get; init; } = 1_500;
+    /// <summary>Time a replica waits for SYNC after installing a regency before moving to the next; doubles per failed attempt.</summary>
+    public long SyncTimeoutMs { get; init; } = 2_000;
+    /// <summary>
+    /// Slow-leader bound (Aardvark-style): while requests are pending, an instance must be decided at least this often.
+    /// Zero disables the check.
+    /// </summary>
+    public long MaxDecisionIntervalMs { get; init; } = 1_000;
+
+    public int CheckpointInterval { get; init; } = 128;
+    public int MaxBatchRequests { get; init; } = 1_024;
+    public int MaxBatchBytes { get; init; } = 4 * 1024 * 1024;
+    /// <summary>Requests in flight per client; sequence numbers beyond last-executed + window are refused.</summary>
+    public int ClientWindow { get; init; } = 1_024;
+    public int MaxPendingTotal { get; init; } = 65_536;
+    public long TimestampSkewMs { get; init; } = 1_000;
+    /// <summary>How far ahead of the current instance a message may be buffered; beyond it is a flood and is dropped.</summary>
+    public int MaxFutureInstances { get; init; } = 16;
+    public int MaxOutOfContextPerPeer { get; init; } = 64;
+    /// <summary>Minimum spacing between two state bodies served to the same peer.</summary>
+    public long StateServeIntervalMs { get; init; } = 1_000;
+    public long StateTransferTimeoutMs { get; init; } = 1_500;
+
+    public void Validate()
+    {
+        if (N < 4 || (N - 1) % 3 != 0 || N > Codec.WireLimits.MaxReplicas)
+        {
+            throw new ArgumentException($"n must be 3f+1 with f >= 1 and at most {Codec.WireLimits.MaxReplicas}, got {N}");
+        }
+        if (CheckpointInterval < 2 || MaxBatchRequests < 1 || ClientWindow < 1 || MaxPendingTotal < 1)
+        {
+            throw new ArgumentException("checkpoint interval, batch size, client window and pending bound must be positive");
+        }
+        if (MaxBatchRequests > Codec.WireLimits.MaxRequestsPerBatch)
+        {
+            throw new ArgumentException($"batch size above the wire limit {Codec.WireLimits.MaxRequestsPerBatch}");
+        }
+        if (RequestTimeoutMs <= 0 || HeartbeatIntervalMs <= 0 || LeaderSilenceTimeoutMs <= HeartbeatIntervalMs || SyncTimeoutMs <= 0)
+        {
+            throw new ArgumentException("time-outs must be positive and the silence time-out longer than the heartbeat");
+        }
+    }
+}

@@ -1,0 +1,134 @@
+namespace SieveQ.Bft.Protocol;
+
+/// <summary>Wire type tags. Values are part of the frame format and never reused.</summary>
+public enum MessageType : byte
+{
+    Request = 1,
+    Reply = 2,
+    Forward = 3,
+    Propose = 4,
+    Write = 5,
+    Accept = 6,
+    Heartbeat = 7,
+    Stop = 8,
+    StopData = 9,
+    Sync = 10,
+    Checkpoint = 11,
+    StateRequest = 12,
+    StateReply = 13,
+}
+
+/// <summary>
+/// Every protocol message names its sender. Transports and the simulator check that the name
+/// matches the authenticated link it arrived on, so the core can trust <see cref="From"/>.
+/// </summary>
+public abstract record BftMessage(int From)
+{
+    public abstract MessageType Type { get; }
+}
+
+/// <summary>A client's request; (Client, Sequence) identifies it across retransmissions.</summary>
+public sealed record ClientRequest(int From, long Sequence, byte[] Payload) : BftMessage(From)
+{
+    public override MessageType Type => MessageType.Request;
+    public RequestId Id => new(From, Sequence);
+}
+
+public readonly record struct RequestId(int Client, long Sequence) : IComparable<RequestId>
+{
+    public int CompareTo(RequestId other) =>
+        Client != other.Client ? Client.CompareTo(other.Client) : Sequence.CompareTo(other.Sequence);
+    public override string ToString() => $"{Client}:{Sequence}";
+}
+
+/// <summary>What a replica tells a client once its request executed; f+1 matching replies make it final.</summary>
+public sealed record Reply(int From, int Client, long Sequence, long ConsensusId, byte[] Result) : BftMessage(From)
+{
+    public override MessageType Type => MessageType.Reply;
+}
+
+/// <summary>Requests a follower hands to the leader when their first time-out expires.</summary>
+public sealed record Forward(int From, IReadOnlyList<ClientRequest> Requests) : BftMessage(From)
+{
+    public override MessageType Type => MessageType.Forward;
+}
+
+/// <summary>The leader's proposal of a batch for one consensus instance.</summary>
+public sealed record Propose(int From, int Regency, long ConsensusId, Batch Value) : BftMessage(From)
+{
+    public override MessageType Type => MessageType.Propose;
+}
+
+/// <summary>
+/// WRITE carries a signature because 2f+1 of them form the prepared certificate that a replica
+/// must be able to show to a new leader.
+/// </summary>
+public sealed record Write(int From, int Regency, long ConsensusId, Digest BatchHash, byte[] Signature) : BftMessage(From)
+{
+    public override MessageType Type => MessageType.Write;
+}
+
+/// <summary>ACCEPT is never shown to third parties, so the link MAC is enough.</summary>
+public sealed record Accept(int From, int Regency, long ConsensusId, Digest BatchHash) : BftMessage(From)
+{
+    public override MessageType Type => MessageType.Accept;
+}
+
+/// <summary>Sent by an idle leader so that a dead leader is noticed without client traffic.</summary>
+public sealed record Heartbeat(int From, int Regency, long LastDecided) : BftMessage(From)
+{
+    public override MessageType Type => MessageType.Heartbeat;
+}
+
+/// <summary>A complaint about the current leader: the sender wants <see cref="NewRegency"/> installed.</summary>
+public sealed record Stop(int From, int NewRegency, IReadOnlyList<ClientRequest> TimedOut) : BftMessage(From)
+{
+    public override MessageType Type => MessageType.Stop;
+}
+
+/// <summary>
+/// What a replica knows, sent to the new leader: its last decided instance and its prepared
+/// certificates for the two highest instances it prepared. Signed, so that the new leader can
+/// show it inside SYNC. The signature covers the certificates' hashes, not the batch bodies.
+/// </summary>
+public sealed record StopData(int From, int NewRegency, long LastDecided, IReadOnlyList<PreparedCertificate> Certificates, byte[] Signature) : BftMessage(From)
+{
+    public override MessageType Type => MessageType.StopData;
+}
+
+/// <summary>The new leader's justification: 2f+1 STOPDATA, and the instance and value it chose from them.</summary>
+public sealed record Sync(int From, int Regency, IReadOnlyList<StopData> Evidence, long ConsensusId, Batch? Value) : BftMessage(From)
+{
+    public override MessageType Type => MessageType.Sync;
+}
+
+public sealed record Checkpoint(int From, long ConsensusId, Digest StateHash) : BftMessage(From)
+{
+    public override MessageType Type => MessageType.Checkpoint;
+}
+
+/// <summary>A replica that has proof it is behind asks for state; <see cref="WantBody"/> picks the one replica that sends it.</summary>
+public sealed record StateRequest(int From, long LastExecuted, bool WantBody) : BftMessage(From)
+{
+    public override MessageType Type => MessageType.StateRequest;
+}
+
+/// <summary>
+/// A checkpoint and the decided log after it. Replicas other than the chosen one send the same
+/// structure with empty bodies: the requester accepts bodies only when f+1 replicas vouch for their hashes.
+/// </summary>
+public sealed record StateReply(int From, long CheckpointId, Digest StateHash, byte[]? Snapshot, IReadOnlyList<LoggedDecision> Log) : BftMessage(From)
+{
+    public override MessageType Type => MessageType.StateReply;
+}
+
+/// <summary>A decided instance in a state reply; <see cref="Value"/> is null in hash-only replies.</summary>
+public sealed record LoggedDecision(long ConsensusId, Digest BatchHash, Batch? Value);
+
+/// <summary>
+/// 2f+1 signed WRITEs for one (regency, instance, hash). <see cref="Value"/> travels to the new
+/// leader in STOPDATA and is dropped when the STOPDATA is re-shown in SYNC.
+/// </summary>
+public sealed record PreparedCertificate(long ConsensusId, int Regency, Digest BatchHash, Batch? Value, IReadOnlyList<WriteSignature> Writes);
+
+public readonly record struct WriteSignature(int Replica, byte[] Signature);
