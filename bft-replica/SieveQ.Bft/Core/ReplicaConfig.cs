@@ -24,12 +24,14 @@ public sealed record ReplicaConfig
     /// </summary>
     public long MaxDecisionIntervalMs { get; init; } = 1_000;
 
-    public int CheckpointInterval { get; init; } = 128;
+    public int CheckpointInterval { get; init; } = 64;
     public int MaxBatchRequests { get; init; } = 1_024;
     public int MaxBatchBytes { get; init; } = 4 * 1024 * 1024;
     /// <summary>Requests in flight per client; sequence numbers beyond last-executed + window are refused.</summary>
     public int ClientWindow { get; init; } = 1_024;
     public int MaxPendingTotal { get; init; } = 65_536;
+    /// <summary>Bound on the replicated client table; requests from further clients are refused identically everywhere.</summary>
+    public int MaxClients { get; init; } = 10_000;
     public long TimestampSkewMs { get; init; } = 1_000;
     /// <summary>How far ahead of the current instance a message may be buffered; beyond it is a flood and is dropped.</summary>
     public int MaxFutureInstances { get; init; } = 16;

@@ -1,0 +1,171 @@
+using SieveQ.Bft.Protocol;
+
+namespace SieveQ.Bft.Core;
+
+// Request intake, the per-request time-outs that police the leader, and the leader's proposals.
+public sealed partial class ReplicaCore
+{
+    private long _lastHeardFromLeader;
+    private long _lastDecisionAt;
+    private long _regencySince;
+    private long _lastLeaderBroadcast;
+
+    private void OnClientRequest(ClientRequest r)
+    {
+        if (_clients.IsExecuted(r.From, r.Sequence))
+        {
+            // A retransmission: the client may have missed our reply.
+            if (_replies.Find(r.Id) is { } reply)
+            {
+                SendTo(r.From, reply);
+                Counters.Add("reply.resent");
+            }
+            else
+            {
+                Counters.Add("drop.request.already-executed");
+            }
+            return;
+        }
+        AdmitRequest(r, "request");
+    }
+
+    /// <summary>Adds a verified request to the pool if it is new, inside its client's window and there is room.</summary>
+    private bool AdmitRequest(ClientRequest r, string source)
+    {
+        if (_pool.Contains(r.Id))
+        {
+            Counters.Add($"{source}.duplicate");
+            return false;
+        }
+        if (!_clients.Admissible(r.From, r.Sequence, Config.ClientWindow, Config.MaxClients))
+        {
+            Counters.Add($"drop.{source}.outside-window");
+            return false;
+        }
+        if (!_pool.TryAdd(r, _now))
+        {
+            Counters.Add($"drop.{source}.pool-full");
+            return false;
+        }
+        Counters.Add($"{source}.admitted");
+        return true;
+    }
+
+    private void OnForward(Forward f)
+    {
+        if (!IsLeader)
+        {
+            Counters.Add("drop.forward.not-leader");
+            return;
+        }
+        foreach (var r in f.Requests)
+        {
+            if (r.From >= Config.N && !_clients.IsExecuted(r.From, r.Sequence))
+            {
+                AdmitRequest(r, "forward");
+            }
+        }
+    }
+
+    private void TickNormal()
+    {
+        if (IsLeader)
+        {
+            if (_now - _lastLeaderBroadcast >= Config.HeartbeatIntervalMs)
+            {
+                Broadcast(new Heartbeat(Self, Regency, LastDecided));
+            }
+        }
+        else
+        {
+            TickFollowerPolicing();
+        }
+        RetransmitCurrentInstance();
+    }
+
+    /// <summary>
+    /// A follower's judgement of its leader: silence, requests that age past one time-out
+    /// (forwarded) or two (complaint), and decisions that come slower than the configured bound
+    /// while work is waiting. Ages are per request, so a steady stream cannot keep a timer alive.
+    /// </summary>
+    private void TickFollowerPolicing()
+    {
+        if (_now - _lastHeardFromLeader >= Config.LeaderSilenceTimeoutMs)
+        {
+            Complain("leader-silent");
+            return;
+        }
+        if (_pool.Oldest is not { } oldest)
+        {
+            return;
+        }
+        var age = _now - oldest.ArrivedAt;
+        if (age >= 2 * Config.RequestTimeoutMs)
+        {
+            Complain("request-timeout");
+            return;
+        }
+        if (Config.MaxDecisionIntervalMs > 0
+            && age >= Config.MaxDecisionIntervalMs
+            && _now - Math.Max(_lastDecisionAt, _regencySince) >= Config.MaxDecisionIntervalMs)
+        {
+            Complain("slow-leader");
+            return;
+        }
+        if (age >= Config.RequestTimeoutMs)
+        {
+            var toForward = new List<ClientRequest>();
+            foreach (var p in _pool.InArrivalOrder())
+            {
+                if (_now - p.ArrivedAt < Config.RequestTimeoutMs || toForward.Count >= Codec.WireLimits.MaxRequestsPerForward)
+                {
+                    break;
+                }
+                if (!p.Forwarded)
+                {
+                    p.Forwarded = true;
+                    toForward.Add(p.Request);
+                }
+            }
+            if (toForward.Count > 0)
+            {
+                SendTo(Leader, new Forward(Self, toForward));
+                Counters.Add("forwarded", toForward.Count);
+            }
+        }
+    }
+
+    /// <summary>Builds and sends the next batch when this replica leads and nothing is in flight.</summary>
+    private void TryPropose()
+    {
+        if (!IsLeader || Mode != ReplicaMode.Normal || _transfer is not null || _rerunCid != 0 || _pool.Count == 0)
+        {
+            return;
+        }
+        var cid = CurrentCid;
+        var inst = Instance(cid);
+        if (inst.Proposal is not null)
+        {
+            return;
+        }
+        var requests = new List<ClientRequest>(Math.Min(_pool.Count, Config.MaxBatchRequests));
+        var bytes = 64;
+        foreach (var p in _pool.InArrivalOrder())
+        {
+            var size = p.Request.Payload.Length + 16;
+            if (requests.Count >= Config.MaxBatchRequests || (requests.Count > 0 && bytes + size > Config.MaxBatchBytes))
+            {
+                break;
+            }
+            requests.Add(p.Request);
+            bytes += size;
+        }
+        var batch = new Batch(Math.Max(_now, LastDecidedTimestamp), requests);
+        inst.Proposal = batch;
+        inst.ActiveSince = _now;
+        inst.LastRetransmitAt = _now;
+        Broadcast(new Propose(Self, Regency, cid, batch));
+        Counters.Add("proposed");
+        Advance(inst);
+    }
+}

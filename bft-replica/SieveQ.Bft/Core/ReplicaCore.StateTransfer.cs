@@ -1,0 +1,251 @@
+using SieveQ.Bft.Codec;
+using SieveQ.Bft.Protocol;
+
+namespace SieveQ.Bft.Core;
+
+// Checkpoints, evidence of being behind, and state transfer.
+public sealed partial class ReplicaCore
+{
+    /// <summary>Highest instance each peer has shown it decided; the (f+1)-th highest is vouched for by a correct replica.</summary>
+    private readonly long[] _peerProgress;
+    private readonly Dictionary<int, long> _lastServedAt = [];
+    private byte[] _checkpointState = [];
+    private StateTransfer? _transfer;
+    private int _transferAttempts;
+
+    private sealed class StateTransfer(long startedAt, int bodyFrom)
+    {
+        public long StartedAt { get; } = startedAt;
+        public int BodyFrom { get; } = bodyFrom;
+        public Dictionary<int, StateReply> Replies { get; } = [];
+    }
+
+    private void NoteProgress(int peer, long decided)
+    {
+        if (peer >= 0 && peer < Config.N && peer != Self && decided > _peerProgress[peer])
+        {
+            _peerProgress[peer] = decided;
+        }
+    }
+
+    private long VouchedProgress()
+    {
+        var values = _peerProgress.Where((_, i) => i != Self).OrderByDescending(v => v).ToArray();
+        return values[Config.F];
+    }
+
+    /// <summary>Starts a transfer only on evidence a correct replica vouches for, never on one peer's word.</summary>
+    private void CheckBehind()
+    {
+        if (_transfer is not null)
+        {
+            return;
+        }
+        var vouched = VouchedProgress();
+        if (vouched >= LastDecided + 2
+            || (vouched == LastDecided + 1 && Mode == ReplicaMode.Normal && _now - _lastDecisionAt >= Config.StateTransferTimeoutMs))
+        {
+            StartStateTransfer("peers-ahead");
+        }
+    }
+
+    private void StartStateTransfer(string reason)
+    {
+        if (_transfer is not null)
+        {
+            return;
+        }
+        Counters.Add($"state-transfer.started.{reason}");
+        // The replica asked for the body rotates across attempts so a lying or silent one is passed over.
+        var bodyFrom = (Self + 1 + (_transferAttempts % (Config.N - 1))) % Config.N;
+        _transferAttempts++;
+        _transfer = new StateTransfer(_now, bodyFrom);
+        for (var peer = 0; peer < Config.N; peer++)
+        {
+            if (peer != Self)
+            {
+                SendTo(peer, new StateRequest(Self, LastDecided, WantBody: peer == bodyFrom));
+            }
+        }
+    }
+
+    private void TickStateTransfer()
+    {
+        if (_transfer is null)
+        {
+            CheckBehind();
+            return;
+        }
+        if (_now - _transfer.StartedAt >= Config.StateTransferTimeoutMs)
+        {
+            Counters.Add("state-transfer.timeout");
+            _transfer = null;
+            ActivateCurrent();
+            CheckBehind();
+        }
+    }
+
+    private void OnStateRequest(StateRequest q)
+    {
+        if (_lastServedAt.TryGetValue(q.From, out var at) && _now - at < Config.StateServeIntervalMs)
+        {
+            Counters.Add("drop.state-request.rate-limited");
+            return;
+        }
+        _lastServedAt[q.From] = _now;
+        var withCheckpoint = q.LastExecuted < LastCheckpointId;
+        var from = Math.Max(q.LastExecuted, LastCheckpointId);
+        var log = _decidedLog.Values
+            .Where(e => e.ConsensusId > from)
+            .Take(WireLimits.MaxLogEntries)
+            .Select(e => new LoggedDecision(e.ConsensusId, e.Hash, q.WantBody ? e.Value : null))
+            .ToArray();
+        var snapshot = withCheckpoint && q.WantBody ? _checkpointState : null;
+        SendTo(q.From, new StateReply(Self, LastCheckpointId, LastCheckpointHash, snapshot, log));
+        Counters.Add(q.WantBody ? "state-served.body" : "state-served.hashes");
+    }
+
+    private void OnStateReply(StateReply r)
+    {
+        if (_transfer is null)
+        {
+            Counters.Add("drop.state-reply.unsolicited");
+            return;
+        }
+        _transfer.Replies[r.From] = r;
+        ApplyVouchedState();
+    }
+
+    /// <summary>
+    /// Installs what f+1 replies agree on: a checkpoint whose bytes hash to the vouched state
+    /// hash, then each following decision whose value hashes to a vouched (instance, hash).
+    /// </summary>
+    private void ApplyVouchedState()
+    {
+        var t = _transfer!;
+        var replies = t.Replies.Values.ToList();
+        var progressed = false;
+        foreach (var body in replies.Where(x => x.Snapshot is not null && x.CheckpointId > LastDecided).OrderByDescending(x => x.CheckpointId))
+        {
+            var votes = replies.Count(x => x.CheckpointId == body.CheckpointId && x.StateHash == body.StateHash);
+            if (votes < Config.Weak)
+            {
+                continue;
+            }
+            if (Digest.Compute(body.Snapshot) != body.StateHash)
+            {
+                Counters.Add("drop.state-reply.snapshot-hash-mismatch");
+                continue;
+            }
+            try
+            {
+                InstallState(body.CheckpointId, body.StateHash, body.Snapshot!);
+                PersistCheckpoint();
+                progressed = true;
+                Counters.Add("state-transfer.checkpoint-installed");
+                break;
+            }
+            catch (MalformedMessageException)
+            {
+                Counters.Add("drop.state-reply.undecodable-state");
+            }
+        }
+        var logs = replies.Select(x => x.Log.ToDictionary(e => e.ConsensusId)).ToList();
+        while (true)
+        {
+            var next = LastDecided + 1;
+            Batch? value = null;
+            var hash = default(Digest);
+            foreach (var log in logs)
+            {
+                if (log.TryGetValue(next, out var e) && e.Value is not null && e.Value.Hash == e.BatchHash)
+                {
+                    value = e.Value;
+                    hash = e.BatchHash;
+                    break;
+                }
+            }
+            if (value is null || logs.Count(l => l.TryGetValue(next, out var e) && e.BatchHash == hash) < Config.Weak)
+            {
+                break;
+            }
+            Execute(next, value, regency: -1);
+            progressed = true;
+        }
+        if (!progressed)
+        {
+            return;
+        }
+        Counters.Add("state-transfer.progress");
+        if (VouchedProgress() <= LastDecided + 1)
+        {
+            _transfer = null;
+            _transferAttempts = 0;
+            Counters.Add("state-transfer.completed");
+        }
+        ActivateCurrent();
+    }
+
+    private void TakeCheckpoint()
+    {
+        var state = ReplicatedState.Encode(LastDecided, LastDecidedTimestamp, _clients, _app.TakeSnapshot());
+        var hash = ReplicatedState.Hash(state);
+        SetCheckpoint(LastDecided, hash, state);
+        PersistCheckpoint();
+        Broadcast(new Checkpoint(Self, LastDecided, hash));
+        Counters.Add("checkpoint.taken");
+    }
+
+    private void SetCheckpoint(long cid, Digest hash, byte[] state)
+    {
+        LastCheckpointId = cid;
+        LastCheckpointHash = hash;
+        _checkpointState = state;
+        foreach (var old in _decidedLog.Keys.Where(c => c <= cid).ToList())
+        {
+            _decidedLog.Remove(old);
+        }
+    }
+
+    /// <summary>A checkpoint supersedes the decisions before it; the certificates are written again after the truncation.</summary>
+    private void PersistCheckpoint()
+    {
+        Emit(new Persist(new CheckpointRecord(LastCheckpointId, LastCheckpointHash, _checkpointState)));
+        Emit(new TruncateDurableLog(LastCheckpointId));
+        foreach (var c in _certificates)
+        {
+            Emit(new Persist(new PreparedRecord(c)));
+        }
+        Emit(new Persist(new RegencyRecord(Regency)));
+    }
+
+    private void InstallState(long cid, Digest hash, byte[] state)
+    {
+        var (last, ts, clients, app) = ReplicatedState.Decode(state, Config);
+        if (last != cid)
+        {
+            throw new MalformedMessageException($"state claims instance {last}, checkpoint says {cid}");
+        }
+        _app.RestoreSnapshot(app);
+        _clients = clients;
+        LastDecided = cid;
+        LastDecidedTimestamp = ts;
+        _lastDecisionAt = _now;
+        if (_rerunCid != 0 && _rerunCid <= cid)
+        {
+            _rerunCid = 0;
+        }
+        SetCheckpoint(cid, hash, state);
+        _pool.RemoveWhere(r => _clients.IsExecuted(r.From, r.Sequence));
+    }
+
+    private void OnCheckpoint(Checkpoint c)
+    {
+        NoteProgress(c.From, c.ConsensusId);
+        if (c.ConsensusId == LastCheckpointId && c.StateHash != LastCheckpointHash)
+        {
+            Counters.Add("checkpoint.mismatch");
+        }
+        CheckBehind();
+    }
+}
