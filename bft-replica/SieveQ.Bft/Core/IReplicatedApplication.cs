@@ -3,7 +3,7 @@ using SieveQ.Bft.Protocol;
 namespace SieveQ.Bft.Core;
 
 /// <summary>Agreed context of one decided batch: its instance and the leader timestamp all replicas checked.</summary>
-public readonly record struct ExecutionContext(long ConsensusId, long Timestamp);
+public readonly record struct DecisionContext(long ConsensusId, long Timestamp);
 
 /// <summary>
 /// The replicated state machine on top of the ordering. Must be deterministic: same batches in,
@@ -12,7 +12,7 @@ public readonly record struct ExecutionContext(long ConsensusId, long Timestamp)
 public interface IReplicatedApplication
 {
     /// <summary>Executes requests never executed before, in order; returns one result per request.</summary>
-    IReadOnlyList<byte[]> Execute(ExecutionContext context, IReadOnlyList<ClientRequest> requests);
+    IReadOnlyList<byte[]> Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests);
 
     byte[] TakeSnapshot();
 

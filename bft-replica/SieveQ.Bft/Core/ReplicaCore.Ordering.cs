@@ -270,7 +270,7 @@ public sealed partial class ReplicaCore
                 _clients.MarkExecuted(r.From, r.Sequence);
             }
         }
-        var results = _app.Execute(new ExecutionContext(cid, value.Timestamp), fresh);
+        var results = _app.Execute(new DecisionContext(cid, value.Timestamp), fresh);
         for (var i = 0; i < fresh.Count; i++)
         {
             var r = fresh[i];

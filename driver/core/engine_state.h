@@ -1,0 +1,43 @@
+/* The engine's fixed-size state. Private to engine*.c; the glue and the
+ * shared library see only the opaque sqfw_engine. */
+#ifndef SQFW_ENGINE_STATE_H
+#define SQFW_ENGINE_STATE_H
+
+#include "event_ring.h"
+#include "flow_table.h"
+#include "policy.h"
+#include "proc_cache.h"
+#include "syn_table.h"
+
+typedef struct sq_pend {
+    uint64_t process_key;
+    uint64_t deadline_ns;
+    uint32_t state; /* SQ_PEND_* */
+    uint32_t pad;
+} sq_pend;
+
+enum { SQ_PEND_FREE = 0, SQ_PEND_WAITING = 1, SQ_PEND_ANSWERED = 2 };
+
+struct sqfw_engine {
+    sqfw_limits lim;
+    sqfw_policy *pol;
+    uint32_t next_gen;
+    uint32_t level;
+    uint64_t last_tick;
+    sq_flow_table flows;
+    sq_syn_table syn;
+    sq_tokens syn_unproven;
+    sq_proc_cache attest;
+    sq_proc_cache services;
+    sq_event_ring events;
+    uint32_t pended_now;
+    uint32_t pad;
+    sq_pend pend[SQFW_MAX_PENDED];
+    sqfw_stats st;
+};
+
+void sq_reallocate(sqfw_engine *e, uint64_t now);
+void sq_emit(sqfw_engine *e, uint32_t type, uint32_t reason, const sqfw_request *r, const sqfw_decision *d,
+             uint64_t now);
+
+#endif

@@ -1,0 +1,283 @@
+/* Public API of the SieveQ firewall core: the one surface used by the WFP
+ * glue (driver/wfp), the Linux shared library (libsieveqfw.so, DllImport'ed
+ * by the agent) and the tests.
+ *
+ * Concurrency contract: the core never locks. Every call on one engine must
+ * be serialised by the caller (a spin lock in the driver, a mutex in the
+ * shared library). Time is always passed in as nanoseconds from any
+ * monotonic origin; the core never reads a clock.
+ *
+ * Every struct here is part of the shared-library ABI used from C#: fixed
+ * width fields only, natural alignment, no bitfields. */
+#ifndef SQFW_H
+#define SQFW_H
+
+#include "sqfw_base.h"
+
+#define SQFW_ABI_VERSION 1u
+
+/* ---- status and parse error codes ---- */
+typedef enum sqfw_status {
+    SQFW_OK = 0,
+    SQFW_E_TOO_SHORT = 1,
+    SQFW_E_TOO_LONG = 2,
+    SQFW_E_MAGIC = 3,
+    SQFW_E_VERSION = 4,
+    SQFW_E_HEADER = 5,
+    SQFW_E_LENGTH = 6,
+    SQFW_E_CHECKSUM = 7,
+    SQFW_E_RESERVED = 8,
+    SQFW_E_SECTION_TABLE = 9,
+    SQFW_E_SECTION_BOUNDS = 10,
+    SQFW_E_SECTION_ALIGN = 11,
+    SQFW_E_SECTION_OVERLAP = 12,
+    SQFW_E_SECTION_DUPLICATE = 13,
+    SQFW_E_SECTION_UNKNOWN = 14,
+    SQFW_E_SECTION_MISSING = 15,
+    SQFW_E_SECTION_SIZE = 16,
+    SQFW_E_GAP = 17,
+    SQFW_E_COUNT = 18,
+    SQFW_E_STRING_REF = 19,
+    SQFW_E_DUPLICATE = 20,
+    SQFW_E_ENUM = 21,
+    SQFW_E_PREFIX = 22,
+    SQFW_E_HOST_BITS = 23,
+    SQFW_E_PORTS = 24,
+    SQFW_E_CLASS_REF = 25,
+    SQFW_E_IDENTITY_REF = 26,
+    SQFW_E_RATE = 27,
+    SQFW_E_LEVELS = 28,
+    SQFW_E_SETTINGS = 29,
+    SQFW_E_HASH = 30,
+    /* not parse errors */
+    SQFW_E_ARG = 40,
+    SQFW_E_NOMEM = 41,
+    SQFW_E_NO_POLICY = 42,
+    SQFW_E_FULL = 43,
+    SQFW_E_NOT_FOUND = 44,
+    SQFW_E_LIMIT = 45
+} sqfw_status;
+
+SQFW_API const char *sqfw_status_name(int status);
+
+/* ---- verdicts and reasons ---- */
+enum sqfw_verdict { SQFW_ALLOW = 1, SQFW_BLOCK = 2, SQFW_PEND = 3, SQFW_DEFER = 4 };
+
+enum sqfw_reason {
+    SQFW_R_RULE = 1,             /* an allow rule matched (rule_id set) */
+    SQFW_R_NO_RULE = 2,          /* identity known, no rule covers the remote */
+    SQFW_R_UNKNOWN_APP = 3,      /* no identity names this process */
+    SQFW_R_NEEDS_HASH = 4,       /* identity needs the image hash, not yet attested */
+    SQFW_R_HASH_MISMATCH = 5,    /* attested hash differs from the policy */
+    SQFW_R_USER_MISMATCH = 6,    /* user SID differs from the identity's */
+    SQFW_R_LOOPBACK = 7,         /* loopback allowed by setting */
+    SQFW_R_DNS_CLIENT = 8,       /* DNS client service to port 53, allowed by setting */
+    SQFW_R_LEVEL = 9,            /* class not admitted at the active QGuard level */
+    SQFW_R_CLASS_RATE = 10,      /* class connection bucket empty */
+    SQFW_R_APP_RATE = 11,        /* application connection bucket empty */
+    SQFW_R_SYN_SOURCE = 12,      /* per-source SYN bucket empty */
+    SQFW_R_SYN_UNPROVEN = 13,    /* aggregate bucket for unproven sources empty */
+    SQFW_R_PEND_FULL = 14,       /* too many pended; fail-open/closed applied */
+    SQFW_R_PEND_TIMEOUT = 15,    /* agent did not answer in time */
+    SQFW_R_NO_POLICY = 16,       /* no policy loaded: fail closed */
+    SQFW_R_SHAPED = 17,          /* packet over its class rate: queue it */
+    SQFW_R_FLOW_UNKNOWN = 18,    /* packet for a flow the table does not hold */
+    SQFW_R_PASS = 19             /* packet within its class rate */
+};
+
+/* Decision flags */
+#define SQFW_DF_AUDIT 0x1u   /* verdict would have been BLOCK; audit mode allowed it */
+#define SQFW_DF_EXPLAIN 0x2u /* produced by explain: nothing was charged or logged */
+
+#define SQFW_DIR_OUTBOUND 1u
+#define SQFW_DIR_INBOUND 2u
+
+/* Request flags */
+#define SQFW_RF_LOOPBACK 0x1u /* WFP said FWP_CONDITION_FLAG_IS_LOOPBACK */
+#define SQFW_RF_REAUTH 0x2u   /* re-authorisation after a completed pend */
+
+/* One connection attempt as the ALE layers see it. Strings are UTF-8, not
+ * NUL-terminated, and may be NULL when their length is 0. */
+typedef struct sqfw_request {
+    uint64_t process_key;  /* pid + process creation time, unique per process lifetime */
+    const uint8_t *path;   /* NT image path */
+    const uint8_t *service; /* svchost service name when the glue knows it */
+    const uint8_t *user;   /* textual user SID */
+    uint32_t path_len;
+    uint32_t service_len;
+    uint32_t user_len;
+    uint32_t pid;
+    uint8_t direction;     /* SQFW_DIR_OUTBOUND / SQFW_DIR_INBOUND */
+    uint8_t protocol;      /* IP protocol number */
+    uint8_t family;        /* 4 or 6 */
+    uint8_t flags;         /* SQFW_RF_* */
+    uint16_t local_port;
+    uint16_t remote_port;
+    uint8_t local_addr[16];
+    uint8_t remote_addr[16];
+} sqfw_request;
+
+typedef struct sqfw_decision {
+    uint32_t verdict;      /* sqfw_verdict */
+    uint32_t reason;       /* sqfw_reason */
+    uint32_t rule_id;      /* deciding rule, 0 when none */
+    uint32_t identity_id;  /* 0 when no identity */
+    uint32_t class_id;     /* traffic class the connection belongs to */
+    uint32_t flags;        /* SQFW_DF_* */
+    uint32_t level;        /* active QGuard level */
+    uint32_t pend_slot;    /* for SQFW_PEND: slot to complete later */
+    uint64_t wait_ns;      /* for SQFW_DEFER: time until the class bucket conforms */
+} sqfw_decision;
+
+/* Engine sizing, fixed at creation so that nothing grows later. */
+typedef struct sqfw_limits {
+    uint32_t max_flows;
+    uint32_t max_syn_slots;    /* policy may ask for up to this many */
+    uint32_t max_attest;       /* process -> image hash answers kept */
+    uint32_t max_services;     /* svchost process -> service name bindings */
+    uint32_t max_events;       /* event ring capacity */
+    uint32_t reserved;
+    uint64_t seed;             /* secret, per boot: keys the SYN table hash */
+} sqfw_limits;
+
+typedef struct sqfw_stats {
+    uint64_t policy_serial;
+    uint64_t authorized;
+    uint64_t allowed;
+    uint64_t blocked;
+    uint64_t pended;
+    uint64_t pend_timeouts;
+    uint64_t pend_full;
+    uint64_t audited;
+    uint64_t syn_dropped;
+    uint64_t rate_limited;
+    uint64_t level_dropped;
+    uint64_t packets_passed;
+    uint64_t packets_deferred;
+    uint64_t packets_dropped;
+    uint64_t flows_created;
+    uint64_t flows_failed;
+    uint64_t events_dropped;
+    uint32_t flows_active;
+    uint32_t pended_now;
+    uint32_t level;
+    uint32_t level_count;
+    uint32_t policy_rules;
+    uint32_t policy_identities;
+} sqfw_stats;
+
+enum sqfw_event_type {
+    SQFW_EV_BLOCKED = 1,      /* a connection was blocked */
+    SQFW_EV_NEW_IDENTITY = 2, /* agent: hash this image, then sqfw_attest */
+    SQFW_EV_AUDIT = 3,        /* audit mode allowed what enforce would block */
+    SQFW_EV_LEVEL = 4,        /* QGuard level changed */
+    SQFW_EV_POLICY = 5        /* a policy was installed */
+};
+
+#define SQFW_EVENT_PATH_MAX 256u
+typedef struct sqfw_event {
+    uint32_t type;
+    uint32_t reason;
+    uint64_t time_ns;
+    uint64_t process_key;
+    uint32_t pid;
+    uint32_t rule_id;
+    uint32_t identity_id;
+    uint32_t value;        /* level for LEVEL, pend slot for NEW_IDENTITY */
+    uint8_t direction;
+    uint8_t protocol;
+    uint8_t family;
+    uint8_t path_truncated;
+    uint16_t remote_port;
+    uint16_t path_len;
+    uint8_t remote_addr[16];
+    uint8_t path[SQFW_EVENT_PATH_MAX];
+} sqfw_event;
+
+/* ---- policy validation (no engine needed) ---- */
+/* Validates the whole blob. On error returns the code and sets *err_offset
+ * to the byte offset of the offending field. */
+SQFW_API int sqfw_policy_check(const uint8_t *blob, size_t len, uint32_t *err_offset);
+
+/* ---- engine in caller-provided memory (the driver's way) ---- */
+typedef struct sqfw_engine sqfw_engine;
+typedef struct sqfw_policy sqfw_policy;
+
+SQFW_API size_t sqfw_engine_size(const sqfw_limits *limits);
+SQFW_API int sqfw_engine_init(void *mem, size_t size, const sqfw_limits *limits, sqfw_engine **out);
+
+/* Compiling a policy: validate, ask for the arena size, build into it.
+ * The compiled policy points into the blob only during compile; afterwards
+ * the blob may be freed. */
+SQFW_API int sqfw_policy_arena_size(const uint8_t *blob, size_t len, size_t *arena_size, uint32_t *err_offset);
+SQFW_API int sqfw_policy_compile(const uint8_t *blob, size_t len, void *arena, size_t arena_size, sqfw_policy **out,
+                                 uint32_t *err_offset);
+
+/* Installs a compiled policy; returns the previous one (the caller frees
+ * its arena once no classify can still be using it). */
+SQFW_API int sqfw_engine_install(sqfw_engine *e, sqfw_policy *p, uint64_t now_ns, sqfw_policy **previous);
+/* Detaches the current policy (for unload). */
+SQFW_API sqfw_policy *sqfw_engine_detach(sqfw_engine *e);
+
+/* ALE auth connect / recv-accept. Charges buckets, counts, emits events. */
+SQFW_API int sqfw_authorize(sqfw_engine *e, const sqfw_request *r, uint64_t now_ns, sqfw_decision *d);
+/* Same decision, without side effects: which rule decides this connection. */
+SQFW_API int sqfw_explain(sqfw_engine *e, const sqfw_request *r, uint64_t now_ns, sqfw_decision *d);
+
+/* ALE flow established: creates the flow context (refcount 1). A completed
+ * inbound TCP handshake also marks the source as proven in the SYN table. */
+SQFW_API int sqfw_flow_established(sqfw_engine *e, uint64_t flow_id, const sqfw_request *r, uint64_t now_ns);
+SQFW_API int sqfw_flow_ref(sqfw_engine *e, uint64_t flow_id);
+/* Drops one reference; the flow slot is recycled at zero. */
+SQFW_API int sqfw_flow_unref(sqfw_engine *e, uint64_t flow_id);
+SQFW_API int sqfw_flow_lookup(sqfw_engine *e, uint64_t flow_id, uint32_t *identity_id, uint32_t *class_id);
+
+/* Per packet on an established flow: ALLOW, DEFER (queue, retry after
+ * wait_ns) or BLOCK (class not admitted at this level). */
+SQFW_API int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now_ns, sqfw_decision *d);
+
+/* Pending: the glue registers the pended operation, the agent answers with
+ * the image hash, expired pends get the policy's time-out verdict. */
+SQFW_API int sqfw_pend_register(sqfw_engine *e, const sqfw_request *r, uint64_t now_ns, uint32_t *slot);
+SQFW_API int sqfw_attest(sqfw_engine *e, uint64_t process_key, const uint8_t sha256[32], uint64_t now_ns);
+/* Next pend that can be completed (answered or expired). Returns 1 when one
+ * was taken, with its slot and, for expired ones, the time-out verdict. */
+SQFW_API int sqfw_pend_take_ready(sqfw_engine *e, uint64_t now_ns, uint32_t *slot, uint32_t *verdict_on_timeout,
+                                  uint32_t *expired);
+SQFW_API int sqfw_service_bind(sqfw_engine *e, uint64_t process_key, const uint8_t *name, uint32_t name_len);
+
+/* QGuard */
+SQFW_API int sqfw_set_level(sqfw_engine *e, uint32_t level, uint64_t now_ns);
+/* Periodic (e.g. every 100 ms): refreshes class demand estimates and the
+ * weighted max-min allocation under the active level's caps. */
+SQFW_API void sqfw_tick(sqfw_engine *e, uint64_t now_ns);
+
+SQFW_API void sqfw_get_stats(const sqfw_engine *e, sqfw_stats *s);
+SQFW_API int sqfw_next_event(sqfw_engine *e, sqfw_event *ev);
+
+/* ---- user-mode convenience (shared library): malloc-backed engine with
+ * its own mutex; compiled only outside the kernel ---- */
+#ifndef SQFW_KERNEL
+typedef struct sqfw_host sqfw_host;
+SQFW_API uint32_t sqfw_abi_version(void);
+SQFW_API sqfw_host *sqfw_host_open(const sqfw_limits *limits);
+SQFW_API void sqfw_host_close(sqfw_host *h);
+SQFW_API int sqfw_host_set_policy(sqfw_host *h, const uint8_t *blob, size_t len, uint64_t now_ns, uint32_t *err_offset);
+SQFW_API sqfw_engine *sqfw_host_engine(sqfw_host *h);
+SQFW_API int sqfw_host_authorize(sqfw_host *h, const sqfw_request *r, uint64_t now_ns, sqfw_decision *d);
+SQFW_API int sqfw_host_explain(sqfw_host *h, const sqfw_request *r, uint64_t now_ns, sqfw_decision *d);
+SQFW_API int sqfw_host_flow_established(sqfw_host *h, uint64_t flow_id, const sqfw_request *r, uint64_t now_ns);
+SQFW_API int sqfw_host_flow_deleted(sqfw_host *h, uint64_t flow_id);
+SQFW_API int sqfw_host_packet(sqfw_host *h, uint64_t flow_id, uint32_t bytes, uint64_t now_ns, sqfw_decision *d);
+SQFW_API int sqfw_host_attest(sqfw_host *h, uint64_t process_key, const uint8_t *sha256, uint64_t now_ns);
+SQFW_API int sqfw_host_set_level(sqfw_host *h, uint32_t level, uint64_t now_ns);
+SQFW_API void sqfw_host_tick(sqfw_host *h, uint64_t now_ns);
+SQFW_API void sqfw_host_stats(sqfw_host *h, sqfw_stats *s);
+SQFW_API int sqfw_host_next_event(sqfw_host *h, sqfw_event *ev);
+SQFW_API int sqfw_host_pend_register(sqfw_host *h, const sqfw_request *r, uint64_t now_ns, uint32_t *slot);
+SQFW_API int sqfw_host_pend_take_ready(sqfw_host *h, uint64_t now_ns, uint32_t *slot, uint32_t *verdict_on_timeout,
+                                       uint32_t *expired);
+SQFW_API int sqfw_host_service_bind(sqfw_host *h, uint64_t process_key, const uint8_t *name, uint32_t name_len);
+#endif
+
+#endif

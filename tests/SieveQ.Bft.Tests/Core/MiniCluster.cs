@@ -1,0 +1,185 @@
+using System.Security.Cryptography;
+using System.Text;
+using SieveQ.Bft.Client;
+using SieveQ.Bft.Core;
+using SieveQ.Bft.Protocol;
+
+namespace SieveQ.Bft.Tests.Core;
+
+/// <summary>HMAC stands in for signatures: unforgeable without the replica's key, deterministic.</summary>
+internal sealed class HmacProofs(int n) : IProofVerifier
+{
+    private readonly byte[][] _keys = Enumerable.Range(0, n).Select(i => SHA256.HashData(Encoding.UTF8.GetBytes($"replica-{i}"))).ToArray();
+
+    public IProofSigner SignerFor(int replica) => new Signer(_keys[replica]);
+
+    public bool Verify(int replica, ReadOnlySpan<byte> data, ReadOnlySpan<byte> signature) =>
+        replica >= 0 && replica < n && CryptographicOperations.FixedTimeEquals(HMACSHA256.HashData(_keys[replica], data), signature);
+
+    private sealed class Signer(byte[] key) : IProofSigner
+    {
+        public byte[] Sign(ReadOnlySpan<byte> data) => HMACSHA256.HashData(key, data);
+    }
+}
+
+/// <summary>A chain of executed requests: equal chain heads mean equal histories.</summary>
+internal sealed class ChainApp : IReplicatedApplication
+{
+    public byte[] Head { get; private set; } = new byte[32];
+    public List<RequestId> Executed { get; } = [];
+
+    public IReadOnlyList<byte[]> Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
+    {
+        var results = new List<byte[]>(requests.Count);
+        foreach (var r in requests)
+        {
+            Head = SHA256.HashData([.. Head, .. BitConverter.GetBytes(r.From), .. BitConverter.GetBytes(r.Sequence), .. r.Payload]);
+            Executed.Add(r.Id);
+            results.Add(Head[..8]);
+        }
+        return results;
+    }
+
+    public byte[] TakeSnapshot() => [.. Head];
+
+    public void RestoreSnapshot(ReadOnlySpan<byte> snapshot) => Head = snapshot.ToArray();
+}
+
+/// <summary>
+/// A minimal synchronous network for unit tests of the core: messages are delivered in FIFO
+/// order, with the ability to silence replicas. The full fault simulator lives in SieveQ.Bft.Simulation.
+/// </summary>
+internal sealed class MiniCluster
+{
+    private readonly Queue<(int To, BftMessage Message)> _wire = new();
+    public ReplicaConfig Config { get; }
+    public HmacProofs Proofs { get; }
+    public ReplicaCore?[] Replicas { get; }
+    public ChainApp[] Apps { get; }
+    public List<DurableRecord>[] Disks { get; }
+    public Dictionary<int, OrderingClient> Clients { get; } = [];
+    public HashSet<int> Silenced { get; } = [];
+    public long Now { get; private set; }
+
+    public MiniCluster(ReplicaConfig? config = null)
+    {
+        Config = config ?? new ReplicaConfig();
+        Proofs = new HmacProofs(Config.N);
+        Apps = Enumerable.Range(0, Config.N).Select(_ => new ChainApp()).ToArray();
+        Disks = Enumerable.Range(0, Config.N).Select(_ => new List<DurableRecord>()).ToArray();
+        Replicas = Enumerable.Range(0, Config.N).Select(i => (ReplicaCore?)new ReplicaCore(Config, i, Apps[i], Proofs.SignerFor(i))).ToArray();
+    }
+
+    public OrderingClient Client(int id)
+    {
+        if (!Clients.TryGetValue(id, out var c))
+        {
+            c = new OrderingClient(id, Config, retransmitMs: 500);
+            Clients[id] = c;
+        }
+        return c;
+    }
+
+    public void Submit(int client, byte[] payload)
+    {
+        var req = Client(client).Submit(payload, Now) ?? throw new InvalidOperationException("client window full");
+        for (var r = 0; r < Config.N; r++)
+        {
+            _wire.Enqueue((r, req));
+        }
+    }
+
+    public void Crash(int replica) => Replicas[replica] = null;
+
+    public void Restart(int replica)
+    {
+        Apps[replica] = new ChainApp();
+        Replicas[replica] = new ReplicaCore(Config, replica, Apps[replica], Proofs.SignerFor(replica), Disks[replica], Now);
+    }
+
+    /// <summary>Delivers messages and advances time in steps of <paramref name="stepMs"/> until the deadline.</summary>
+    public void Run(long durationMs, long stepMs = 5)
+    {
+        var end = Now + durationMs;
+        while (Now < end)
+        {
+            var budget = 100_000;
+            while (_wire.Count > 0 && budget-- > 0)
+            {
+                var (to, m) = _wire.Dequeue();
+                Deliver(to, m);
+            }
+            Now += stepMs;
+            for (var i = 0; i < Config.N; i++)
+            {
+                if (Replicas[i] is { } core && !Silenced.Contains(i))
+                {
+                    core.Tick(Now);
+                    Flush(i, core);
+                }
+            }
+            foreach (var c in Clients.Values)
+            {
+                foreach (var req in c.DueRetransmissions(Now))
+                {
+                    for (var r = 0; r < Config.N; r++)
+                    {
+                        _wire.Enqueue((r, req));
+                    }
+                }
+            }
+        }
+    }
+
+    private void Deliver(int to, BftMessage m)
+    {
+        if (to >= Config.N)
+        {
+            if (m is Reply reply && Clients.TryGetValue(to, out var client))
+            {
+                client.OnReply(reply, Now);
+            }
+            return;
+        }
+        if (Silenced.Contains(to) || Silenced.Contains(m.From) || Replicas[to] is not { } core)
+        {
+            return;
+        }
+        if (!ProofCheck.VerifySignatures(m, Proofs, Config.N))
+        {
+            return;
+        }
+        core.Step(m, Now);
+        Flush(to, core);
+    }
+
+    private void Flush(int from, ReplicaCore core)
+    {
+        foreach (var o in core.DrainOutputs())
+        {
+            switch (o)
+            {
+                case SendTo s:
+                    _wire.Enqueue((s.To, s.Message));
+                    break;
+                case SendToReplicas b:
+                    for (var r = 0; r < Config.N; r++)
+                    {
+                        if (r != from)
+                        {
+                            _wire.Enqueue((r, b.Message));
+                        }
+                    }
+                    break;
+                case Persist p:
+                    Disks[from].Add(p.Record);
+                    break;
+                case TruncateDurableLog t:
+                    Disks[from].RemoveAll(d => d is DecisionRecord dr && dr.ConsensusId <= t.UpToConsensusId
+                        || d is PreparedRecord pr && pr.Certificate.ConsensusId <= t.UpToConsensusId
+                        || d is CheckpointRecord cr && cr.ConsensusId < t.UpToConsensusId);
+                    break;
+            }
+        }
+    }
+}

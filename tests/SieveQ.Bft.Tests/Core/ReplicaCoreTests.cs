@@ -1,0 +1,100 @@
+using SieveQ.Bft.Core;
+
+namespace SieveQ.Bft.Tests.Core;
+
+public class ReplicaCoreTests
+{
+    private static void AssertSameHistory(MiniCluster c, IEnumerable<int> replicas)
+    {
+        var heads = replicas.Select(i => Convert.ToHexString(c.Apps[i].Head)).Distinct().ToList();
+        Assert.Single(heads);
+    }
+
+    [Fact]
+    public void Orders_requests_from_several_clients_identically_on_all_replicas()
+    {
+        var c = new MiniCluster();
+        for (var i = 0; i < 50; i++)
+        {
+            c.Submit(1000 + (i % 3), [(byte)i]);
+        }
+        c.Run(2_000);
+        Assert.All(c.Replicas, r => Assert.Equal(0, r!.PendingRequests));
+        Assert.All(c.Apps, a => Assert.Equal(50, a.Executed.Count));
+        AssertSameHistory(c, [0, 1, 2, 3]);
+        Assert.Equal(0, c.Clients.Values.Sum(x => x.OutstandingCount));
+    }
+
+    [Fact]
+    public void Silent_leader_is_replaced_and_requests_still_complete()
+    {
+        var c = new MiniCluster();
+        c.Silenced.Add(0);
+        for (var i = 0; i < 10; i++)
+        {
+            c.Submit(1000, [(byte)i]);
+        }
+        c.Run(15_000);
+        Assert.All([1, 2, 3], i => Assert.True(c.Replicas[i]!.Regency >= 1));
+        Assert.All([1, 2, 3], i => Assert.Equal(10, c.Apps[i].Executed.Count));
+        AssertSameHistory(c, [1, 2, 3]);
+        Assert.Equal(0, c.Client(1000).OutstandingCount);
+    }
+
+    [Fact]
+    public void Replayed_request_is_never_executed_twice()
+    {
+        var c = new MiniCluster();
+        c.Submit(1000, [1]);
+        c.Run(1_000);
+        // The client retransmits the same (client, sequence) long after it executed.
+        var replay = new SieveQ.Bft.Protocol.ClientRequest(1000, 1, [1]);
+        foreach (var r in c.Replicas)
+        {
+            r!.Step(replay, c.Now);
+        }
+        c.Run(1_000);
+        Assert.All(c.Apps, a => Assert.Single(a.Executed));
+        Assert.True(c.Replicas[0]!.Counters["reply.resent"] >= 1);
+    }
+
+    [Fact]
+    public void Crashed_follower_catches_up_by_state_transfer_past_checkpoints()
+    {
+        var c = new MiniCluster(new ReplicaConfig { CheckpointInterval = 4, MaxBatchRequests = 2 });
+        c.Crash(3);
+        for (var i = 0; i < 40; i++)
+        {
+            c.Submit(1000 + (i % 2), [(byte)i]);
+        }
+        c.Run(3_000);
+        c.Restart(3);
+        for (var i = 0; i < 6; i++)
+        {
+            c.Submit(1002, [(byte)i]);
+        }
+        c.Run(8_000);
+        Assert.Equal(c.Replicas[0]!.LastDecided, c.Replicas[3]!.LastDecided);
+        AssertSameHistory(c, [0, 1, 2, 3]);
+        Assert.True(c.Replicas[3]!.Counters["state-transfer.checkpoint-installed"] >= 1);
+    }
+
+    [Fact]
+    public void Restart_from_durable_records_keeps_regency_and_decisions()
+    {
+        var c = new MiniCluster(new ReplicaConfig { CheckpointInterval = 4, MaxBatchRequests = 3 });
+        for (var i = 0; i < 30; i++)
+        {
+            c.Submit(1000, [(byte)i]);
+        }
+        c.Run(2_000);
+        var decided = c.Replicas[2]!.LastDecided;
+        var regency = c.Replicas[2]!.Regency;
+        var head = Convert.ToHexString(c.Apps[2].Head);
+        c.Crash(2);
+        c.Restart(2);
+        Assert.Equal(decided, c.Replicas[2]!.LastDecided);
+        Assert.Equal(regency, c.Replicas[2]!.Regency);
+        Assert.Equal(head, Convert.ToHexString(c.Apps[2].Head));
+    }
+}
