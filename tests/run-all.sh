@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The one command that runs every test: the driver's C core (unit, golden, fuzz, cross-build),
+# then every .NET test project. Installs what a fresh Debian machine of this project's kind lacks.
+# Ends with one line "N passed, M failed" over everything.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+total_passed=0
+total_failed=0
+failures=()
+
+section() { printf '\n==== %s ====\n' "$1"; }
+
+# Tallies a section's "N passed, M failed" style output into the totals.
+tally() {
+  local name=$1 log=$2 rc=$3 p f
+  p=$(grep -Eo 'Passed: +[0-9]+' "$log" | grep -Eo '[0-9]+' | paste -sd+ - | bc 2>/dev/null || true)
+  f=$(grep -Eo 'Failed: +[0-9]+' "$log" | grep -Eo '[0-9]+' | paste -sd+ - | bc 2>/dev/null || true)
+  if [ -z "$p" ] && [ -z "$f" ]; then
+    p=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | awk '{print $1}')
+    f=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | awk '{print $3}')
+  fi
+  p=${p:-0}; f=${f:-0}
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  total_passed=$((total_passed + p))
+  total_failed=$((total_failed + f))
+  [ "$f" -ne 0 ] && failures+=("$name")
+  echo "[$name] $p passed, $f failed (exit $rc)"
+}
+
+if ! command -v bc >/dev/null 2>&1; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null 2>&1 || true
+  apt-get install -y -qq bc >/dev/null 2>&1 || true
+fi
+
+if [ -f driver/Makefile ]; then
+  section "driver (C core, fuzz, mingw cross-build)"
+  make -C driver test 2>&1 | tee "$results/driver.log"
+  tally driver "$results/driver.log" "${PIPESTATUS[0]}"
+fi
+
+section "dotnet build"
+if ! dotnet build SieveQ.sln -c Release 2>&1 | tee "$results/build.log" | grep -E "error|Warn|Build succeeded|Elapsed"; then :; fi
+if grep -q "Build succeeded" "$results/build.log" && ! grep -qE ' error [A-Z]+[0-9]+' "$results/build.log"; then
+  echo "build ok"
+else
+  total_failed=$((total_failed + 1)); failures+=("build")
+fi
+
+for proj in $(ls tests/*/*.csproj | sort); do
+  name=$(basename "$(dirname "$proj")")
+  section "$name"
+  dotnet test "$proj" -c Release --no-build --logger "console;verbosity=minimal" 2>&1 | tee "$results/$name.log" | grep -vE '^\s*$' | tail -25
+  tally "$name" "$results/$name.log" "${PIPESTATUS[0]}"
+done
+
+section "summary"
+[ ${#failures[@]} -gt 0 ] && echo "failing sections: ${failures[*]}"
+echo "$total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ]
