@@ -236,9 +236,10 @@ SQFW_API int sqfw_flow_lookup(sqfw_engine *e, uint64_t flow_id, uint32_t *identi
  * wait_ns) or BLOCK (class not admitted at this level). */
 SQFW_API int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now_ns, sqfw_decision *d);
 
-/* Pending: the glue registers the pended operation, the agent answers with
- * the image hash, expired pends get the policy's time-out verdict. */
-SQFW_API int sqfw_pend_register(sqfw_engine *e, const sqfw_request *r, uint64_t now_ns, uint32_t *slot);
+/* Pending: sqfw_authorize returns SQFW_PEND with a slot (bounded by the
+ * policy's max_pended); the glue pends the ALE operation under that slot.
+ * The agent answers with the image hash; expired pends get the policy's
+ * time-out verdict. */
 SQFW_API int sqfw_attest(sqfw_engine *e, uint64_t process_key, const uint8_t sha256[32], uint64_t now_ns);
 /* Next pend that can be completed (answered or expired). Returns 1 when one
  * was taken, with its slot and, for expired ones, the time-out verdict. */
@@ -274,7 +275,6 @@ SQFW_API int sqfw_host_set_level(sqfw_host *h, uint32_t level, uint64_t now_ns);
 SQFW_API void sqfw_host_tick(sqfw_host *h, uint64_t now_ns);
 SQFW_API void sqfw_host_stats(sqfw_host *h, sqfw_stats *s);
 SQFW_API int sqfw_host_next_event(sqfw_host *h, sqfw_event *ev);
-SQFW_API int sqfw_host_pend_register(sqfw_host *h, const sqfw_request *r, uint64_t now_ns, uint32_t *slot);
 SQFW_API int sqfw_host_pend_take_ready(sqfw_host *h, uint64_t now_ns, uint32_t *slot, uint32_t *verdict_on_timeout,
                                        uint32_t *expired);
 SQFW_API int sqfw_host_service_bind(sqfw_host *h, uint64_t process_key, const uint8_t *name, uint32_t name_len);

@@ -22,7 +22,7 @@ public sealed record ReplicaConfig
     /// Slow-leader bound (Aardvark-style): while requests are pending, an instance must be decided at least this often.
     /// Zero disables the check.
     /// </summary>
-    public long MaxDecisionIntervalMs { get; init; } = 1_000;
+    public long MaxDecisionIntervalMs { get; init; } = 3_000;
 
     public int CheckpointInterval { get; init; } = 64;
     public int MaxBatchRequests { get; init; } = 1_024;

@@ -7,6 +7,12 @@ namespace SieveQ.Bft.Core;
 public sealed partial class ReplicaCore
 {
     private long _rerunCid;
+
+    /// <summary>
+    /// The regency a restart recovered into. We may have sent a WRITE in it that never reached
+    /// the disk; writing again could contradict it, so we only WRITE from the next regency on.
+    /// </summary>
+    private int _amnesiacRegency = -1;
     private readonly Dictionary<(int Peer, long Cid), long> _helpedAt = [];
 
     private InstanceState Instance(long cid)
@@ -140,7 +146,7 @@ public sealed partial class ReplicaCore
     /// </summary>
     private void Advance(InstanceState inst)
     {
-        if (inst.ConsensusId != CurrentCid || Mode != ReplicaMode.Normal || _transfer is not null)
+        if (inst.ConsensusId != CurrentCid || Mode != ReplicaMode.Normal)
         {
             if (inst.ConsensusId > CurrentCid && inst.AcceptedBy(Config.Quorum) is not null)
             {
@@ -149,7 +155,7 @@ public sealed partial class ReplicaCore
             }
             return;
         }
-        if (inst.Proposal is { } value && !inst.SentWrite)
+        if (inst.Proposal is { } value && !inst.SentWrite && Regency != _amnesiacRegency)
         {
             var fault = inst.ProposalPrechecked ? null : JudgeProposal(value);
             if (fault is not null)

@@ -245,6 +245,10 @@ public sealed partial class ReplicaCore
                 KeepCertificate(p.Certificate);
             }
             _wanted[Self] = Regency;
+            if (list.Count > 0)
+            {
+                _amnesiacRegency = Regency;
+            }
         }
         finally
         {

@@ -97,4 +97,36 @@ public class ReplicaCoreTests
         Assert.Equal(regency, c.Replicas[2]!.Regency);
         Assert.Equal(head, Convert.ToHexString(c.Apps[2].Head));
     }
+
+    [Fact]
+    public void Full_cluster_restart_keeps_every_decision_and_makes_progress_in_a_later_regency()
+    {
+        var c = new MiniCluster(new ReplicaConfig { CheckpointInterval = 4, MaxBatchRequests = 3 });
+        for (var i = 0; i < 20; i++)
+        {
+            c.Submit(1000, [(byte)i]);
+        }
+        c.Run(2_000);
+        var heads = c.Apps.Select(a => Convert.ToHexString(a.Head)).ToArray();
+        var decided = c.Replicas.Select(r => r!.LastDecided).ToArray();
+        for (var i = 0; i < 4; i++)
+        {
+            c.Crash(i);
+        }
+        for (var i = 0; i < 4; i++)
+        {
+            c.Restart(i);
+            Assert.Equal(heads[i], Convert.ToHexString(c.Apps[i].Head));
+            Assert.Equal(decided[i], c.Replicas[i]!.LastDecided);
+        }
+        for (var i = 0; i < 5; i++)
+        {
+            c.Submit(1001, [(byte)i]);
+        }
+        c.Run(20_000);
+        Assert.Equal(0, c.Client(1001).OutstandingCount);
+        Assert.All(c.Replicas, r => Assert.True(r!.LastDecided > decided.Max()));
+        Assert.All(c.Replicas, r => Assert.True(r!.Regency >= 1, "recovered replicas must not write in the regency they recovered into"));
+        AssertSameHistory(c, [0, 1, 2, 3]);
+    }
 }

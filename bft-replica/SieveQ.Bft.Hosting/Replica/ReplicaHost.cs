@@ -1,0 +1,411 @@
+using System.Buffers;
+using System.Diagnostics;
+using Microsoft.Extensions.Logging;
+using SieveQ.Bft.Codec;
+using SieveQ.Bft.Core;
+using SieveQ.Bft.Hosting.Config;
+using SieveQ.Bft.Hosting.Crypto;
+using SieveQ.Bft.Hosting.Storage;
+using SieveQ.Bft.Hosting.Transport;
+using SieveQ.Bft.Protocol;
+
+namespace SieveQ.Bft.Hosting.Replica;
+
+/// <summary>
+/// Runs one replica: the pure <see cref="ReplicaCore"/> driven by a single loop, wrapped with authenticated
+/// TCP links, signature checks on the receiving links' threads, timers from the core's next wake-up, an
+/// optional write-ahead log with group commit, status reporting and metrics.
+/// Threads: each link has its own receive loop (decode, MAC, ECDSA and request checks happen there, in
+/// parallel across peers, in per-peer order); one core loop owns the core; one durability loop owns the log.
+/// </summary>
+public sealed partial class ReplicaHost : IAsyncDisposable
+{
+    private const int MaxStepsPerDrain = 4_096;
+    private const long StatusIntervalMs = 100;
+    private readonly ClusterConfig _config;
+    private readonly int _self;
+    private readonly IdentityKey _identity;
+    private readonly IReplicatedApplication _app;
+    private readonly Func<string>? _appState;
+    private readonly ILogger _log;
+    private readonly ILoggerFactory _logs;
+    private readonly KeyRing _ring;
+    private readonly EcdsaProofVerifier _proofs;
+    private readonly RequestVerification _requests;
+    private readonly HostClock _clock = new();
+    private readonly CoreInbox _inbox = new();
+    private readonly ClientSessions _clients;
+    private readonly Dictionary<int, PeerConnector> _peers = [];
+    private readonly ArrayBufferWriter<byte> _encodeBuffer = new(64 * 1024);
+    private readonly CancellationTokenSource _stop = new();
+    private readonly ReplicaMetrics _metrics;
+    private readonly string _dataDir;
+    private ReplicaCore? _core;
+    private WriteAheadLog? _wal;
+    private DurabilityStage? _durability;
+    private LinkListener? _listener;
+    private Timer? _timer;
+    private long _armedFor = long.MaxValue;
+    private Task? _coreLoop;
+    private Task? _statusLoop;
+    private volatile ReplicaStatus _status;
+    private long _lastStatusAt;
+    private long _decided;
+    private long _executed;
+
+    public ReplicaHost(ClusterConfig config, int self, IdentityKey identity, IReplicatedApplication app, ILoggerFactory logs,
+        IRequestVerifier? requestVerifier = null, Func<string>? appState = null)
+    {
+        config.Validate();
+        _config = config;
+        _self = self;
+        _identity = identity;
+        _app = app;
+        _appState = appState;
+        _logs = logs;
+        _log = logs.CreateLogger($"replica-{self}");
+        _ring = new KeyRing(config);
+        _proofs = new EcdsaProofVerifier(_ring, config.N);
+        _requests = new RequestVerification(requestVerifier ?? AcceptAllRequestVerifier.Instance);
+        _clients = new ClientSessions(config.Links);
+        _dataDir = config.ReplicaDataDir(self);
+        _status = new ReplicaStatus { Id = self, Pid = Environment.ProcessId };
+        _metrics = new ReplicaMetrics(() => _status, () => _inbox.ReplicaDepth + _inbox.ClientDepth,
+            () => _peers.Values.Sum(p => (long)p.Queue.Count) + _clients.QueuedFrames, () => _durability?.Pending ?? 0);
+        if (_ring.Knows(self) && _config.Replica(self).PublicKey != identity.PublicKeyBase64)
+        {
+            throw new InvalidDataException($"the key given for replica {self} is not the one the cluster config pins");
+        }
+    }
+
+    public ReplicaStatus Status => _status;
+    public string StatusFile => Path.Combine(_dataDir, "status.json");
+    /// <summary>Completes when the core loop ends; faulted if it crashed.</summary>
+    public Task Completion => _coreLoop ?? Task.CompletedTask;
+
+    public void Start()
+    {
+        Directory.CreateDirectory(_dataDir);
+        var recovered = new List<DurableRecord>();
+        if (_config.Durability)
+        {
+            _wal = WriteAheadLog.Open(Path.Combine(_dataDir, "wal"), out recovered);
+            _durability = new DurabilityStage(_wal, SendAll);
+            LogRecovered(recovered.Count, _wal.Generation);
+        }
+        _core = new ReplicaCore(_config.Protocol, _self, _app, new EcdsaProofSigner(_identity), recovered, _clock.NowMs);
+
+        foreach (var r in _config.Replicas.Where(r => r.Id != _self))
+        {
+            var peer = new PeerConnector(r.ParseEndpoint(), _self, r.Id, _identity, _ring, _config.Links, onMessage: null, _logs.CreateLogger($"replica-{_self}.link-{r.Id}"));
+            _peers[r.Id] = peer;
+            peer.Start();
+        }
+        _listener = new LinkListener(_config.Replica(_self).ParseEndpoint(), _self, _identity, _ring, _config.Links,
+            acceptPeer: id => id != _self, ServeLinkAsync, _logs.CreateLogger($"replica-{_self}.listener"));
+        _listener.Start();
+        _timer = new Timer(static s => ((CoreInbox)s!).Ring(), _inbox, Timeout.Infinite, Timeout.Infinite);
+        _coreLoop = Task.Run(() => RunCoreAsync(_stop.Token));
+        _statusLoop = Task.Run(() => WriteStatusAsync(_stop.Token));
+        _inbox.Ring();
+        LogStarted(_self, _config.Replica(_self).Endpoint, _config.Durability);
+    }
+
+    // ---- inbound: runs on each link's receive loop -------------------------------------------------
+
+    private Task ServeLinkAsync(AuthenticatedLink link, CancellationToken ct)
+    {
+        var credits = new SemaphoreSlim(_config.Links.InboundCredits, _config.Links.InboundCredits);
+        if (link.PeerId < _config.N)
+        {
+            return link.RunReceiveAsync(m => OnReplicaMessageAsync(m, credits, ct), ct);
+        }
+        return _clients.ServeAsync(link, m => OnClientMessageAsync(m, credits, ct), ct);
+    }
+
+    private async ValueTask OnReplicaMessageAsync(BftMessage message, SemaphoreSlim credits, CancellationToken ct)
+    {
+        if (message is ClientRequest or Reply)
+        {
+            TransportCounters.Drop(DropReason.UnexpectedType);
+            return;
+        }
+        var start = Stopwatch.GetTimestamp();
+        if (!ProofCheck.VerifySignatures(message, _proofs, _config.N))
+        {
+            TransportCounters.Drop(DropReason.BadSignature);
+            return;
+        }
+        if (!_requests.VerifyAll(message))
+        {
+            TransportCounters.Drop(DropReason.BadRequest);
+            return;
+        }
+        StageTimings.Add(Stage.Verify, start);
+        await credits.WaitAsync(ct).ConfigureAwait(false);
+        _inbox.PostReplica(new InboundItem(message, credits));
+    }
+
+    private async ValueTask OnClientMessageAsync(BftMessage message, SemaphoreSlim credits, CancellationToken ct)
+    {
+        if (message is not ClientRequest request)
+        {
+            TransportCounters.Drop(DropReason.UnexpectedType);
+            return;
+        }
+        if (!_requests.Verify(request))
+        {
+            TransportCounters.Drop(DropReason.BadRequest);
+            return;
+        }
+        await credits.WaitAsync(ct).ConfigureAwait(false);
+        _inbox.PostClient(new InboundItem(request, credits));
+    }
+
+    // ---- the core loop: the only code that touches _core -------------------------------------------
+
+    private async Task RunCoreAsync(CancellationToken ct)
+    {
+        var core = _core!;
+        try
+        {
+            while (!ct.IsCancellationRequested)
+            {
+                await _inbox.WaitAsync(ct).ConfigureAwait(false);
+                var more = true;
+                while (more && !ct.IsCancellationRequested)
+                {
+                    more = await DrainOnceAsync(core, ct).ConfigureAwait(false);
+                }
+            }
+        }
+        catch (OperationCanceledException) when (ct.IsCancellationRequested)
+        {
+            // stopping
+        }
+        catch (Exception e)
+        {
+            LogCoreCrashed(e);
+            throw;
+        }
+    }
+
+    /// <summary>One group: step everything queued (bounded), tick if due, act on the outputs. True if work is left.</summary>
+    private async ValueTask<bool> DrainOnceAsync(ReplicaCore core, CancellationToken ct)
+    {
+        var now = _clock.NowMs;
+        var start = Stopwatch.GetTimestamp();
+        var steps = 0;
+        while (steps < MaxStepsPerDrain && (_inbox.TryTakeReplica(out var item) || _inbox.TryTakeClient(out item)))
+        {
+            core.Step(item.Message, now);
+            item.Credits?.Release();
+            steps++;
+        }
+        if (now >= core.NextWakeup)
+        {
+            core.Tick(now);
+        }
+        StageTimings.Add(Stage.CoreStep, start, steps);
+        var outputs = core.DrainOutputs();
+        if (outputs.Count > 0)
+        {
+            await ActAsync(outputs, ct).ConfigureAwait(false);
+        }
+        if (now - _lastStatusAt >= StatusIntervalMs)
+        {
+            _lastStatusAt = now;
+            _status = Snapshot(core, now);
+        }
+        ArmTimer(core.NextWakeup, now);
+        return !_inbox.IsEmpty;
+    }
+
+    private async ValueTask ActAsync(List<CoreOutput> outputs, CancellationToken ct)
+    {
+        var start = Stopwatch.GetTimestamp();
+        var sends = new List<PendingSend>(outputs.Count);
+        List<CoreOutput>? records = null;
+        foreach (var o in outputs)
+        {
+            switch (o)
+            {
+                case SendTo s when s.To == _self:
+                    _inbox.PostReplica(new InboundItem(s.Message, null));
+                    break;
+                case SendTo s:
+                    sends.Add(new PendingSend(s.To, Encode(s.Message)));
+                    break;
+                case SendToReplicas s:
+                    sends.Add(new PendingSend(PendingSend.AllReplicas, Encode(s.Message)));
+                    break;
+                case Decided d:
+                    _decided++;
+                    _executed += d.Executed;
+                    _metrics.Decided(d.Value.Requests.Count, d.Executed);
+                    break;
+                case Persist or TruncateDurableLog when _durability is not null:
+                    (records ??= []).Add(o);
+                    break;
+            }
+        }
+        StageTimings.Add(Stage.Encode, start, sends.Count);
+        if (_durability is not null && (records is not null || _durability.Busy))
+        {
+            await _durability.SubmitAsync(records ?? [], sends, ct).ConfigureAwait(false);
+        }
+        else
+        {
+            SendAll(sends);
+        }
+    }
+
+    private byte[] Encode(BftMessage message)
+    {
+        _encodeBuffer.ResetWrittenCount();
+        MessageCodec.Encode(message, _encodeBuffer);
+        return _encodeBuffer.WrittenSpan.ToArray();
+    }
+
+    /// <summary>Routes encoded messages to links; called by the core loop or, after fsync, by the durability stage.</summary>
+    private void SendAll(List<PendingSend> sends)
+    {
+        foreach (var s in sends)
+        {
+            if (s.To == PendingSend.AllReplicas)
+            {
+                foreach (var p in _peers.Values)
+                {
+                    p.Queue.TryEnqueue(s.Bytes);
+                }
+            }
+            else if (s.To < _config.N)
+            {
+                if (_peers.TryGetValue(s.To, out var p))
+                {
+                    p.Queue.TryEnqueue(s.Bytes);
+                }
+            }
+            else
+            {
+                _clients.TrySend(s.To, s.Bytes);
+            }
+        }
+    }
+
+    private void ArmTimer(long nextWakeup, long now)
+    {
+        // Wake at the core's deadline, and at least every status interval so status stays fresh when idle.
+        var target = Math.Min(nextWakeup, now + StatusIntervalMs);
+        if (target == _armedFor && target > now)
+        {
+            return;
+        }
+        _armedFor = target;
+        _timer?.Change(Math.Max(1, target - now), Timeout.Infinite);
+    }
+
+    private ReplicaStatus Snapshot(ReplicaCore core, long now) => new()
+    {
+        Id = _self,
+        Pid = Environment.ProcessId,
+        UpdatedAtMs = now,
+        Regency = core.Regency,
+        Leader = core.Leader,
+        Mode = core.Mode.ToString(),
+        LastDecided = core.LastDecided,
+        TransferringState = core.IsTransferringState,
+        PendingRequests = core.PendingRequests,
+        DecidedInstances = _decided,
+        ExecutedRequests = _executed,
+        AppState = _appState?.Invoke() ?? "",
+        ConnectedReplicas = _peers.Values.Count(p => p.IsConnected),
+        ConnectedClients = _clients.Count,
+        CoreCounters = core.Counters.Snapshot(),
+        Transport = TransportCounters.Snapshot(),
+        Stages = StageTimings.Snapshot(),
+        CpuMs = Process.GetCurrentProcess().TotalProcessorTime.TotalMilliseconds,
+    };
+
+    private async Task WriteStatusAsync(CancellationToken ct)
+    {
+        ReplicaStatus? written = null;
+        using var tick = new PeriodicTimer(TimeSpan.FromMilliseconds(200));
+        try
+        {
+            while (await tick.WaitForNextTickAsync(ct).ConfigureAwait(false))
+            {
+                var s = _status;
+                if (!ReferenceEquals(s, written))
+                {
+                    s.WriteAtomically(StatusFile);
+                    written = s;
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            // stopping
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await _stop.CancelAsync().ConfigureAwait(false);
+        if (_listener is not null)
+        {
+            await _listener.DisposeAsync().ConfigureAwait(false);
+        }
+        await AwaitQuietly(_coreLoop).ConfigureAwait(false);
+        await AwaitQuietly(_statusLoop).ConfigureAwait(false);
+        if (_durability is not null)
+        {
+            await _durability.DisposeAsync().ConfigureAwait(false);
+        }
+        foreach (var p in _peers.Values)
+        {
+            await p.DisposeAsync().ConfigureAwait(false);
+        }
+        if (_timer is not null)
+        {
+            await _timer.DisposeAsync().ConfigureAwait(false);
+        }
+        _wal?.Dispose();
+        if (_core is not null)
+        {
+            _status = Snapshot(_core, _clock.NowMs) with { Stopping = true };
+            _status.WriteAtomically(StatusFile);
+        }
+        _metrics.Dispose();
+        _stop.Dispose();
+        LogStopped(_self);
+    }
+
+    private static async Task AwaitQuietly(Task? t)
+    {
+        if (t is null)
+        {
+            return;
+        }
+        try
+        {
+            await t.ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+            // expected on stop
+        }
+    }
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "replica {Id} listening on {Endpoint}, durability {Durable}")]
+    private partial void LogStarted(int id, string endpoint, bool durable);
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "recovered {Count} log records from segment {Generation}")]
+    private partial void LogRecovered(int count, long generation);
+
+    [LoggerMessage(Level = LogLevel.Critical, Message = "core loop crashed")]
+    private partial void LogCoreCrashed(Exception e);
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "replica {Id} stopped")]
+    private partial void LogStopped(int id);
+}

@@ -1,0 +1,41 @@
+using System.Diagnostics.Metrics;
+
+namespace SieveQ.Bft.Hosting.Replica;
+
+/// <summary>
+/// Replica instruments (Meter "SieveQ.Bft.Replica"). Counters are updated by the core loop; gauges read
+/// the latest <see cref="ReplicaStatus"/> or live queue depths, never the (single-threaded) core itself.
+/// </summary>
+public sealed class ReplicaMetrics : IDisposable
+{
+    public const string MeterName = "SieveQ.Bft.Replica";
+    private readonly Meter _meter = new(MeterName);
+    private readonly Counter<long> _decided;
+    private readonly Counter<long> _executed;
+    private readonly Histogram<int> _batchSize;
+
+    public ReplicaMetrics(Func<ReplicaStatus> status, Func<int> inboxDepth, Func<long> sendQueueDepth, Func<int> durabilityBacklog)
+    {
+        _decided = _meter.CreateCounter<long>("sieveq.bft.decided_instances");
+        _executed = _meter.CreateCounter<long>("sieveq.bft.executed_requests");
+        _batchSize = _meter.CreateHistogram<int>("sieveq.bft.batch_size", "{request}");
+        _meter.CreateObservableGauge("sieveq.bft.regency", () => status().Regency);
+        _meter.CreateObservableGauge("sieveq.bft.last_decided", () => status().LastDecided);
+        _meter.CreateObservableGauge("sieveq.bft.pending_requests", () => status().PendingRequests);
+        _meter.CreateObservableGauge("sieveq.bft.queue.inbox", inboxDepth);
+        _meter.CreateObservableGauge("sieveq.bft.queue.send_frames", sendQueueDepth);
+        _meter.CreateObservableGauge("sieveq.bft.queue.durability_backlog", durabilityBacklog);
+        _meter.CreateObservableCounter("sieveq.bft.core.drops", () =>
+            status().CoreCounters.Where(kv => kv.Key.StartsWith("drop.", StringComparison.Ordinal))
+                .Select(kv => new Measurement<long>(kv.Value, new KeyValuePair<string, object?>("reason", kv.Key[5..]))));
+    }
+
+    public void Decided(int batchSize, int executed)
+    {
+        _decided.Add(1);
+        _executed.Add(executed);
+        _batchSize.Record(batchSize);
+    }
+
+    public void Dispose() => _meter.Dispose();
+}
