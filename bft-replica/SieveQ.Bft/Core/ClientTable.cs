@@ -6,10 +6,11 @@ namespace SieveQ.Bft.Core;
 /// <summary>
 /// Replicated record of which request sequence numbers each client has had executed: a low-water
 /// mark (everything at or below executed) plus the executed numbers above it, at most one window's
-/// worth. Part of every checkpoint, so a replayed request is never executed twice, even after a
-/// state transfer.
+/// worth, and the replies to the most recent ones. Part of every checkpoint, so a replayed request
+/// is never executed twice and a retransmitted one is answered, even by a replica that restarted or
+/// caught up by state transfer.
 /// </summary>
-internal sealed class ClientTable
+internal sealed class ClientTable(int repliesPerClient)
 {
     private readonly SortedDictionary<int, ClientRecord> _clients = [];
 
@@ -30,7 +31,10 @@ internal sealed class ClientTable
         return sequence > r.LowWater && sequence <= r.LowWater + window && !r.Above.Contains(sequence);
     }
 
-    public void MarkExecuted(int client, long sequence)
+    public (long ConsensusId, byte[] Result)? FindReply(int client, long sequence) =>
+        _clients.TryGetValue(client, out var r) && r.Replies.TryGetValue(sequence, out var reply) ? reply : null;
+
+    public void MarkExecuted(int client, long sequence, long consensusId, byte[] result)
     {
         if (!_clients.TryGetValue(client, out var r))
         {
@@ -45,6 +49,11 @@ internal sealed class ClientTable
         while (r.Above.Remove(r.LowWater + 1))
         {
             r.LowWater++;
+        }
+        r.Replies[sequence] = (consensusId, result);
+        while (r.Replies.Count > repliesPerClient)
+        {
+            r.Replies.Remove(r.Replies.Keys.First());
         }
     }
 
@@ -61,12 +70,19 @@ internal sealed class ClientTable
             {
                 w.I64(s);
             }
+            w.I32(r.Replies.Count);
+            foreach (var (seq, reply) in r.Replies)
+            {
+                w.I64(seq);
+                w.I64(reply.ConsensusId);
+                w.Bytes(reply.Result);
+            }
         }
     }
 
-    internal static ClientTable Decode(ref WireReader r, int maxClients, int window)
+    internal static ClientTable Decode(ref WireReader r, int maxClients, int window, int repliesPerClient)
     {
-        var t = new ClientTable();
+        var t = new ClientTable(repliesPerClient);
         var n = r.Count(maxClients, "client count");
         for (var i = 0; i < n; i++)
         {
@@ -77,6 +93,12 @@ internal sealed class ClientTable
             {
                 rec.Above.Add(r.NonNegative64("executed sequence"));
             }
+            var k = r.Count(repliesPerClient, "remembered replies");
+            for (var j = 0; j < k; j++)
+            {
+                var seq = r.NonNegative64("reply sequence");
+                rec.Replies[seq] = (r.NonNegative64("reply cid"), r.Bytes(WireLimits.MaxResultBytes, "reply result"));
+            }
             t._clients[id] = rec;
         }
         return t;
@@ -86,5 +108,6 @@ internal sealed class ClientTable
     {
         public long LowWater { get; set; }
         public SortedSet<long> Above { get; } = [];
+        public SortedDictionary<long, (long ConsensusId, byte[] Result)> Replies { get; } = [];
     }
 }

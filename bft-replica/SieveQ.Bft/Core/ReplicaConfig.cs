@@ -32,6 +32,11 @@ public sealed record ReplicaConfig
     public int MaxPendingTotal { get; init; } = 65_536;
     /// <summary>Bound on the replicated client table; requests from further clients are refused identically everywhere.</summary>
     public int MaxClients { get; init; } = 10_000;
+    /// <summary>
+    /// Replies kept per client in the replicated state so retransmissions are answered after restarts
+    /// and state transfers. Memory is MaxClients x this x result size: applications should keep results small.
+    /// </summary>
+    public int RepliesRememberedPerClient { get; init; } = 256;
     public long TimestampSkewMs { get; init; } = 1_000;
     /// <summary>How far ahead of the current instance a message may be buffered; beyond it is a flood and is dropped.</summary>
     public int MaxFutureInstances { get; init; } = 16;
@@ -46,7 +51,7 @@ public sealed record ReplicaConfig
         {
             throw new ArgumentException($"n must be 3f+1 with f >= 1 and at most {Codec.WireLimits.MaxReplicas}, got {N}");
         }
-        if (CheckpointInterval < 2 || MaxBatchRequests < 1 || ClientWindow < 1 || MaxPendingTotal < 1)
+        if (CheckpointInterval < 2 || MaxBatchRequests < 1 || ClientWindow < 1 || MaxPendingTotal < 1 || RepliesRememberedPerClient < 1)
         {
             throw new ArgumentException("checkpoint interval, batch size, client window and pending bound must be positive");
         }

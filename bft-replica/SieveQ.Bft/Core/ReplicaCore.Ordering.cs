@@ -273,16 +273,21 @@ public sealed partial class ReplicaCore
             if (seen.Add(r.Id) && r.From >= Config.N && _clients.Admissible(r.From, r.Sequence, Config.ClientWindow, Config.MaxClients))
             {
                 fresh.Add(r);
-                _clients.MarkExecuted(r.From, r.Sequence);
             }
         }
         var results = _app.Execute(new DecisionContext(cid, value.Timestamp), fresh);
         for (var i = 0; i < fresh.Count; i++)
         {
             var r = fresh[i];
-            var reply = new Reply(Self, r.From, r.Sequence, cid, i < results.Count ? results[i] : []);
-            _replies.Add(r.Id, reply);
-            SendTo(r.From, reply);
+            var result = i < results.Count ? results[i] : [];
+            if (result.Length > WireLimits.MaxResultBytes)
+            {
+                // Every replica gets the same result, so refusing it is deterministic too.
+                Counters.Add("app.result-too-large");
+                result = [];
+            }
+            _clients.MarkExecuted(r.From, r.Sequence, cid, result);
+            SendTo(r.From, new Reply(Self, r.From, r.Sequence, cid, result));
         }
         foreach (var r in value.Requests)
         {

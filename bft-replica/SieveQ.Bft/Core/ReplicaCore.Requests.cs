@@ -15,14 +15,14 @@ public sealed partial class ReplicaCore
         if (_clients.IsExecuted(r.From, r.Sequence))
         {
             // A retransmission: the client may have missed our reply.
-            if (_replies.Find(r.Id) is { } reply)
+            if (_clients.FindReply(r.From, r.Sequence) is { } reply)
             {
-                SendTo(r.From, reply);
+                SendTo(r.From, new Reply(Self, r.From, r.Sequence, reply.ConsensusId, reply.Result));
                 Counters.Add("reply.resent");
             }
             else
             {
-                Counters.Add("drop.request.already-executed");
+                Counters.Add("drop.request.executed-reply-forgotten");
             }
             return;
         }
@@ -75,6 +75,7 @@ public sealed partial class ReplicaCore
             {
                 Broadcast(new Heartbeat(Self, Regency, LastDecided));
             }
+            TickLeaderSelfPolicing();
         }
         else
         {
@@ -132,6 +133,19 @@ public sealed partial class ReplicaCore
                 SendTo(Leader, new Forward(Self, toForward));
                 Counters.Add("forwarded", toForward.Count);
             }
+        }
+    }
+
+    /// <summary>
+    /// A leader whose own requests stay undecided for two time-outs cannot order in this regency
+    /// (it may have restarted into it and must not WRITE, or its followers are gone): it asks for
+    /// the next regency too, since without its wish 2f+1 may never be reached.
+    /// </summary>
+    private void TickLeaderSelfPolicing()
+    {
+        if (_pool.Oldest is { } oldest && _now - oldest.ArrivedAt >= 2 * Config.RequestTimeoutMs)
+        {
+            Complain("leader-cannot-order");
         }
     }
 

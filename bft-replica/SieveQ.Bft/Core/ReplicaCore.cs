@@ -21,8 +21,7 @@ public sealed partial class ReplicaCore
     private readonly Dictionary<long, InstanceState> _instances = [];
     private readonly SortedDictionary<long, DecidedEntry> _decidedLog = [];
     private readonly List<PreparedCertificate> _certificates = [];
-    private readonly ReplyCache _replies;
-    private ClientTable _clients = new();
+    private ClientTable _clients;
     private bool _replaying;
     private long _now;
 
@@ -39,7 +38,7 @@ public sealed partial class ReplicaCore
         _app = app;
         _signer = signer;
         _pool = new RequestPool(config.MaxPendingTotal);
-        _replies = new ReplyCache(config.MaxPendingTotal);
+        _clients = new ClientTable(config.RepliesRememberedPerClient);
         _wanted = new int[config.N];
         _peerProgress = new long[config.N];
         _now = now;

@@ -36,7 +36,7 @@ internal static class ReplicatedState
         }
         var last = r.NonNegative64("last decided");
         var ts = r.I64("last timestamp");
-        var clients = ClientTable.Decode(ref r, config.MaxClients, config.ClientWindow);
+        var clients = ClientTable.Decode(ref r, config.MaxClients, config.ClientWindow, config.RepliesRememberedPerClient);
         var app = r.Bytes(WireLimits.MaxSnapshotBytes, "application snapshot");
         r.End("state");
         return (last, ts, clients, app);
