@@ -104,7 +104,7 @@ static uint32_t rate_checks(sqfw_engine *e, const sqfw_request *r, const sq_matc
         src = sq_syn_get(&e->syn, r->family, k1, k2, 0, &p->syn_source, now);
         if (src && !sq_conforms(&src->tok, &p->syn_source, now, 1))
             return SQFW_R_SYN_SOURCE;
-        if ((!src || !src->proven) && !sq_conforms(&e->syn_unproven, &p->syn_unproven, now, 1))
+        if ((!src || !src->proven) && !sq_conforms(&c->syn_unproven, &p->syn_unproven, now, 1))
             return SQFW_R_SYN_UNPROVEN;
     }
     if (!sq_conforms(&c->conn, &c->conn_rate, now, 1))
@@ -117,7 +117,7 @@ static uint32_t rate_checks(sqfw_engine *e, const sqfw_request *r, const sq_matc
         if (src)
             sq_take(&src->tok, &p->syn_source, 1);
         if (!src || !src->proven)
-            sq_take(&e->syn_unproven, &p->syn_unproven, 1);
+            sq_take(&c->syn_unproven, &p->syn_unproven, 1);
     }
     sq_take(&c->conn, &c->conn_rate, 1);
     sq_take(&id->conn, &id->conn_rate, 1);

@@ -67,6 +67,7 @@ int sqfw_engine_install(sqfw_engine *e, sqfw_policy *p, uint64_t now, sqfw_polic
         sq_tokens_full(&c->pkt, &c->pkt_rate, now);
         sq_tokens_full(&c->bytes, &c->byte_rate, now);
         sq_tokens_full(&c->conn, &c->conn_rate, now);
+        sq_tokens_full(&c->syn_unproven, &p->syn_unproven, now);
     }
     for (uint32_t i = 0; i < p->n_ident; i++)
         sq_tokens_full(&p->ident[i].conn, &p->ident[i].conn_rate, now);
@@ -76,8 +77,6 @@ int sqfw_engine_install(sqfw_engine *e, sqfw_policy *p, uint64_t now, sqfw_polic
     uint32_t slots = p->has_syn ? p->syn_slots : 0;
     if (slots != e->syn.slots)
         sq_syn_table_reset(&e->syn, slots); /* proven sources survive pushes that keep the size */
-    if (p->has_syn)
-        sq_tokens_full(&e->syn_unproven, &p->syn_unproven, now);
 
     sqfw_policy *old = e->pol;
     e->pol = p;

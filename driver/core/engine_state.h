@@ -26,7 +26,6 @@ struct sqfw_engine {
     uint64_t last_tick;
     sq_flow_table flows;
     sq_syn_table syn;
-    sq_tokens syn_unproven;
     sq_proc_cache attest;
     sq_proc_cache services;
     sq_event_ring events;

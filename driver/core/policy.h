@@ -65,6 +65,7 @@ typedef struct sq_class {
     uint32_t cfg_conn_rate, cfg_conn_burst;
     sq_rate pkt_rate, byte_rate, conn_rate; /* effective: configured, capped by the level's share */
     sq_tokens pkt, bytes, conn;
+    sq_tokens syn_unproven; /* SYNs from sources without a completed handshake, per class */
     uint64_t pkt_arrivals, conn_arrivals;   /* since the last tick */
     uint64_t pkt_demand, conn_demand;       /* EWMA of arrivals per second */
     uint64_t pkt_accepted, conn_accepted;

@@ -128,7 +128,7 @@ enum sqfw_identity_kind {
 #define SQFW_SYN_SIZE 32u
 #define SQFW_SYN_PER_SOURCE_RATE 0u  /* u32 SYN/s per source prefix */
 #define SQFW_SYN_PER_SOURCE_BURST 4u
-#define SQFW_SYN_UNPROVEN_RATE 8u    /* u32 SYN/s for all sources without a completed handshake, 0 = unlimited */
+#define SQFW_SYN_UNPROVEN_RATE 8u    /* u32 SYN/s per traffic class from sources without a completed handshake, 0 = unlimited */
 #define SQFW_SYN_UNPROVEN_BURST 12u
 #define SQFW_SYN_TABLE_SLOTS 16u     /* u32 power of two, 64..2^20 */
 #define SQFW_SYN_V4_PREFIX 20u       /* u8 8..32 */

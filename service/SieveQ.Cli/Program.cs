@@ -5,6 +5,15 @@ using SieveQ.Cli.Commands;
 var root = new RootCommand("SieveQ: an intrusion-tolerant application firewall (message-queue sieve with BFT replicas).");
 
 // command groups
+root.Subcommands.Add(SimCommand.Build());
+root.Subcommands.Add(ReplicaCommand.Build());
+root.Subcommands.Add(ClusterCommand.Build());
+root.Subcommands.Add(KeysCommand.Build());
+root.Subcommands.Add(FuzzCommand.Build());
+root.Subcommands.Add(FirewallCommands.Build());
+var bench = new Command("bench", "Benchmarks.");
+bench.Subcommands.Add(BenchBftCommand.Build());
+root.Subcommands.Add(bench);
 root.Subcommands.Add(VersionCommand.Build());
 
 return await root.Parse(args).InvokeAsync().ConfigureAwait(false);

@@ -35,7 +35,6 @@ public sealed class BftClient : IAsyncDisposable
     private readonly List<PeerConnector> _replicas = [];
     private readonly HostClock _clock = new();
     private readonly Timer _retransmit;
-    private readonly ArrayBufferWriter<byte> _encode = new(4096);
 
     public BftClient(ClusterConfig cluster, int clientId, IdentityKey identity, BftClientOptions? options = null, ILoggerFactory? logs = null)
         : this(cluster.Protocol, cluster.Replicas, cluster.Links, new KeyRing(cluster), clientId, identity, options, logs)
@@ -91,24 +90,23 @@ public sealed class BftClient : IAsyncDisposable
     {
         await _window.WaitAsync(ct).ConfigureAwait(false);
         var tcs = new TaskCompletionSource<CompletedRequest>(TaskCreationOptions.RunContinuationsAsynchronously);
-        byte[] bytes;
+        OutboundPayload bytes;
         lock (_lock)
         {
             var request = _ordering.Submit(payload.ToArray(), _clock.NowMs)
                 ?? throw new InvalidOperationException("ordering window full although the semaphore admitted the request");
             _waiting[request.Sequence] = tcs;
-            _encode.ResetWrittenCount();
-            MessageCodec.Encode(request, _encode);
-            bytes = _encode.WrittenSpan.ToArray();
-        }
-        foreach (var p in _replicas)
-        {
-            p.Queue.TryEnqueue(bytes);
+            bytes = OutboundPayload.Encode(request, references: _replicas.Count);
+            // Queued under the lock so requests reach every replica in sequence order, as they were numbered.
+            foreach (var p in _replicas)
+            {
+                p.Queue.TryEnqueue(bytes);
+            }
         }
         return await tcs.Task.WaitAsync(ct).ConfigureAwait(false);
     }
 
-    private ValueTask OnMessageAsync(BftMessage message)
+    private ValueTask OnMessageAsync(BftMessage message, int bytes)
     {
         if (message is not Reply reply)
         {
@@ -142,12 +140,12 @@ public sealed class BftClient : IAsyncDisposable
 
     private void Retransmit()
     {
-        List<byte[]> resend = [];
+        List<OutboundPayload> resend = [];
         lock (_lock)
         {
             foreach (var r in _ordering.DueRetransmissions(_clock.NowMs))
             {
-                resend.Add(MessageCodec.Encode(r));
+                resend.Add(OutboundPayload.Encode(r, references: _replicas.Count));
             }
         }
         foreach (var bytes in resend)

@@ -32,7 +32,11 @@ public sealed record LinkSettings
     public long SendQueueBytes { get; init; } = 64L * 1024 * 1024;
     /// <summary>Messages from one peer waiting for the core; when full the link stops reading (TCP back-pressure).</summary>
     public int InboundCredits { get; init; } = 8_192;
+    /// <summary>Encoded bytes from one peer waiting for the core (at least one message is always admitted).</summary>
+    public long InboundBytes { get; init; } = 64L * 1024 * 1024;
     public int HandshakeTimeoutMs { get; init; } = 5_000;
+    /// <summary>Unauthenticated connections allowed to be mid-handshake at once; more are closed at once (connection floods).</summary>
+    public int MaxPendingHandshakes { get; init; } = 256;
     public int ReconnectMinMs { get; init; } = 50;
     public int ReconnectMaxMs { get; init; } = 2_000;
 }

@@ -4,14 +4,17 @@ using SieveQ.Bft.Protocol;
 
 namespace SieveQ.Bft.Hosting.Replica;
 
-/// <summary>A verified message waiting for the core, and the credit its link gets back once the core took it.</summary>
-public readonly record struct InboundItem(BftMessage Message, SemaphoreSlim? Credits);
+/// <summary>A verified message waiting for the core, and the credit (messages and bytes) its link gets back once the core took it.</summary>
+public readonly record struct InboundItem(BftMessage Message, LinkCredit? Credit, int Bytes)
+{
+    public void Release() => Credit?.Release(Bytes);
+}
 
 /// <summary>
 /// What the single core loop consumes: replica traffic and client requests in separate queues (replica
 /// traffic first, so a client flood cannot delay agreement), plus a doorbell the producers and the timer ring.
-/// Each link holds a credit semaphore, so the number of queued items per link is bounded and a link that
-/// runs out stops reading its socket: TCP back-pressure rather than memory growth.
+/// Each link holds a <see cref="LinkCredit"/>, so what one link has queued is bounded in messages and bytes,
+/// and a link that runs out stops reading its socket: TCP back-pressure rather than memory growth.
 /// </summary>
 public sealed class CoreInbox
 {

@@ -1,11 +1,12 @@
 using System.Threading.Channels;
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Hosting.Storage;
+using SieveQ.Bft.Hosting.Transport;
 
 namespace SieveQ.Bft.Hosting.Replica;
 
 /// <summary>An encoded message ready for a link; <see cref="To"/> is a node id, or <see cref="AllReplicas"/>.</summary>
-public readonly record struct PendingSend(int To, byte[] Bytes)
+public readonly record struct PendingSend(int To, OutboundPayload Payload)
 {
     public const int AllReplicas = -1;
 }

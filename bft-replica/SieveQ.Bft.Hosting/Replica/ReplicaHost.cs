@@ -36,7 +36,6 @@ public sealed partial class ReplicaHost : IAsyncDisposable
     private readonly CoreInbox _inbox = new();
     private readonly ClientSessions _clients;
     private readonly Dictionary<int, PeerConnector> _peers = [];
-    private readonly ArrayBufferWriter<byte> _encodeBuffer = new(64 * 1024);
     private readonly CancellationTokenSource _stop = new();
     private readonly ReplicaMetrics _metrics;
     private readonly string _dataDir;
@@ -111,244 +110,6 @@ public sealed partial class ReplicaHost : IAsyncDisposable
         LogStarted(_self, _config.Replica(_self).Endpoint, _config.Durability);
     }
 
-    // ---- inbound: runs on each link's receive loop -------------------------------------------------
-
-    private Task ServeLinkAsync(AuthenticatedLink link, CancellationToken ct)
-    {
-        var credits = new SemaphoreSlim(_config.Links.InboundCredits, _config.Links.InboundCredits);
-        if (link.PeerId < _config.N)
-        {
-            return link.RunReceiveAsync(m => OnReplicaMessageAsync(m, credits, ct), ct);
-        }
-        return _clients.ServeAsync(link, m => OnClientMessageAsync(m, credits, ct), ct);
-    }
-
-    private async ValueTask OnReplicaMessageAsync(BftMessage message, SemaphoreSlim credits, CancellationToken ct)
-    {
-        if (message is ClientRequest or Reply)
-        {
-            TransportCounters.Drop(DropReason.UnexpectedType);
-            return;
-        }
-        var start = Stopwatch.GetTimestamp();
-        if (!ProofCheck.VerifySignatures(message, _proofs, _config.N))
-        {
-            TransportCounters.Drop(DropReason.BadSignature);
-            return;
-        }
-        if (!_requests.VerifyAll(message))
-        {
-            TransportCounters.Drop(DropReason.BadRequest);
-            return;
-        }
-        StageTimings.Add(Stage.Verify, start);
-        await credits.WaitAsync(ct).ConfigureAwait(false);
-        _inbox.PostReplica(new InboundItem(message, credits));
-    }
-
-    private async ValueTask OnClientMessageAsync(BftMessage message, SemaphoreSlim credits, CancellationToken ct)
-    {
-        if (message is not ClientRequest request)
-        {
-            TransportCounters.Drop(DropReason.UnexpectedType);
-            return;
-        }
-        if (!_requests.Verify(request))
-        {
-            TransportCounters.Drop(DropReason.BadRequest);
-            return;
-        }
-        await credits.WaitAsync(ct).ConfigureAwait(false);
-        _inbox.PostClient(new InboundItem(request, credits));
-    }
-
-    // ---- the core loop: the only code that touches _core -------------------------------------------
-
-    private async Task RunCoreAsync(CancellationToken ct)
-    {
-        var core = _core!;
-        try
-        {
-            while (!ct.IsCancellationRequested)
-            {
-                await _inbox.WaitAsync(ct).ConfigureAwait(false);
-                var more = true;
-                while (more && !ct.IsCancellationRequested)
-                {
-                    more = await DrainOnceAsync(core, ct).ConfigureAwait(false);
-                }
-            }
-        }
-        catch (OperationCanceledException) when (ct.IsCancellationRequested)
-        {
-            // stopping
-        }
-        catch (Exception e)
-        {
-            LogCoreCrashed(e);
-            throw;
-        }
-    }
-
-    /// <summary>One group: step everything queued (bounded), tick if due, act on the outputs. True if work is left.</summary>
-    private async ValueTask<bool> DrainOnceAsync(ReplicaCore core, CancellationToken ct)
-    {
-        var now = _clock.NowMs;
-        var start = Stopwatch.GetTimestamp();
-        var steps = 0;
-        while (steps < MaxStepsPerDrain && (_inbox.TryTakeReplica(out var item) || _inbox.TryTakeClient(out item)))
-        {
-            core.Step(item.Message, now);
-            item.Credits?.Release();
-            steps++;
-        }
-        if (now >= core.NextWakeup)
-        {
-            core.Tick(now);
-        }
-        StageTimings.Add(Stage.CoreStep, start, steps);
-        var outputs = core.DrainOutputs();
-        if (outputs.Count > 0)
-        {
-            await ActAsync(outputs, ct).ConfigureAwait(false);
-        }
-        if (now - _lastStatusAt >= StatusIntervalMs)
-        {
-            _lastStatusAt = now;
-            _status = Snapshot(core, now);
-        }
-        ArmTimer(core.NextWakeup, now);
-        return !_inbox.IsEmpty;
-    }
-
-    private async ValueTask ActAsync(List<CoreOutput> outputs, CancellationToken ct)
-    {
-        var start = Stopwatch.GetTimestamp();
-        var sends = new List<PendingSend>(outputs.Count);
-        List<CoreOutput>? records = null;
-        foreach (var o in outputs)
-        {
-            switch (o)
-            {
-                case SendTo s when s.To == _self:
-                    _inbox.PostReplica(new InboundItem(s.Message, null));
-                    break;
-                case SendTo s:
-                    sends.Add(new PendingSend(s.To, Encode(s.Message)));
-                    break;
-                case SendToReplicas s:
-                    sends.Add(new PendingSend(PendingSend.AllReplicas, Encode(s.Message)));
-                    break;
-                case Decided d:
-                    _decided++;
-                    _executed += d.Executed;
-                    _metrics.Decided(d.Value.Requests.Count, d.Executed);
-                    break;
-                case Persist or TruncateDurableLog when _durability is not null:
-                    (records ??= []).Add(o);
-                    break;
-            }
-        }
-        StageTimings.Add(Stage.Encode, start, sends.Count);
-        if (_durability is not null && (records is not null || _durability.Busy))
-        {
-            await _durability.SubmitAsync(records ?? [], sends, ct).ConfigureAwait(false);
-        }
-        else
-        {
-            SendAll(sends);
-        }
-    }
-
-    private byte[] Encode(BftMessage message)
-    {
-        _encodeBuffer.ResetWrittenCount();
-        MessageCodec.Encode(message, _encodeBuffer);
-        return _encodeBuffer.WrittenSpan.ToArray();
-    }
-
-    /// <summary>Routes encoded messages to links; called by the core loop or, after fsync, by the durability stage.</summary>
-    private void SendAll(List<PendingSend> sends)
-    {
-        foreach (var s in sends)
-        {
-            if (s.To == PendingSend.AllReplicas)
-            {
-                foreach (var p in _peers.Values)
-                {
-                    p.Queue.TryEnqueue(s.Bytes);
-                }
-            }
-            else if (s.To < _config.N)
-            {
-                if (_peers.TryGetValue(s.To, out var p))
-                {
-                    p.Queue.TryEnqueue(s.Bytes);
-                }
-            }
-            else
-            {
-                _clients.TrySend(s.To, s.Bytes);
-            }
-        }
-    }
-
-    private void ArmTimer(long nextWakeup, long now)
-    {
-        // Wake at the core's deadline, and at least every status interval so status stays fresh when idle.
-        var target = Math.Min(nextWakeup, now + StatusIntervalMs);
-        if (target == _armedFor && target > now)
-        {
-            return;
-        }
-        _armedFor = target;
-        _timer?.Change(Math.Max(1, target - now), Timeout.Infinite);
-    }
-
-    private ReplicaStatus Snapshot(ReplicaCore core, long now) => new()
-    {
-        Id = _self,
-        Pid = Environment.ProcessId,
-        UpdatedAtMs = now,
-        Regency = core.Regency,
-        Leader = core.Leader,
-        Mode = core.Mode.ToString(),
-        LastDecided = core.LastDecided,
-        TransferringState = core.IsTransferringState,
-        PendingRequests = core.PendingRequests,
-        DecidedInstances = _decided,
-        ExecutedRequests = _executed,
-        AppState = _appState?.Invoke() ?? "",
-        ConnectedReplicas = _peers.Values.Count(p => p.IsConnected),
-        ConnectedClients = _clients.Count,
-        CoreCounters = core.Counters.Snapshot(),
-        Transport = TransportCounters.Snapshot(),
-        Stages = StageTimings.Snapshot(),
-        CpuMs = Process.GetCurrentProcess().TotalProcessorTime.TotalMilliseconds,
-    };
-
-    private async Task WriteStatusAsync(CancellationToken ct)
-    {
-        ReplicaStatus? written = null;
-        using var tick = new PeriodicTimer(TimeSpan.FromMilliseconds(200));
-        try
-        {
-            while (await tick.WaitForNextTickAsync(ct).ConfigureAwait(false))
-            {
-                var s = _status;
-                if (!ReferenceEquals(s, written))
-                {
-                    s.WriteAtomically(StatusFile);
-                    written = s;
-                }
-            }
-        }
-        catch (OperationCanceledException)
-        {
-            // stopping
-        }
-    }
-
     public async ValueTask DisposeAsync()
     {
         await _stop.CancelAsync().ConfigureAwait(false);
@@ -374,7 +135,14 @@ public sealed partial class ReplicaHost : IAsyncDisposable
         if (_core is not null)
         {
             _status = Snapshot(_core, _clock.NowMs) with { Stopping = true };
-            _status.WriteAtomically(StatusFile);
+            try
+            {
+                _status.WriteAtomically(StatusFile);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                // best effort on the way out
+            }
         }
         _metrics.Dispose();
         _stop.Dispose();

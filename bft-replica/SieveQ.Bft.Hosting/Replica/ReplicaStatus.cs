@@ -29,6 +29,9 @@ public sealed record ReplicaStatus
     public IReadOnlyDictionary<string, long> Transport { get; init; } = new Dictionary<string, long>();
     public IReadOnlyDictionary<string, StageTotal> Stages { get; init; } = new Dictionary<string, StageTotal>();
     public double CpuMs { get; init; }
+    /// <summary>Garbage collections by generation (0, 1, 2) and total GC pause time: large batches allocate on the large-object heap.</summary>
+    public IReadOnlyList<int> GcCollections { get; init; } = [];
+    public double GcPauseMs { get; init; }
 
     public static readonly JsonSerializerOptions Json = new()
     {

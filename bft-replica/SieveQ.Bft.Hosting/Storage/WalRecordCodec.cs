@@ -7,7 +7,9 @@ namespace SieveQ.Bft.Hosting.Storage;
 
 /// <summary>
 /// On-disk record: <c>[u32 length of type+body][u32 CRC-32C of type+body][u8 type][body]</c>.
-/// Batches and certificates reuse the wire codecs so the log never invents a second encoding of them.
+/// Batches and certificates reuse the wire codec so the log never invents a second encoding of them:
+/// a decision is stored as the PROPOSE that would carry it, a prepared certificate as a STOPDATA holding
+/// only that certificate.
 /// </summary>
 public static class WalRecordCodec
 {
@@ -17,22 +19,55 @@ public static class WalRecordCodec
 
     private const byte RegencyType = 1, PreparedType = 2, DecisionType = 3, CheckpointType = 4;
 
+    /// <summary>Appends one framed record to <paramref name="output"/>.</summary>
+    public static void Encode(DurableRecord record, RecordBuffer output)
+    {
+        var start = output.WrittenCount;
+        output.Advance(HeaderBytes);
+        switch (record)
+        {
+            case RegencyRecord r:
+                Type(output, RegencyType);
+                BinaryPrimitives.WriteInt32LittleEndian(output.GetSpan(4), r.Regency);
+                output.Advance(4);
+                break;
+            case PreparedRecord p:
+                Type(output, PreparedType);
+                MessageCodec.Encode(new StopData(0, 0, 0, [p.Certificate], []), output);
+                break;
+            case DecisionRecord d:
+                Type(output, DecisionType);
+                MessageCodec.Encode(new Propose(0, 0, d.ConsensusId, d.Value), output);
+                break;
+            case CheckpointRecord c:
+                Type(output, CheckpointType);
+                BinaryPrimitives.WriteInt64LittleEndian(output.GetSpan(8), c.ConsensusId);
+                output.Advance(8);
+                c.StateHash.CopyTo(output.GetSpan(Digest.Size));
+                output.Advance(Digest.Size);
+                c.State.CopyTo(output.GetSpan(c.State.Length));
+                output.Advance(c.State.Length);
+                break;
+            default:
+                throw new ArgumentException($"no log encoding for {record.GetType().Name}", nameof(record));
+        }
+        var framed = output.Written[start..];
+        var body = framed[HeaderBytes..];
+        BinaryPrimitives.WriteUInt32LittleEndian(framed, (uint)body.Length);
+        BinaryPrimitives.WriteUInt32LittleEndian(framed[4..], Crc32C.Compute(body));
+    }
+
     public static byte[] Encode(DurableRecord record)
     {
-        byte[] body = record switch
-        {
-            RegencyRecord r => Concat(RegencyType, I32(r.Regency)),
-            // A certificate has no stand-alone encoding; a STOPDATA carrying only it is the canonical one.
-            PreparedRecord p => Concat(PreparedType, MessageCodec.Encode(new StopData(0, 0, 0, [p.Certificate], []))),
-            DecisionRecord d => Concat(DecisionType, I64(d.ConsensusId), BatchCodec.Encode(d.Value)),
-            CheckpointRecord c => Concat(CheckpointType, I64(c.ConsensusId), c.StateHash.ToArray(), c.State),
-            _ => throw new ArgumentException($"no log encoding for {record.GetType().Name}", nameof(record)),
-        };
-        var framed = new byte[HeaderBytes + body.Length];
-        BinaryPrimitives.WriteUInt32LittleEndian(framed, (uint)body.Length);
-        BinaryPrimitives.WriteUInt32LittleEndian(framed.AsSpan(4), Crc32C.Compute(body));
-        body.CopyTo(framed.AsSpan(HeaderBytes));
-        return framed;
+        var buffer = new RecordBuffer(256);
+        Encode(record, buffer);
+        return buffer.Written.ToArray();
+    }
+
+    private static void Type(RecordBuffer output, byte type)
+    {
+        output.GetSpan(1)[0] = type;
+        output.Advance(1);
     }
 
     /// <summary>
@@ -72,50 +107,14 @@ public static class WalRecordCodec
     private static DurableRecord? DecodeBody(ReadOnlySpan<byte> body)
     {
         var rest = body[1..];
-        switch (body[0])
+        return body[0] switch
         {
-            case RegencyType when rest.Length == 4:
-                return new RegencyRecord(BinaryPrimitives.ReadInt32LittleEndian(rest));
-            case PreparedType:
-                return MessageCodec.Decode(rest) is StopData { Certificates.Count: 1 } sd ? new PreparedRecord(sd.Certificates[0]) : null;
-            case DecisionType when rest.Length > 8:
-                return new DecisionRecord(BinaryPrimitives.ReadInt64LittleEndian(rest), BatchCodec.Decode(rest[8..]));
-            case CheckpointType when rest.Length >= 8 + Digest.Size:
-                return new CheckpointRecord(BinaryPrimitives.ReadInt64LittleEndian(rest), new Digest(rest.Slice(8, Digest.Size)), rest[(8 + Digest.Size)..].ToArray());
-            default:
-                return null;
-        }
-    }
-
-    private static byte[] I32(int v)
-    {
-        var b = new byte[4];
-        BinaryPrimitives.WriteInt32LittleEndian(b, v);
-        return b;
-    }
-
-    private static byte[] I64(long v)
-    {
-        var b = new byte[8];
-        BinaryPrimitives.WriteInt64LittleEndian(b, v);
-        return b;
-    }
-
-    private static byte[] Concat(byte type, params ReadOnlySpan<byte[]> parts)
-    {
-        var total = 1;
-        foreach (var p in parts)
-        {
-            total += p.Length;
-        }
-        var result = new byte[total];
-        result[0] = type;
-        var at = 1;
-        foreach (var p in parts)
-        {
-            p.CopyTo(result, at);
-            at += p.Length;
-        }
-        return result;
+            RegencyType when rest.Length == 4 => new RegencyRecord(BinaryPrimitives.ReadInt32LittleEndian(rest)),
+            PreparedType => MessageCodec.Decode(rest) is StopData { Certificates.Count: 1 } sd ? new PreparedRecord(sd.Certificates[0]) : null,
+            DecisionType => MessageCodec.Decode(rest) is Propose p ? new DecisionRecord(p.ConsensusId, p.Value) : null,
+            CheckpointType when rest.Length >= 8 + Digest.Size =>
+                new CheckpointRecord(BinaryPrimitives.ReadInt64LittleEndian(rest), new Digest(rest.Slice(8, Digest.Size)), rest[(8 + Digest.Size)..].ToArray()),
+            _ => null,
+        };
     }
 }

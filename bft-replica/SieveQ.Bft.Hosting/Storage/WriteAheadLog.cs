@@ -16,6 +16,7 @@ public sealed class WriteAheadLog : IDisposable
 {
     private const string Prefix = "wal-", Suffix = ".log";
     private readonly string _directory;
+    private readonly RecordBuffer _buffer = new();
     private FileStream _file;
     private long _generation;
     private RegencyRecord? _regency;
@@ -83,9 +84,10 @@ public sealed class WriteAheadLog : IDisposable
     public void Append(DurableRecord record)
     {
         var start = Stopwatch.GetTimestamp();
-        var bytes = WalRecordCodec.Encode(record);
-        _file.Write(bytes);
-        BytesWritten += bytes.Length;
+        _buffer.Reset();
+        WalRecordCodec.Encode(record, _buffer);
+        _file.Write(_buffer.Written);
+        BytesWritten += _buffer.WrittenCount;
         _dirty = true;
         Track(record);
         StageTimings.Add(Stage.Wal, start);
@@ -132,7 +134,9 @@ public sealed class WriteAheadLog : IDisposable
             carried.AddRange(_tail);
             foreach (var r in carried)
             {
-                fs.Write(WalRecordCodec.Encode(r));
+                _buffer.Reset();
+                WalRecordCodec.Encode(r, _buffer);
+                fs.Write(_buffer.Written);
             }
             fs.Flush(flushToDisk: true);
         }

@@ -19,6 +19,8 @@ namespace SieveQ.Bft.Hosting.Transport;
 public sealed class AuthenticatedLink : IAsyncDisposable
 {
     private const int FlushThresholdBytes = 256 * 1024;
+    /// <summary>Messages are packed into one frame up to this size; a larger message travels alone.</summary>
+    private const int CoalesceBytes = 64 * 1024;
     private readonly Socket _socket;
     private readonly NetworkStream _stream;
     private readonly PipeReader _reader;
@@ -36,7 +38,7 @@ public sealed class AuthenticatedLink : IAsyncDisposable
         PeerId = secrets.PeerId;
         _sendMac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, secrets.SendKey);
         _receiveMac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, secrets.ReceiveKey);
-        _reader = PipeReader.Create(stream, new StreamPipeReaderOptions(bufferSize: 64 * 1024, minimumReadSize: 16 * 1024, leaveOpen: true));
+        _reader = PipeReader.Create(stream, new StreamPipeReaderOptions(bufferSize: 128 * 1024, minimumReadSize: 16 * 1024, leaveOpen: true));
         _writer = PipeWriter.Create(stream, new StreamPipeWriterOptions(minimumBufferSize: 64 * 1024, leaveOpen: true));
         TransportCounters.LinkOpened();
     }
@@ -81,25 +83,59 @@ public sealed class AuthenticatedLink : IAsyncDisposable
         }
     }
 
-    /// <summary>Sends everything <paramref name="queue"/> yields until cancelled or the connection fails.</summary>
+    /// <summary>
+    /// Sends everything <paramref name="queue"/> yields until cancelled or the connection fails. Messages
+    /// queued together share one frame (up to <see cref="CoalesceBytes"/>), one MAC and one flush.
+    /// </summary>
     public async Task RunSendPumpAsync(SendQueue queue, CancellationToken ct)
     {
-        while (await queue.WaitToReadAsync(ct).ConfigureAwait(false))
+        var batch = new List<OutboundPayload>(64);
+        OutboundPayload? carried = null;
+        while (carried is not null || await queue.WaitToReadAsync(ct).ConfigureAwait(false))
         {
             var start = Stopwatch.GetTimestamp();
             var frames = 0;
             long bytes = 0;
-            while (queue.TryDequeue(out var payload))
+            while (true)
             {
-                var size = payload.Length + FrameCodec.Overhead;
-                var span = _writer.GetSpan(size);
-                FrameCodec.Seal(span, _sendSequence++, payload, _sendMac);
-                _writer.Advance(size);
+                batch.Clear();
+                var body = 0;
+                if (carried is not null)
+                {
+                    batch.Add(carried);
+                    body = FrameCodec.RecordHeaderBytes + carried.Length;
+                    carried = null;
+                }
+                while (body < CoalesceBytes && queue.TryDequeue(out var next))
+                {
+                    var size = FrameCodec.RecordHeaderBytes + next.Length;
+                    if (batch.Count > 0 && body + size > CoalesceBytes)
+                    {
+                        carried = next;  // starts the next frame
+                        break;
+                    }
+                    batch.Add(next);
+                    body += size;
+                }
+                if (batch.Count == 0)
+                {
+                    break;
+                }
+                var frameSize = FrameCodec.Overhead + body;
+                var frame = _writer.GetSpan(frameSize)[..frameSize];
+                var at = FrameCodec.BodyOf(frame);
+                foreach (var p in batch)
+                {
+                    at = at[FrameCodec.WriteRecord(at, p.Span)..];
+                    p.Release();
+                }
+                FrameCodec.SealInPlace(frame, _sendSequence++, _sendMac);
+                _writer.Advance(frameSize);
                 frames++;
-                bytes += size;
+                bytes += frameSize;
                 if (_writer.UnflushedBytes >= FlushThresholdBytes)
                 {
-                    await FlushAsync(ct).ConfigureAwait(false);
+                    break;
                 }
             }
             StageTimings.Add(Stage.SendSeal, start, frames);
@@ -121,10 +157,11 @@ public sealed class AuthenticatedLink : IAsyncDisposable
 
     /// <summary>
     /// Reads frames until the peer closes, a frame fails authentication (throws) or <paramref name="ct"/> fires.
-    /// A frame that decodes but names another sender is dropped and counted.
+    /// A message that names another sender than the authenticated peer is dropped and counted.
     /// </summary>
-    public async Task RunReceiveAsync(Func<BftMessage, ValueTask> onMessage, CancellationToken ct)
+    public async Task RunReceiveAsync(Func<BftMessage, int, ValueTask> onMessage, CancellationToken ct)
     {
+        var messages = new List<(BftMessage Message, int Bytes)>(64);
         while (true)
         {
             var result = await _reader.ReadAsync(ct).ConfigureAwait(false);
@@ -133,13 +170,17 @@ public sealed class AuthenticatedLink : IAsyncDisposable
             {
                 while (FrameCodec.TryReadFrame(ref buffer, out var frame))
                 {
-                    var message = Open(frame);
-                    if (message.From != PeerId)
+                    messages.Clear();
+                    Open(frame, messages);
+                    foreach (var (message, bytes) in messages)
                     {
-                        TransportCounters.Drop(DropReason.FromMismatch);
-                        continue;
+                        if (message.From != PeerId)
+                        {
+                            TransportCounters.Drop(DropReason.FromMismatch);
+                            continue;
+                        }
+                        await onMessage(message, bytes).ConfigureAwait(false);
                     }
-                    await onMessage(message).ConfigureAwait(false);
                 }
             }
             catch (MalformedMessageException)
@@ -155,7 +196,7 @@ public sealed class AuthenticatedLink : IAsyncDisposable
         }
     }
 
-    private BftMessage Open(ReadOnlySequence<byte> frame)
+    private void Open(ReadOnlySequence<byte> frame, List<(BftMessage, int)> messages)
     {
         var start = Stopwatch.GetTimestamp();
         var length = (int)frame.Length;
@@ -173,16 +214,19 @@ public sealed class AuthenticatedLink : IAsyncDisposable
                 frame.CopyTo(rented);
                 span = rented.AsSpan(0, length);
             }
-            if (!FrameCodec.TryOpen(span, _receiveSequence, _receiveMac, out var payload))
+            if (!FrameCodec.TryOpen(span, _receiveSequence, _receiveMac, out var range))
             {
                 TransportCounters.Drop(DropReason.BadMac);
                 throw new LinkAuthenticationException($"frame {_receiveSequence} from node {PeerId} failed authentication");
             }
             _receiveSequence++;
             TransportCounters.FrameIn(length);
-            var message = MessageCodec.Decode(span[payload]);
-            StageTimings.Add(Stage.ReceiveDecode, start);
-            return message;
+            var body = span[range];
+            while (FrameCodec.TryNextRecord(ref body, out var record))
+            {
+                messages.Add((MessageCodec.Decode(record), record.Length));
+            }
+            StageTimings.Add(Stage.ReceiveDecode, start, messages.Count);
         }
         finally
         {
@@ -202,7 +246,7 @@ public sealed class AuthenticatedLink : IAsyncDisposable
     /// <summary>Seals a payload with the next send sequence without sending it; for tests.</summary>
     internal byte[] SealForTest(ReadOnlySpan<byte> payload)
     {
-        var frame = new byte[payload.Length + FrameCodec.Overhead];
+        var frame = new byte[FrameCodec.SingleMessageFrameSize(payload.Length)];
         FrameCodec.Seal(frame, _sendSequence++, payload, _sendMac);
         return frame;
     }

@@ -17,18 +17,19 @@ public sealed class ClientSessions(LinkSettings settings)
 
     public long QueuedFrames => _sessions.Values.Sum(q => (long)q.Count);
 
-    public bool TrySend(int clientId, byte[] payload)
+    public bool TrySend(int clientId, OutboundPayload payload)
     {
         if (_sessions.TryGetValue(clientId, out var q))
         {
             return q.TryEnqueue(payload);
         }
         TransportCounters.Drop(DropReason.NoRoute);
+        payload.Release();
         return false;
     }
 
     /// <summary>Runs a client's session: its send pump and its receive loop, until either ends.</summary>
-    public async Task ServeAsync(AuthenticatedLink link, Func<BftMessage, ValueTask> onMessage, CancellationToken ct)
+    public async Task ServeAsync(AuthenticatedLink link, Func<BftMessage, int, ValueTask> onMessage, CancellationToken ct)
     {
         var queue = new SendQueue(settings.SendQueueFrames, settings.SendQueueBytes);
         if (_sessions.TryGetValue(link.PeerId, out var old))

@@ -7,7 +7,9 @@ namespace SieveQ.Bft.Hosting.Transport;
 
 /// <summary>
 /// Authenticated frame layout after the handshake:
-/// <code>[u32 length of what follows][u64 sequence][payload][HMAC-SHA256 tag over length||sequence||payload]</code>
+/// <code>[u32 length of what follows][u64 sequence][body][HMAC-SHA256 tag over length||sequence||body]</code>
+/// The body is one or more messages, each <c>[u32 length][encoded message]</c>: a sender coalesces whatever is
+/// queued for a peer into one frame, so under load one MAC and one syscall cover many messages.
 /// The sequence must be exactly the next expected one, so a replayed, dropped or reordered frame breaks
 /// the MAC check and the link; the length is bounded before anything is buffered.
 /// </summary>
@@ -16,27 +18,48 @@ public static class FrameCodec
     public const int LengthBytes = 4;
     public const int SequenceBytes = 8;
     public const int TagBytes = 32;
-    public const int Overhead = LengthBytes + SequenceBytes + TagBytes;
-    public const int MinLength = SequenceBytes + TagBytes;
-    public const int MaxLength = WireLimits.MaxFrameBytes + SequenceBytes + TagBytes;
+    public const int HeaderBytes = LengthBytes + SequenceBytes;
+    public const int Overhead = HeaderBytes + TagBytes;
+    public const int RecordHeaderBytes = 4;
+    public const int MinLength = SequenceBytes + RecordHeaderBytes + TagBytes;
+    public const int MaxBodyBytes = WireLimits.MaxFrameBytes;
+    public const int MaxLength = SequenceBytes + MaxBodyBytes + TagBytes;
 
-    /// <summary>Writes one sealed frame into <paramref name="destination"/> (exactly payload + <see cref="Overhead"/> bytes).</summary>
-    public static void Seal(Span<byte> destination, ulong sequence, ReadOnlySpan<byte> payload, IncrementalHash mac)
+    /// <summary>The part of a frame of <paramref name="frame"/>'s size that holds the body.</summary>
+    public static Span<byte> BodyOf(Span<byte> frame) => frame[HeaderBytes..^TagBytes];
+
+    /// <summary>Writes one message record (length prefix and bytes) at the start of <paramref name="destination"/>.</summary>
+    public static int WriteRecord(Span<byte> destination, ReadOnlySpan<byte> message)
     {
-        if (payload.Length > WireLimits.MaxFrameBytes)
+        BinaryPrimitives.WriteInt32LittleEndian(destination, message.Length);
+        message.CopyTo(destination[RecordHeaderBytes..]);
+        return RecordHeaderBytes + message.Length;
+    }
+
+    /// <summary>Fills in length, sequence and tag of a frame whose body is already written.</summary>
+    public static void SealInPlace(Span<byte> frame, ulong sequence, IncrementalHash mac)
+    {
+        if (frame.Length - Overhead > MaxBodyBytes || frame.Length < Overhead + RecordHeaderBytes)
         {
-            throw new ArgumentException($"payload of {payload.Length} bytes is above the frame limit", nameof(payload));
+            throw new ArgumentException($"frame of {frame.Length} bytes is outside the frame limits", nameof(frame));
         }
-        var body = LengthBytes + SequenceBytes + payload.Length;
-        BinaryPrimitives.WriteUInt32LittleEndian(destination, (uint)(SequenceBytes + payload.Length + TagBytes));
-        BinaryPrimitives.WriteUInt64LittleEndian(destination[LengthBytes..], sequence);
-        payload.CopyTo(destination[(LengthBytes + SequenceBytes)..]);
-        mac.AppendData(destination[..body]);
-        if (!mac.TryGetHashAndReset(destination.Slice(body, TagBytes), out _))
+        BinaryPrimitives.WriteUInt32LittleEndian(frame, (uint)(frame.Length - LengthBytes));
+        BinaryPrimitives.WriteUInt64LittleEndian(frame[LengthBytes..], sequence);
+        mac.AppendData(frame[..^TagBytes]);
+        if (!mac.TryGetHashAndReset(frame[^TagBytes..], out _))
         {
             throw new CryptographicException("HMAC output did not fit");
         }
     }
+
+    /// <summary>Seals a single message as a whole frame (exactly message + <see cref="Overhead"/> + 4 bytes).</summary>
+    public static void Seal(Span<byte> destination, ulong sequence, ReadOnlySpan<byte> message, IncrementalHash mac)
+    {
+        WriteRecord(BodyOf(destination), message);
+        SealInPlace(destination, sequence, mac);
+    }
+
+    public static int SingleMessageFrameSize(int messageBytes) => Overhead + RecordHeaderBytes + messageBytes;
 
     /// <summary>
     /// Slices one whole frame (length prefix included) off the front of <paramref name="buffer"/>.
@@ -66,18 +89,18 @@ public static class FrameCodec
         return true;
     }
 
-    /// <summary>Checks sequence and tag of a whole frame; returns the payload range on success.</summary>
-    public static bool TryOpen(ReadOnlySpan<byte> frame, ulong expectedSequence, IncrementalHash mac, out Range payload)
+    /// <summary>Checks sequence and tag of a whole frame; returns the body range on success.</summary>
+    public static bool TryOpen(ReadOnlySpan<byte> frame, ulong expectedSequence, IncrementalHash mac, out Range body)
     {
-        payload = default;
+        body = default;
         if (frame.Length < Overhead || BinaryPrimitives.ReadUInt32LittleEndian(frame) != frame.Length - LengthBytes)
         {
             return false;
         }
-        var body = frame.Length - TagBytes;
+        var end = frame.Length - TagBytes;
         Span<byte> tag = stackalloc byte[TagBytes];
-        mac.AppendData(frame[..body]);
-        if (!mac.TryGetHashAndReset(tag, out _) || !CryptographicOperations.FixedTimeEquals(tag, frame[body..]))
+        mac.AppendData(frame[..end]);
+        if (!mac.TryGetHashAndReset(tag, out _) || !CryptographicOperations.FixedTimeEquals(tag, frame[end..]))
         {
             return false;
         }
@@ -85,7 +108,32 @@ public static class FrameCodec
         {
             return false;
         }
-        payload = new Range(LengthBytes + SequenceBytes, body);
+        body = new Range(HeaderBytes, end);
+        return true;
+    }
+
+    /// <summary>
+    /// Takes the next message record off the front of an authenticated body. False at the end of the body;
+    /// a record that claims more bytes than remain, or an empty one, is malformed.
+    /// </summary>
+    public static bool TryNextRecord(ref ReadOnlySpan<byte> body, out ReadOnlySpan<byte> message)
+    {
+        message = default;
+        if (body.IsEmpty)
+        {
+            return false;
+        }
+        if (body.Length < RecordHeaderBytes)
+        {
+            throw new MalformedMessageException("truncated message record header");
+        }
+        var length = BinaryPrimitives.ReadInt32LittleEndian(body);
+        if (length <= 0 || length > body.Length - RecordHeaderBytes)
+        {
+            throw new MalformedMessageException($"message record of {length} bytes in a body of {body.Length}");
+        }
+        message = body.Slice(RecordHeaderBytes, length);
+        body = body[(RecordHeaderBytes + length)..];
         return true;
     }
 }

@@ -23,6 +23,7 @@ public sealed partial class LinkListener : IAsyncDisposable
     private readonly ILogger _log;
     private readonly CancellationTokenSource _stop = new();
     private readonly Socket _socket;
+    private readonly SemaphoreSlim _handshakes;
     private Task? _acceptLoop;
     private int _active;
 
@@ -37,6 +38,7 @@ public sealed partial class LinkListener : IAsyncDisposable
         _serve = serve;
         _log = log;
         _socket = new Socket(endpoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        _handshakes = new SemaphoreSlim(settings.MaxPendingHandshakes, settings.MaxPendingHandshakes);
     }
 
     public int ActiveLinks => Volatile.Read(ref _active);
@@ -73,6 +75,13 @@ public sealed partial class LinkListener : IAsyncDisposable
             {
                 return;
             }
+            if (!_handshakes.Wait(0))
+            {
+                // Too many strangers mid-handshake: refuse rather than queue, so a flood costs sockets, not memory.
+                TransportCounters.Drop(DropReason.HandshakeFailed);
+                accepted.Dispose();
+                continue;
+            }
             _ = Task.Run(() => ServeAsync(accepted, ct), CancellationToken.None);
         }
     }
@@ -89,6 +98,10 @@ public sealed partial class LinkListener : IAsyncDisposable
             TransportCounters.Drop(DropReason.HandshakeFailed);
             LogHandshakeFailed(e.Message);
             return;
+        }
+        finally
+        {
+            _handshakes.Release();
         }
         Interlocked.Increment(ref _active);
         try

@@ -19,13 +19,13 @@ public sealed partial class PeerConnector : IAsyncDisposable
     private readonly IdentityKey _identity;
     private readonly KeyRing _ring;
     private readonly LinkSettings _settings;
-    private readonly Func<BftMessage, ValueTask>? _onMessage;
+    private readonly Func<BftMessage, int, ValueTask>? _onMessage;
     private readonly ILogger _log;
     private readonly CancellationTokenSource _stop = new();
     private Task? _run;
     private volatile bool _connected;
 
-    public PeerConnector(IPEndPoint endpoint, int self, int peer, IdentityKey identity, KeyRing ring, LinkSettings settings, Func<BftMessage, ValueTask>? onMessage, ILogger log)
+    public PeerConnector(IPEndPoint endpoint, int self, int peer, IdentityKey identity, KeyRing ring, LinkSettings settings, Func<BftMessage, int, ValueTask>? onMessage, ILogger log)
     {
         _endpoint = endpoint;
         _self = self;
@@ -103,7 +103,7 @@ public sealed partial class PeerConnector : IAsyncDisposable
         }
     }
 
-    private static ValueTask UnexpectedAsync(BftMessage message)
+    private static ValueTask UnexpectedAsync(BftMessage message, int bytes)
     {
         TransportCounters.Drop(DropReason.UnexpectedType);
         return ValueTask.CompletedTask;

@@ -9,7 +9,12 @@ namespace SieveQ.Bft.Hosting.Transport;
 /// </summary>
 public sealed class SendQueue(int maxFrames, long maxBytes)
 {
-    private readonly Channel<byte[]> _channel = Channel.CreateUnbounded<byte[]>(new UnboundedChannelOptions { SingleReader = true });
+    // Asynchronous continuations on purpose. Letting the producer (the core loop) run the pump inline on
+    // every enqueue halved throughput (12k vs 23k req/s at 1 KB: no coalescing, one syscall per message);
+    // queueing a whole drain and then running the pumps inline ("deferred kick") was no better either
+    // (p50 4.7 vs 3.1 ms at 1,000 req/s): the core loop is better off ordering while a pool thread sends.
+    private readonly Channel<OutboundPayload> _channel = Channel.CreateUnbounded<OutboundPayload>(
+        new UnboundedChannelOptions { SingleReader = true, AllowSynchronousContinuations = false });
     private int _count;
     private long _bytes;
 
@@ -17,31 +22,32 @@ public sealed class SendQueue(int maxFrames, long maxBytes)
     public long Bytes => Volatile.Read(ref _bytes);
     public long Dropped { get; private set; }
 
-    /// <summary>Queues an encoded message; the array must not be modified afterwards (it may be shared by several queues).</summary>
-    public bool TryEnqueue(byte[] payload)
+    /// <summary>Queues an encoded message, consuming one of its references (released here if the queue is full).</summary>
+    public bool TryEnqueue(OutboundPayload payload)
     {
         if (Interlocked.Increment(ref _count) > maxFrames)
         {
             Interlocked.Decrement(ref _count);
-            return Reject();
+            return Reject(payload);
         }
         if (Interlocked.Add(ref _bytes, payload.Length) > maxBytes)
         {
             Interlocked.Add(ref _bytes, -payload.Length);
             Interlocked.Decrement(ref _count);
-            return Reject();
+            return Reject(payload);
         }
-        return _channel.Writer.TryWrite(payload) || Reject();
+        return _channel.Writer.TryWrite(payload) || Reject(payload);
     }
 
-    private bool Reject()
+    private bool Reject(OutboundPayload payload)
     {
+        payload.Release();
         Dropped++;
         TransportCounters.Drop(DropReason.SendQueueFull);
         return false;
     }
 
-    internal bool TryDequeue(out byte[] payload)
+    internal bool TryDequeue(out OutboundPayload payload)
     {
         if (!_channel.Reader.TryRead(out payload!))
         {

@@ -1,4 +1,3 @@
-using System.Security.Cryptography;
 using SieveQ.Bft.Client;
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Protocol;
@@ -179,6 +178,19 @@ internal sealed class InvariantChecker : IExecutionObserver
         _lastDecided[replica] = Math.Max(_lastDecided[replica], core.LastDecided);
     }
 
+    /// <summary>
+    /// The durable log is truncated at checkpoints: between two of them a replica decides at most
+    /// an interval's worth of instances and prepares a window's worth more, whatever the faults.
+    /// </summary>
+    public void CheckDisk(int replica, int logRecords)
+    {
+        var bound = (4 * _config.CheckpointInterval) + (2 * _config.MaxFutureInstances) + 16;
+        if (_correct[replica] && logRecords > bound)
+        {
+            Fail("bounded durable log", $"replica {replica} keeps {logRecords} decision and certificate records, above {bound}");
+        }
+    }
+
     /// <summary>A client accepted an answer: it must be the one correct replicas computed.</summary>
     public void OnCompleted(int client, CompletedRequest done)
     {
@@ -216,6 +228,4 @@ internal sealed class InvariantChecker : IExecutionObserver
             _stateServedAt.Remove(key);
         }
     }
-
-    internal static Digest HashOf(byte[] bytes) => new(SHA256.HashData(bytes));
 }

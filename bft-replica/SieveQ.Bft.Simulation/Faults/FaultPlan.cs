@@ -11,7 +11,15 @@ public sealed record PartitionWindow(long Start, long End, string Description, b
     public bool Cuts(int fromNode, int toNode, long now) => now >= Start && now < End && Blocked[fromNode, toNode];
 }
 
-public sealed record CrashWindow(int Replica, long CrashAt, long RestartAt);
+/// <param name="TornAfterOutputs">
+/// When set, the crash strikes in the middle of the replica's next step, after this many of its
+/// outputs were acted on: what was persisted stays, what came after is lost.
+/// </param>
+/// <param name="AtRegencyChange">
+/// The crash is armed at <paramref name="CrashAt"/> but strikes only inside the first step that
+/// installs a new regency, the moment a lost SYNC or STOPDATA hurts most; never if none comes.
+/// </param>
+public sealed record CrashWindow(int Replica, long CrashAt, long RestartAt, int? TornAfterOutputs = null, bool AtRegencyChange = false);
 
 public sealed record ByzantineAssignment(int Replica, IReadOnlyList<ByzantineKind> Kinds, long SilentFrom, double SlowFraction, int CensoredClient);
 
@@ -58,7 +66,7 @@ public sealed class FaultPlan
         }
         foreach (var c in Crashes)
         {
-            yield return $"crash replica {c.Replica} at {c.CrashAt}ms, restart at {c.RestartAt}ms";
+            yield return $"crash replica {c.Replica} {(c.AtRegencyChange ? "at its first regency change after " : "at ")}{c.CrashAt}ms{(c.TornAfterOutputs is { } k ? $" (torn: inside its next step, after {k} outputs)" : "")}, restart at {c.RestartAt}ms";
         }
         foreach (var b in Byzantine)
         {

@@ -2,7 +2,11 @@ using SieveQ.Bft.Simulation.Kernel;
 
 namespace SieveQ.Bft.Simulation.Faults;
 
-/// <summary>Draws a run's plan from its seed. At most f replicas are faulty (crashed or Byzantine) in any plan.</summary>
+/// <summary>
+/// Draws a run's plan from its seed. At most f replicas are faulty (crashed or Byzantine). On top
+/// of that, some crash plans take every correct replica down at once, at a random moment or at a
+/// regency change: progress stops while they are down, but durability must lose nothing.
+/// </summary>
 public static class FaultPlanner
 {
     /// <summary>Liveness must be reached this long after the later of healing and the end of traffic.</summary>
@@ -52,13 +56,13 @@ public static class FaultPlanner
                     var kinds = PickKinds(rng, profile);
                     var id = ChooseByzantineId(rng, free, kinds);
                     free.Remove(id);
-                    if (kinds.Contains(ByzantineKind.BadSync) && id != 0)
+                    if (kinds.Any(k => k is ByzantineKind.BadSync or ByzantineKind.BadStopData))
                     {
-                        // A bad SYNC needs a regency change that this replica leads: cut off the first leader for a while.
+                        // These lies are only told during a regency change: cut off the first leader for a while to force one.
                         heal = Math.Max(heal, 1_600);
                         partitions.Add(Isolate(0, replicas, clients, rng.Range(200, 500), "isolate first leader 0 so that a regency change happens"));
                     }
-                    byzantine.Add(new ByzantineAssignment(id, kinds, rng.Range(0, Math.Max(1, heal)), 0.6 + (rng.NextDouble() * 0.35), 1000 + rng.Next(clients)));
+                    byzantine.Add(new ByzantineAssignment(id, kinds, rng.Range(0, trafficEnd / 2), 0.6 + (rng.NextDouble() * 0.35), 1000 + rng.Next(clients)));
                 }
                 else
                 {
@@ -69,11 +73,16 @@ public static class FaultPlanner
                     for (var c = 0; c < cycles && t < heal; c++)
                     {
                         var restart = Math.Min(heal, t + rng.Range(50, 1_500));
-                        crashes.Add(new CrashWindow(id, t, restart));
+                        crashes.Add(new CrashWindow(id, t, restart, rng.Chance(0.5) ? (int)rng.Range(0, 6) : null));
                         t = restart + rng.Range(100, 600);
                     }
                 }
             }
+        }
+
+        if (profile.Crash && rng.Chance(0.15))
+        {
+            AddClusterRestart(rng, replicas, heal, crashes, byzantine);
         }
 
         return new FaultPlan
@@ -97,6 +106,26 @@ public static class FaultPlanner
             TickPeriods = Enumerable.Range(0, replicas).Select(_ => rng.Range(10, 50)).ToArray(),
             LivenessDeadline = Math.Max(heal, trafficEnd) + LivenessWindowMs,
         };
+    }
+
+    /// <summary>
+    /// Every correct replica goes down at about the same time and comes back from its disk: more
+    /// than f crashes stop progress for a while, but durability must keep every decision.
+    /// </summary>
+    private static void AddClusterRestart(SimRandom rng, int replicas, long heal, List<CrashWindow> crashes, List<ByzantineAssignment> byzantine)
+    {
+        var at = rng.Range(100, Math.Max(200, heal - 400));
+        var atRegencyChange = rng.Chance(0.5);
+        for (var r = 0; r < replicas; r++)
+        {
+            var down = at + rng.Range(0, 30);
+            var up = atRegencyChange ? heal : Math.Min(heal, down + rng.Range(50, 800));
+            if (byzantine.Any(b => b.Replica == r) || crashes.Any(c => c.Replica == r && c.CrashAt <= up + 100 && down <= c.RestartAt + 100))
+            {
+                continue;
+            }
+            crashes.Add(new CrashWindow(r, down, up, atRegencyChange || rng.Chance(0.5) ? (int)rng.Range(0, 6) : null, atRegencyChange));
+        }
     }
 
     private static List<ByzantineKind> PickKinds(SimRandom rng, FaultProfile profile)

@@ -14,7 +14,7 @@ public sealed class FaultProfile
         Byzantine = byzantine;
     }
 
-    /// <summary>The text the profile was parsed from; the replay command repeats it.</summary>
+    /// <summary>The text the profile was parsed from, normalised (lower case, no spaces) so the replay command can repeat it.</summary>
     public string Name { get; }
     public bool Network { get; }
     public bool Crash { get; }
@@ -30,7 +30,8 @@ public sealed class FaultProfile
         var network = false;
         var crash = false;
         var byz = new SortedSet<ByzantineKind>();
-        foreach (var raw in text.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+        var tokens = text.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+        foreach (var raw in tokens)
         {
             switch (raw.ToLowerInvariant())
             {
@@ -60,7 +61,8 @@ public sealed class FaultProfile
                     break;
             }
         }
-        return new FaultProfile(text.Trim(), network, crash, byz.ToArray());
+        var name = tokens.Length == 0 ? "none" : string.Join(',', tokens.Select(t => t.ToLowerInvariant()));
+        return new FaultProfile(name, network, crash, byz.ToArray());
     }
 
     public override string ToString() => Name;

@@ -37,9 +37,11 @@ internal sealed class ClientSubmit(int client) : SimEvent
     public int Client { get; } = client;
 }
 
-internal sealed class ReplicaCrash(int replica) : SimEvent
+internal sealed class ReplicaCrash(int replica, int? tornAfterOutputs, bool atRegencyChange) : SimEvent
 {
     public int Replica { get; } = replica;
+    public int? TornAfterOutputs { get; } = tornAfterOutputs;
+    public bool AtRegencyChange { get; } = atRegencyChange;
 }
 
 internal sealed class ReplicaRestart(int replica) : SimEvent

@@ -10,6 +10,13 @@ public sealed partial class ReplicaCore
     private readonly long[] _peerProgress;
     private readonly Dictionary<int, long> _lastServedAt = [];
     private byte[] _checkpointState = [];
+
+    /// <summary>
+    /// The decided log reaches back to the checkpoint before the latest one. Replicas checkpoint at
+    /// slightly different moments; with one interval of overlap a lagging peer can always find f+1
+    /// replicas vouching for the same entries, whichever side of a checkpoint each of them is on.
+    /// </summary>
+    private long _logStart;
     private StateTransfer? _transfer;
     private int _transferAttempts;
 
@@ -93,8 +100,8 @@ public sealed partial class ReplicaCore
             return;
         }
         _lastServedAt[q.From] = _now;
-        var withCheckpoint = q.LastExecuted < LastCheckpointId;
-        var from = Math.Max(q.LastExecuted, LastCheckpointId);
+        var withCheckpoint = q.LastExecuted < _logStart;
+        var from = withCheckpoint ? LastCheckpointId : q.LastExecuted;
         var log = _decidedLog.Values
             .Where(e => e.ConsensusId > from)
             .Take(WireLimits.MaxLogEntries)
@@ -190,18 +197,20 @@ public sealed partial class ReplicaCore
     {
         var state = ReplicatedState.Encode(LastDecided, LastDecidedTimestamp, _clients, _app.TakeSnapshot());
         var hash = ReplicatedState.Hash(state);
-        SetCheckpoint(LastDecided, hash, state);
+        SetCheckpoint(LastDecided, hash, state, installed: false);
         PersistCheckpoint();
         Broadcast(new Checkpoint(Self, LastDecided, hash));
         Counters.Add("checkpoint.taken");
     }
 
-    private void SetCheckpoint(long cid, Digest hash, byte[] state)
+    /// <param name="installed">True when the state came from elsewhere, so there is no log before it to keep.</param>
+    private void SetCheckpoint(long cid, Digest hash, byte[] state, bool installed)
     {
+        _logStart = installed ? cid : LastCheckpointId;
         LastCheckpointId = cid;
         LastCheckpointHash = hash;
         _checkpointState = state;
-        foreach (var old in _decidedLog.Keys.Where(c => c <= cid).ToList())
+        foreach (var old in _decidedLog.Keys.Where(c => c <= _logStart).ToList())
         {
             _decidedLog.Remove(old);
         }
@@ -235,7 +244,7 @@ public sealed partial class ReplicaCore
         {
             _rerunCid = 0;
         }
-        SetCheckpoint(cid, hash, state);
+        SetCheckpoint(cid, hash, state, installed: true);
         _pool.RemoveWhere(r => _clients.IsExecuted(r.From, r.Sequence));
     }
 

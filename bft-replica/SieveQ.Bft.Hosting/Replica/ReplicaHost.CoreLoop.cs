@@ -1,0 +1,173 @@
+using System.Diagnostics;
+using Microsoft.Extensions.Logging;
+using SieveQ.Bft.Core;
+using SieveQ.Bft.Hosting.Transport;
+using SieveQ.Bft.Protocol;
+
+namespace SieveQ.Bft.Hosting.Replica;
+
+/// <summary>The core loop: the only code that touches the core. Steps queued messages, ticks timers, acts on outputs.</summary>
+public sealed partial class ReplicaHost
+{
+    private async Task RunCoreAsync(CancellationToken ct)
+    {
+        var core = _core!;
+        try
+        {
+            while (!ct.IsCancellationRequested)
+            {
+                await _inbox.WaitAsync(ct).ConfigureAwait(false);
+                var more = true;
+                while (more && !ct.IsCancellationRequested)
+                {
+                    more = await DrainOnceAsync(core, ct).ConfigureAwait(false);
+                }
+            }
+        }
+        catch (OperationCanceledException) when (ct.IsCancellationRequested)
+        {
+            // stopping
+        }
+        catch (Exception e)
+        {
+            LogCoreCrashed(e);
+            throw;
+        }
+    }
+
+    /// <summary>One group: step everything queued (bounded), tick if due, act on the outputs. True if work is left.</summary>
+    private async ValueTask<bool> DrainOnceAsync(ReplicaCore core, CancellationToken ct)
+    {
+        var now = _clock.NowMs;
+        var start = Stopwatch.GetTimestamp();
+        var steps = 0;
+        while (steps < MaxStepsPerDrain && (_inbox.TryTakeReplica(out var item) || _inbox.TryTakeClient(out item)))
+        {
+            core.Step(item.Message, now);
+            item.Release();
+            steps++;
+        }
+        if (now >= core.NextWakeup)
+        {
+            core.Tick(now);
+        }
+        StageTimings.Add(Stage.CoreStep, start, steps);
+        var outputs = core.DrainOutputs();
+        if (outputs.Count > 0)
+        {
+            await ActAsync(outputs, ct).ConfigureAwait(false);
+        }
+        if (now - _lastStatusAt >= StatusIntervalMs)
+        {
+            _lastStatusAt = now;
+            _status = Snapshot(core, now);
+        }
+        ArmTimer(core.NextWakeup, now);
+        return !_inbox.IsEmpty;
+    }
+
+    private async ValueTask ActAsync(List<CoreOutput> outputs, CancellationToken ct)
+    {
+        var start = Stopwatch.GetTimestamp();
+        var sends = new List<PendingSend>();
+        List<SendTo>? replies = null;
+        List<CoreOutput>? records = null;
+        foreach (var o in outputs)
+        {
+            switch (o)
+            {
+                case SendTo s when s.To == _self:
+                    _inbox.PostReplica(new InboundItem(s.Message, null, 0));
+                    break;
+                case SendTo s when s.To >= _config.N:
+                    (replies ??= []).Add(s);  // encoded after the replica traffic, see below
+                    break;
+                case SendTo s:
+                    sends.Add(new PendingSend(s.To, OutboundPayload.Encode(s.Message)));
+                    break;
+                case SendToReplicas s:
+                    sends.Add(new PendingSend(PendingSend.AllReplicas, OutboundPayload.Encode(s.Message, references: Math.Max(1, _peers.Count))));
+                    break;
+                case Decided d:
+                    _decided++;
+                    _executed += d.Executed;
+                    _metrics.Decided(d.Value.Requests.Count, d.Executed);
+                    break;
+                case Persist or TruncateDurableLog when _durability is not null:
+                    (records ??= []).Add(o);
+                    break;
+            }
+        }
+        var durable = _durability is not null && (records is not null || _durability.Busy);
+        if (!durable)
+        {
+            // Replica traffic (the next PROPOSE, WRITEs, ACCEPTs) is on the critical path of the next decision;
+            // hand it to the links before spending time encoding hundreds of client replies. Order across
+            // different links carries no meaning, so this reordering is safe.
+            SendAll(sends);
+            sends.Clear();
+        }
+        if (replies is not null)
+        {
+            foreach (var r in replies)
+            {
+                sends.Add(new PendingSend(r.To, OutboundPayload.Encode(r.Message)));
+            }
+        }
+        StageTimings.Add(Stage.Encode, start, outputs.Count);
+        if (durable)
+        {
+            await _durability!.SubmitAsync(records ?? [], sends, ct).ConfigureAwait(false);
+        }
+        else
+        {
+            SendAll(sends);
+        }
+    }
+
+    /// <summary>Routes encoded messages to links; called by the core loop or, after fsync, by the durability stage.</summary>
+    private void SendAll(List<PendingSend> sends)
+    {
+        foreach (var s in sends)
+        {
+            if (s.To == PendingSend.AllReplicas)
+            {
+                if (_peers.Count == 0)
+                {
+                    s.Payload.Release();
+                }
+                foreach (var p in _peers.Values)
+                {
+                    p.Queue.TryEnqueue(s.Payload);
+                }
+            }
+            else if (s.To < _config.N)
+            {
+                if (_peers.TryGetValue(s.To, out var p))
+                {
+                    p.Queue.TryEnqueue(s.Payload);
+                }
+                else
+                {
+                    s.Payload.Release();
+                }
+            }
+            else
+            {
+                _clients.TrySend(s.To, s.Payload);
+            }
+        }
+    }
+
+    private void ArmTimer(long nextWakeup, long now)
+    {
+        // Wake at the core's deadline, and at least every status interval so status stays fresh when idle.
+        var target = Math.Min(nextWakeup, now + StatusIntervalMs);
+        if (target == _armedFor && target > now)
+        {
+            return;
+        }
+        _armedFor = target;
+        _timer?.Change(Math.Max(1, target - now), Timeout.Infinite);
+    }
+}

@@ -1,0 +1,62 @@
+using System.Diagnostics;
+using SieveQ.Bft.Core;
+using SieveQ.Bft.Hosting.Transport;
+
+namespace SieveQ.Bft.Hosting.Replica;
+
+/// <summary>Status snapshots (taken on the core loop) and the status file writer.</summary>
+public sealed partial class ReplicaHost
+{
+    private ReplicaStatus Snapshot(ReplicaCore core, long now) => new()
+    {
+        Id = _self,
+        Pid = Environment.ProcessId,
+        UpdatedAtMs = now,
+        Regency = core.Regency,
+        Leader = core.Leader,
+        Mode = core.Mode.ToString(),
+        LastDecided = core.LastDecided,
+        TransferringState = core.IsTransferringState,
+        PendingRequests = core.PendingRequests,
+        DecidedInstances = _decided,
+        ExecutedRequests = _executed,
+        AppState = _appState?.Invoke() ?? "",
+        ConnectedReplicas = _peers.Values.Count(p => p.IsConnected),
+        ConnectedClients = _clients.Count,
+        CoreCounters = core.Counters.Snapshot(),
+        Transport = TransportCounters.Snapshot(),
+        Stages = StageTimings.Snapshot(),
+        CpuMs = Process.GetCurrentProcess().TotalProcessorTime.TotalMilliseconds,
+        GcCollections = [GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2)],
+        GcPauseMs = GC.GetTotalPauseDuration().TotalMilliseconds,
+    };
+
+    private async Task WriteStatusAsync(CancellationToken ct)
+    {
+        ReplicaStatus? written = null;
+        using var tick = new PeriodicTimer(TimeSpan.FromMilliseconds(200));
+        try
+        {
+            while (await tick.WaitForNextTickAsync(ct).ConfigureAwait(false))
+            {
+                var s = _status;
+                if (!ReferenceEquals(s, written))
+                {
+                    try
+                    {
+                        s.WriteAtomically(StatusFile);
+                        written = s;
+                    }
+                    catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+                    {
+                        // a full or vanished disk must not stop the replica; the next tick tries again
+                    }
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            // stopping
+        }
+    }
+}

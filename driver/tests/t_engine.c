@@ -1,0 +1,335 @@
+#include "../core/policy_format.h"
+#include "fixture.h"
+#include "golden_defs.h"
+#include "test.h"
+
+#define AGENT "\\device\\harddiskvolume2\\program files\\sieveq\\agent.exe"
+#define CURL "\\device\\harddiskvolume2\\windows\\system32\\curl.exe"
+#define SID "S-1-5-21-1000-1000-1000-1001"
+
+static const uint8_t sha_agent[32] = {0xd4, 0xf0, 0xbc, 0x5a, 0x29, 0xde, 0x06, 0xb5, 0x10, 0xf9, 0xaa,
+                                      0x42, 0x8f, 0x1e, 0xed, 0xba, 0x92, 0x60, 0x12, 0xb5, 0x91, 0xfe,
+                                      0xf7, 0xa5, 0x18, 0xe7, 0x76, 0xa7, 0xc9, 0xbd, 0x18, 0x24};
+
+static void open_policy(fx_engine *f, int golden)
+{
+    sqfw_limits l = fx_limits();
+    CHECK_EQ(fx_open(f, &l), SQFW_OK);
+    CHECK_EQ(fx_install(f, golden_defs[golden].policy, 1), SQFW_OK);
+    sqfw_event ev;
+    while (sqfw_next_event(f->e, &ev)) /* drop the POLICY event */
+        ;
+}
+
+TEST(engine_without_policy_fails_closed)
+{
+    fx_engine f;
+    sqfw_limits l = fx_limits();
+    CHECK_EQ(fx_open(&f, &l), SQFW_OK);
+    sqfw_request r = fx_req(CURL, SQFW_DIR_OUTBOUND, 6, "1.2.3.4", 443);
+    sqfw_decision d;
+    CHECK_EQ(sqfw_authorize(f.e, &r, 1, &d), SQFW_OK);
+    CHECK_EQ(d.verdict, SQFW_BLOCK);
+    CHECK_EQ(d.reason, SQFW_R_NO_POLICY);
+    CHECK_EQ(sqfw_set_level(f.e, 1, 1), SQFW_E_NO_POLICY);
+    sqfw_limits bad = l;
+    bad.max_syn_slots = 100; /* not a power of two */
+    CHECK_EQ(sqfw_engine_size(&bad), 0);
+    fx_close(&f);
+}
+
+TEST(engine_pend_attest_complete_and_reauthorize)
+{
+    fx_engine f;
+    open_policy(&f, 1);
+    sqfw_request r = fx_req(AGENT, SQFW_DIR_OUTBOUND, 6, "10.20.1.1", 443);
+    sqfw_decision d;
+    CHECK_EQ(sqfw_authorize(f.e, &r, 100 * MS, &d), SQFW_OK);
+    CHECK_EQ(d.verdict, SQFW_PEND);
+    uint32_t slot = d.pend_slot;
+
+    sqfw_event ev;
+    CHECK(sqfw_next_event(f.e, &ev));
+    CHECK_EQ(ev.type, SQFW_EV_NEW_IDENTITY);
+    CHECK_EQ(ev.process_key, 1000);
+    CHECK_EQ(ev.value, slot);
+    CHECK_EQ(ev.path_len, strlen(AGENT));
+    CHECK(memcmp(ev.path, AGENT, ev.path_len) == 0);
+
+    uint32_t s, v, expired;
+    CHECK(!sqfw_pend_take_ready(f.e, 200 * MS, &s, &v, &expired)); /* not answered, not late */
+    CHECK_EQ(sqfw_attest(f.e, 1000, sha_agent, 300 * MS), SQFW_OK);
+    CHECK(sqfw_pend_take_ready(f.e, 300 * MS, &s, &v, &expired));
+    CHECK_EQ(s, slot);
+    CHECK_EQ(expired, 0);
+    r.flags = SQFW_RF_REAUTH;
+    CHECK_EQ(sqfw_authorize(f.e, &r, 301 * MS, &d), SQFW_OK);
+    CHECK_EQ(d.verdict, SQFW_ALLOW);
+    CHECK_EQ(d.rule_id, 1);
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.pended, 1);
+    CHECK_EQ(st.pended_now, 0);
+    fx_close(&f);
+}
+
+TEST(engine_pend_times_out_fail_closed_and_is_bounded)
+{
+    fx_engine f;
+    open_policy(&f, 1); /* max_pended 64, 2000 ms, fail-closed */
+    sqfw_decision d;
+    int pended = 0, full = 0;
+    for (int i = 0; i < 70; i++) {
+        sqfw_request r = fx_req(AGENT, SQFW_DIR_OUTBOUND, 6, "10.20.1.1", 443);
+        r.process_key = 5000 + (uint64_t)i;
+        sqfw_authorize(f.e, &r, 0, &d);
+        if (d.verdict == SQFW_PEND)
+            pended++;
+        else if (d.reason == SQFW_R_PEND_FULL && d.verdict == SQFW_BLOCK)
+            full++;
+    }
+    CHECK_EQ(pended, 64);
+    CHECK_EQ(full, 6);
+    uint32_t s, v, expired, n = 0;
+    CHECK(!sqfw_pend_take_ready(f.e, 1999 * MS, &s, &v, &expired));
+    while (sqfw_pend_take_ready(f.e, 2000 * MS, &s, &v, &expired)) {
+        CHECK_EQ(expired, 1);
+        CHECK_EQ(v, SQFW_BLOCK);
+        n++;
+    }
+    CHECK_EQ(n, 64);
+    /* the re-authorisation after a time-out does not pend again */
+    sqfw_request r = fx_req(AGENT, SQFW_DIR_OUTBOUND, 6, "10.20.1.1", 443);
+    r.flags = SQFW_RF_REAUTH;
+    sqfw_authorize(f.e, &r, 2001 * MS, &d);
+    CHECK_EQ(d.verdict, SQFW_BLOCK);
+    CHECK_EQ(d.reason, SQFW_R_PEND_TIMEOUT);
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.pend_timeouts, 64);
+    CHECK_EQ(st.pend_full, 6);
+    fx_close(&f);
+}
+
+TEST(engine_audit_mode_allows_and_reports)
+{
+    fx_engine f;
+    open_policy(&f, 2);
+    sqfw_request r = fx_req("\\device\\x\\unknown.exe", SQFW_DIR_OUTBOUND, 6, "1.1.1.1", 443);
+    sqfw_decision d;
+    sqfw_authorize(f.e, &r, 5, &d);
+    /* unknown image with hash identities and pend-for-hash: asks the agent, allows meanwhile */
+    CHECK_EQ(d.verdict, SQFW_ALLOW);
+    CHECK(d.flags & SQFW_DF_AUDIT);
+    sqfw_event ev;
+    CHECK(sqfw_next_event(f.e, &ev));
+    CHECK_EQ(ev.type, SQFW_EV_NEW_IDENTITY);
+    r = fx_req("\\device\\mup\\share\\tool.exe", SQFW_DIR_OUTBOUND, 17, "192.168.1.1", 80);
+    sqfw_authorize(f.e, &r, 6, &d);
+    CHECK_EQ(d.verdict, SQFW_ALLOW);
+    CHECK(sqfw_next_event(f.e, &ev));
+    CHECK_EQ(ev.type, SQFW_EV_AUDIT);
+    CHECK_EQ(ev.reason, SQFW_R_NO_RULE);
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.audited, 2);
+    CHECK_EQ(st.blocked, 0);
+    fx_close(&f);
+}
+
+TEST(engine_blocked_events_and_ring_overflow_counted)
+{
+    fx_engine f;
+    open_policy(&f, 1);
+    sqfw_decision d;
+    for (int i = 0; i < 100; i++) {
+        sqfw_request r = fx_req("\\device\\x\\malware.exe", SQFW_DIR_OUTBOUND, 6, "6.6.6.6", 4444);
+        sqfw_authorize(f.e, &r, (uint64_t)i, &d);
+        CHECK_EQ(d.verdict, SQFW_BLOCK);
+    }
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.events_dropped, 100 - 64);
+    sqfw_event ev;
+    int n = 0;
+    while (sqfw_next_event(f.e, &ev)) {
+        CHECK_EQ(ev.type, SQFW_EV_BLOCKED);
+        CHECK_EQ(ev.reason, SQFW_R_UNKNOWN_APP);
+        CHECK_EQ(ev.remote_port, 4444);
+        CHECK_EQ(ev.remote_addr[0], 6);
+        n++;
+    }
+    CHECK_EQ(n, 64);
+    fx_close(&f);
+}
+
+TEST(engine_explain_has_no_side_effects)
+{
+    fx_engine f;
+    open_policy(&f, 1);
+    sqfw_request r = fx_req(CURL, SQFW_DIR_OUTBOUND, 6, "1.2.3.4", 443);
+    fx_user(&r, SID);
+    sqfw_decision d;
+    for (int i = 0; i < 100; i++)
+        sqfw_explain(f.e, &r, 1, &d);
+    CHECK(d.flags & SQFW_DF_EXPLAIN);
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.authorized, 0);
+    /* curl's class allows 5 connections of burst: explain spent none */
+    int allowed = 0;
+    for (int i = 0; i < 10; i++) {
+        sqfw_authorize(f.e, &r, 1, &d);
+        allowed += d.verdict == SQFW_ALLOW;
+    }
+    CHECK_EQ(allowed, 5);
+    CHECK_EQ(d.reason, SQFW_R_CLASS_RATE);
+    sqfw_event ev;
+    CHECK(!sqfw_next_event(f.e, &ev)); /* rate drops are counted, not reported */
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.rate_limited, 5);
+    fx_close(&f);
+}
+
+TEST(engine_app_rate_limit_is_per_identity)
+{
+    fx_engine f;
+    open_policy(&f, 1);
+    sqfw_attest(f.e, 1000, sha_agent, 0);
+    sqfw_request r = fx_req(AGENT, SQFW_DIR_OUTBOUND, 6, "10.20.1.1", 443);
+    sqfw_decision d;
+    int allowed = 0;
+    for (int i = 0; i < 40; i++) {
+        sqfw_authorize(f.e, &r, 1, &d);
+        allowed += d.verdict == SQFW_ALLOW;
+    }
+    CHECK_EQ(allowed, 10); /* the agent identity's burst, below its class's 20 */
+    CHECK_EQ(d.reason, SQFW_R_APP_RATE);
+    sqfw_authorize(f.e, &r, 1 + 100 * MS, &d); /* 50/s refills 5 in 100 ms */
+    CHECK_EQ(d.verdict, SQFW_ALLOW);
+    fx_close(&f);
+}
+
+TEST(engine_levels_drop_classes_and_cap_rates)
+{
+    fx_engine f;
+    open_policy(&f, 1);
+    sqfw_request r = fx_req(CURL, SQFW_DIR_OUTBOUND, 6, "1.2.3.4", 443);
+    fx_user(&r, SID);
+    sqfw_decision d;
+    CHECK_EQ(sqfw_set_level(f.e, 2, 10), SQFW_OK); /* level 2 admits classes 0 and 1 only */
+    sqfw_authorize(f.e, &r, 11, &d);
+    CHECK_EQ(d.verdict, SQFW_BLOCK);
+    CHECK_EQ(d.reason, SQFW_R_LEVEL);
+    CHECK_EQ(d.level, 2);
+    sqfw_explain(f.e, &r, 11, &d);
+    CHECK_EQ(d.reason, SQFW_R_LEVEL);
+    sqfw_event ev;
+    CHECK(sqfw_next_event(f.e, &ev));
+    CHECK_EQ(ev.type, SQFW_EV_LEVEL);
+    CHECK_EQ(ev.value, 2);
+    CHECK_EQ(sqfw_set_level(f.e, 3, 12), SQFW_E_ARG);
+    CHECK_EQ(sqfw_set_level(f.e, 0, 13), SQFW_OK);
+    sqfw_authorize(f.e, &r, 14, &d);
+    CHECK_EQ(d.verdict, SQFW_ALLOW);
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.level_dropped, 1);
+    CHECK_EQ(st.level, 0);
+    CHECK_EQ(st.level_count, 3);
+    fx_close(&f);
+}
+
+TEST(engine_flows_shape_packets_by_class)
+{
+    fx_engine f;
+    open_policy(&f, 1);
+    sqfw_request r = fx_req(CURL, SQFW_DIR_OUTBOUND, 6, "1.2.3.4", 443);
+    fx_user(&r, SID);
+    CHECK_EQ(sqfw_flow_established(f.e, 77, &r, 0), SQFW_OK);
+    CHECK_EQ(sqfw_flow_established(f.e, 77, &r, 0), SQFW_E_FULL); /* same handle twice */
+    uint32_t ident, cls;
+    CHECK_EQ(sqfw_flow_lookup(f.e, 77, &ident, &cls), SQFW_OK);
+    CHECK_EQ(ident, 2);
+    CHECK_EQ(cls, 2);
+    /* class 2: 1000 pkt/s burst 100; 2 MB/s burst 200000 bytes */
+    sqfw_decision d;
+    int passed = 0, deferred = 0;
+    uint64_t wait = 0;
+    for (int i = 0; i < 200; i++) {
+        sqfw_packet(f.e, 77, 1000, 1, &d);
+        if (d.verdict == SQFW_ALLOW)
+            passed++;
+        else if (d.verdict == SQFW_DEFER) {
+            deferred++;
+            wait = d.wait_ns;
+        }
+    }
+    CHECK_EQ(passed, 100);
+    CHECK_EQ(deferred, 100);
+    CHECK(wait > 0 && wait <= 1 * MS + 1);
+    sqfw_packet(f.e, 77, 1000, 1 + wait, &d);
+    CHECK_EQ(d.verdict, SQFW_ALLOW);
+    /* the packet bucket is empty again right after */
+    sqfw_packet(f.e, 77, 1500, 1 + wait, &d);
+    CHECK_EQ(d.verdict, SQFW_DEFER);
+    /* packets of flows the driver never attributed pass unshaped */
+    sqfw_packet(f.e, 12345, 100, 1, &d);
+    CHECK_EQ(d.reason, SQFW_R_FLOW_UNKNOWN);
+
+    /* reference counting: the context outlives one extra user */
+    CHECK_EQ(sqfw_flow_ref(f.e, 77), SQFW_OK);
+    CHECK_EQ(sqfw_flow_unref(f.e, 77), SQFW_OK);
+    CHECK_EQ(sqfw_flow_lookup(f.e, 77, NULL, NULL), SQFW_OK);
+    CHECK_EQ(sqfw_flow_unref(f.e, 77), SQFW_OK);
+    CHECK_EQ(sqfw_flow_lookup(f.e, 77, NULL, NULL), SQFW_E_NOT_FOUND);
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.flows_active, 0);
+    CHECK_EQ(st.flows_created, 1);
+    fx_close(&f);
+}
+
+TEST(engine_flow_pool_exhaustion_is_reported)
+{
+    fx_engine f;
+    sqfw_limits l = fx_limits();
+    l.max_flows = 8;
+    CHECK_EQ(fx_open(&f, &l), SQFW_OK);
+    CHECK_EQ(fx_install(&f, golden_defs[1].policy, 1), SQFW_OK);
+    sqfw_request r = fx_req(CURL, SQFW_DIR_OUTBOUND, 6, "1.2.3.4", 443);
+    int ok = 0;
+    for (uint64_t i = 1; i <= 10; i++)
+        ok += sqfw_flow_established(f.e, i, &r, 0) == SQFW_OK;
+    CHECK_EQ(ok, 8);
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.flows_failed, 2);
+    fx_close(&f);
+}
+
+TEST(engine_policy_swap_keeps_flows_and_level)
+{
+    fx_engine f;
+    open_policy(&f, 1);
+    sqfw_request r = fx_req(CURL, SQFW_DIR_OUTBOUND, 6, "1.2.3.4", 443);
+    fx_user(&r, SID);
+    CHECK_EQ(sqfw_flow_established(f.e, 5, &r, 0), SQFW_OK);
+    CHECK_EQ(sqfw_set_level(f.e, 1, 1), SQFW_OK);
+    CHECK_EQ(fx_install(&f, golden_defs[1].policy, 2), SQFW_OK);
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.level, 1);
+    sqfw_decision d;
+    sqfw_packet(f.e, 5, 100, 3, &d);
+    CHECK_EQ(d.verdict, SQFW_ALLOW);
+    CHECK_EQ(d.class_id, 2);
+    /* a policy without class 2 maps the flow to the default class */
+    CHECK_EQ(fx_install(&f, golden_defs[0].policy, 4), SQFW_OK);
+    sqfw_packet(f.e, 5, 100, 5, &d);
+    CHECK_EQ(d.class_id, 0);
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.level, 0); /* minimal has one level */
+    CHECK_EQ(st.policy_serial, 1);
+    fx_close(&f);
+}

@@ -1,0 +1,418 @@
+/* Callout registration and the classify functions: ALE connect and
+ * recv-accept decide, ALE flow established attaches the flow context, the
+ * transport layers shape. Filters live in a dynamic WFP session, so they
+ * disappear with the driver even if unload is abrupt. */
+#include "glue.h"
+#include "request.h"
+
+/* {6c7d1e0a-5f2b-4a8e-9d3c-51e5a0f1c001}.. one key per callout, ours */
+#define SQ_GUID(last)                                                                                                  \
+    {                                                                                                                  \
+        0x6c7d1e0a, 0x5f2b, 0x4a8e, { 0x9d, 0x3c, 0x51, 0xe5, 0xa0, 0xf1, 0xc0, (last) }                              \
+    }
+static const GUID sublayer_key = SQ_GUID(0x00);
+
+/* FWPM_LAYER_* keys from Microsoft's documentation (fwpmk.h) */
+static const GUID layer_connect_v4 = {0xc38d57d1, 0x05a7, 0x4c33, {0x90, 0x4f, 0x7f, 0xbc, 0xee, 0xe6, 0x0e, 0x82}};
+static const GUID layer_connect_v6 = {0x4a72393b, 0x319f, 0x44bc, {0x84, 0xc3, 0xba, 0x54, 0xdc, 0xb3, 0xb6, 0xb4}};
+static const GUID layer_accept_v4 = {0xe1cd9fe7, 0xf4b5, 0x4273, {0x96, 0xc0, 0x59, 0x2e, 0x48, 0x7b, 0x86, 0x50}};
+static const GUID layer_accept_v6 = {0xa3b42c97, 0x9f04, 0x4672, {0xb8, 0x7e, 0xce, 0xe9, 0xc4, 0x83, 0x25, 0x7f}};
+static const GUID layer_flow_v4 = {0xaf80470a, 0x5596, 0x4c13, {0x99, 0x92, 0x53, 0x9e, 0x6f, 0xe5, 0x79, 0x67}};
+static const GUID layer_flow_v6 = {0x7021d2b3, 0xdfa4, 0x406e, {0xaf, 0xeb, 0x6a, 0xfa, 0xf7, 0xe7, 0x0e, 0xfd}};
+static const GUID layer_out_v4 = {0x09e61aea, 0xd214, 0x46e2, {0x9b, 0x21, 0xb2, 0x6b, 0x0b, 0x2f, 0x28, 0xc8}};
+static const GUID layer_out_v6 = {0xe1735bde, 0x013f, 0x4655, {0xb3, 0x51, 0xa4, 0x9e, 0x15, 0x76, 0x2d, 0xf0}};
+static const GUID layer_in_v4 = {0x5926dfc8, 0xe3cf, 0x4426, {0xa2, 0x83, 0xdc, 0x39, 0x3f, 0x5d, 0x0f, 0x9d}};
+static const GUID layer_in_v6 = {0x634a869f, 0xfc23, 0x4b90, {0xb0, 0xc1, 0xbf, 0x62, 0x0a, 0x36, 0xae, 0x6f}};
+
+enum { C_CONNECT_V4, C_CONNECT_V6, C_ACCEPT_V4, C_ACCEPT_V6, C_FLOW_V4, C_FLOW_V6, C_OUT_V4, C_OUT_V6, C_IN_V4, C_IN_V6,
+       C_COUNT };
+
+static void permit(FWPS_CLASSIFY_OUT0 *out)
+{
+    out->actionType = FWP_ACTION_PERMIT;
+}
+
+static void block(FWPS_CLASSIFY_OUT0 *out)
+{
+    out->actionType = FWP_ACTION_BLOCK;
+    out->rights &= ~FWPS_RIGHT_ACTION_WRITE; /* a block must not be overridden below us */
+}
+
+/* ---- ALE auth connect / recv-accept ---- */
+
+static void authorize(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,
+                      FWPS_CLASSIFY_OUT0 *out, UINT16 family, UINT8 direction)
+{
+    if (!(out->rights & FWPS_RIGHT_ACTION_WRITE))
+        return; /* a higher-priority filter already decided */
+    sqfw_req_buf b;
+    if (!sqfw_build_request(in, meta, family, direction,
+                            direction == SQFW_DIR_OUTBOUND ? FWPS_FIELD_ALE_AUTH_CONNECT_FLAGS
+                                                           : FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_FLAGS,
+                            &b)) {
+        block(out);
+        return;
+    }
+    sqfw_decision d;
+    KIRQL irql;
+    KeAcquireSpinLock(&g_sqfw.lock, &irql);
+    int rc = sqfw_authorize(g_sqfw.engine, &b.req, sqfw_now_ns(), &d);
+    KeReleaseSpinLock(&g_sqfw.lock, irql);
+    if (rc != SQFW_OK) {
+        block(out);
+        return;
+    }
+    if (d.verdict == SQFW_PEND) {
+        HANDLE completion = NULL;
+        if (meta && (meta->currentMetadataValues & FWPS_METADATA_FIELD_COMPLETION_HANDLE) &&
+            d.pend_slot < SQFW_MAX_PENDED && NT_SUCCESS(FwpsPendOperation0(meta->completionHandle, &completion))) {
+            KeAcquireSpinLock(&g_sqfw.lock, &irql);
+            g_sqfw.pend_completion[d.pend_slot] = completion;
+            KeReleaseSpinLock(&g_sqfw.lock, irql);
+            /* absorbed now, re-authorised when the agent answers or time runs out */
+            out->actionType = FWP_ACTION_BLOCK;
+            out->flags |= FWPS_CLASSIFY_OUT_FLAG_ABSORB;
+            KeSetEvent(&g_sqfw.kick, 0, FALSE);
+            return;
+        }
+        block(out); /* cannot pend: fail closed */
+        return;
+    }
+    if (d.verdict == SQFW_ALLOW)
+        permit(out);
+    else
+        block(out);
+    KeSetEvent(&g_sqfw.kick, 0, FALSE); /* deliver events */
+}
+
+static void NTAPI classify_connect_v4(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,
+                                      void *layer, const FWPS_FILTER0 *f, UINT64 ctx, FWPS_CLASSIFY_OUT0 *out)
+{
+    (void)layer, (void)f, (void)ctx;
+    authorize(in, meta, out, 4, SQFW_DIR_OUTBOUND);
+}
+static void NTAPI classify_connect_v6(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,
+                                      void *layer, const FWPS_FILTER0 *f, UINT64 ctx, FWPS_CLASSIFY_OUT0 *out)
+{
+    (void)layer, (void)f, (void)ctx;
+    authorize(in, meta, out, 6, SQFW_DIR_OUTBOUND);
+}
+static void NTAPI classify_accept_v4(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,
+                                     void *layer, const FWPS_FILTER0 *f, UINT64 ctx, FWPS_CLASSIFY_OUT0 *out)
+{
+    (void)layer, (void)f, (void)ctx;
+    authorize(in, meta, out, 4, SQFW_DIR_INBOUND);
+}
+static void NTAPI classify_accept_v6(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,
+                                     void *layer, const FWPS_FILTER0 *f, UINT64 ctx, FWPS_CLASSIFY_OUT0 *out)
+{
+    (void)layer, (void)f, (void)ctx;
+    authorize(in, meta, out, 6, SQFW_DIR_INBOUND);
+}
+
+/* ---- ALE flow established: attach the flow context ---- */
+
+static void flow_established(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,
+                             FWPS_CLASSIFY_OUT0 *out, UINT16 family)
+{
+    if (!(out->rights & FWPS_RIGHT_ACTION_WRITE))
+        return;
+    permit(out);
+    if (!meta || !(meta->currentMetadataValues & FWPS_METADATA_FIELD_FLOW_HANDLE))
+        return;
+    if (in->valueCount <= FWPS_FIELD_ALE_FLOW_ESTABLISHED_FLAGS)
+        return;
+    /* FWP_DIRECTION_INBOUND == 1 */
+    UINT8 dir = in->incomingValue[FWPS_FIELD_ALE_FLOW_ESTABLISHED_DIRECTION].value.uint32 == 1 ? SQFW_DIR_INBOUND
+                                                                                                : SQFW_DIR_OUTBOUND;
+    sqfw_req_buf b;
+    if (!sqfw_build_request(in, meta, family, dir, FWPS_FIELD_ALE_FLOW_ESTABLISHED_FLAGS, &b))
+        return;
+    if (b.req.flags & SQFW_RF_LOOPBACK)
+        return; /* loopback is not shaped */
+    sqfw_flow_ctx *ctx = ExAllocatePoolWithTag(NonPagedPoolNx, sizeof *ctx, SQFW_TAG);
+    if (!ctx) {
+        block(out); /* cannot account for the flow: abort it rather than run it unshaped */
+        return;
+    }
+    sq_zero(ctx, sizeof *ctx);
+    ctx->flow_id = meta->flowHandle;
+    ctx->family = family;
+    ctx->refs = 1; /* ours until both associations are in place */
+
+    KIRQL irql;
+    KeAcquireSpinLock(&g_sqfw.lock, &irql);
+    int rc = sqfw_flow_established(g_sqfw.engine, ctx->flow_id, &b.req, sqfw_now_ns());
+    if (rc == SQFW_OK)
+        InsertTailList(&g_sqfw.flows, &ctx->link);
+    KeReleaseSpinLock(&g_sqfw.lock, irql);
+    if (rc != SQFW_OK) {
+        ExFreePoolWithTag(ctx, SQFW_TAG);
+        if (rc == SQFW_E_FULL)
+            block(out); /* flow pool exhausted: bounded memory wins */
+        return;
+    }
+    UINT16 lout = family == 4 ? FWPS_LAYER_OUTBOUND_TRANSPORT_V4 : FWPS_LAYER_OUTBOUND_TRANSPORT_V6;
+    UINT16 lin = family == 4 ? FWPS_LAYER_INBOUND_TRANSPORT_V4 : FWPS_LAYER_INBOUND_TRANSPORT_V6;
+    UINT32 cout = g_sqfw.callout_ids[family == 4 ? C_OUT_V4 : C_OUT_V6];
+    UINT32 cin = g_sqfw.callout_ids[family == 4 ? C_IN_V4 : C_IN_V6];
+    InterlockedIncrement(&ctx->refs);
+    if (NT_SUCCESS(FwpsFlowAssociateContext0(ctx->flow_id, lout, cout, (UINT64)(ULONG_PTR)ctx)))
+        ctx->associated |= 1;
+    else
+        InterlockedDecrement(&ctx->refs);
+    InterlockedIncrement(&ctx->refs);
+    if (NT_SUCCESS(FwpsFlowAssociateContext0(ctx->flow_id, lin, cin, (UINT64)(ULONG_PTR)ctx)))
+        ctx->associated |= 2;
+    else
+        InterlockedDecrement(&ctx->refs);
+    if (ctx->associated != 3)
+        block(out); /* association failed: abort the flow, flow-delete frees what was attached */
+    sqfw_flow_ctx_release(ctx);
+}
+
+static void NTAPI classify_flow_v4(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,
+                                   void *layer, const FWPS_FILTER0 *f, UINT64 ctx, FWPS_CLASSIFY_OUT0 *out)
+{
+    (void)layer, (void)f, (void)ctx;
+    flow_established(in, meta, out, 4);
+}
+static void NTAPI classify_flow_v6(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,
+                                   void *layer, const FWPS_FILTER0 *f, UINT64 ctx, FWPS_CLASSIFY_OUT0 *out)
+{
+    (void)layer, (void)f, (void)ctx;
+    flow_established(in, meta, out, 6);
+}
+
+/* ---- transport layers: shaping ---- */
+
+static UINT32 nbl_bytes(const NET_BUFFER_LIST *nbl)
+{
+    UINT64 total = 0;
+    for (const NET_BUFFER *nb = nbl ? nbl->FirstNetBuffer : NULL; nb; nb = nb->Next)
+        total += nb->DataLength;
+    return total > 0xFFFFFFFFull ? 0xFFFFFFFFu : (UINT32)total;
+}
+
+static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta, void *layer,
+                  UINT64 flow_ctx, FWPS_CLASSIFY_OUT0 *out, UINT16 family, UINT8 outbound)
+{
+    if (!(out->rights & FWPS_RIGHT_ACTION_WRITE))
+        return;
+    NET_BUFFER_LIST *nbl = (NET_BUFFER_LIST *)layer;
+    HANDLE inj = family == 4 ? g_sqfw.inject_v4 : g_sqfw.inject_v6;
+    FWPS_PACKET_INJECTION_STATE st = nbl ? FwpsQueryPacketInjectionState0(inj, nbl, NULL) : FWPS_PACKET_NOT_INJECTED;
+    if (st == FWPS_PACKET_INJECTED_BY_SELF || st == FWPS_PACKET_PREVIOUSLY_INJECTED_BY_SELF || !nbl || !flow_ctx) {
+        permit(out); /* our own re-injection already paid its tokens */
+        return;
+    }
+    sqfw_flow_ctx *ctx = (sqfw_flow_ctx *)(ULONG_PTR)flow_ctx;
+    UINT32 bytes = nbl_bytes(nbl);
+    sqfw_decision d;
+    KIRQL irql;
+    KeAcquireSpinLock(&g_sqfw.lock, &irql);
+    sqfw_packet(g_sqfw.engine, ctx->flow_id, bytes, sqfw_now_ns(), &d);
+    KeReleaseSpinLock(&g_sqfw.lock, irql);
+    if (d.verdict == SQFW_ALLOW) {
+        permit(out);
+        return;
+    }
+    if (d.verdict != SQFW_DEFER || nbl->Next) {
+        block(out); /* level drop, or a chain we do not split */
+        return;
+    }
+    sqfw_queued *q = ExAllocatePoolWithTag(NonPagedPoolNx, sizeof *q, SQFW_TAG);
+    if (!q) {
+        block(out);
+        return;
+    }
+    sq_zero(q, sizeof *q);
+    if (!NT_SUCCESS(FwpsAllocateCloneNetBufferList0(nbl, NULL, NULL, 0, &q->clone))) {
+        ExFreePoolWithTag(q, SQFW_TAG);
+        block(out);
+        return;
+    }
+    q->flow = ctx;
+    q->bytes = bytes;
+    q->family = family;
+    q->outbound = outbound;
+    q->endpoint = meta->transportEndpointHandle;
+    q->compartment = meta->compartmentId;
+    q->if_index = meta->sourceInterfaceIndex;
+    q->sub_if_index = meta->destinationInterfaceIndex;
+    q->scope_id = meta->remoteScopeId;
+    if (in->valueCount > FWPS_FIELD_IP_REMOTE_ADDRESS) {
+        const FWP_VALUE0 *ra = &in->incomingValue[FWPS_FIELD_IP_REMOTE_ADDRESS].value;
+        if (family == 4 && ra->type == FWP_UINT32) {
+            /* injection wants network order */
+            q->remote_addr[0] = (UINT8)(ra->uint32 >> 24);
+            q->remote_addr[1] = (UINT8)(ra->uint32 >> 16);
+            q->remote_addr[2] = (UINT8)(ra->uint32 >> 8);
+            q->remote_addr[3] = (UINT8)ra->uint32;
+        } else if (family == 6 && ra->type == FWP_BYTE_ARRAY16_TYPE && ra->byteArray16) {
+            sq_copy(q->remote_addr, ra->byteArray16->byteArray16, 16);
+        }
+    }
+    if (!sqfw_shaper_enqueue(q, d.class_id)) {
+        FwpsFreeCloneNetBufferList0(q->clone, 0);
+        ExFreePoolWithTag(q, SQFW_TAG);
+        block(out); /* class queue full: tail drop */
+        return;
+    }
+    /* the original is absorbed; the clone goes out when tokens allow */
+    out->actionType = FWP_ACTION_BLOCK;
+    out->flags |= FWPS_CLASSIFY_OUT_FLAG_ABSORB;
+}
+
+#define SHAPE_FN(name, fam, outbound)                                                                                  \
+    static void NTAPI name(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta, void *layer,   \
+                           const FWPS_FILTER0 *f, UINT64 ctx, FWPS_CLASSIFY_OUT0 *out)                                 \
+    {                                                                                                                  \
+        (void)f;                                                                                                       \
+        shape(in, meta, layer, ctx, out, fam, outbound);                                                               \
+    }
+SHAPE_FN(classify_out_v4, 4, 1)
+SHAPE_FN(classify_out_v6, 6, 1)
+SHAPE_FN(classify_in_v4, 4, 0)
+SHAPE_FN(classify_in_v6, 6, 0)
+
+static NTSTATUS NTAPI notify(FWPS_CALLOUT_NOTIFY_TYPE type, const GUID *key, FWPS_FILTER0 *filter)
+{
+    (void)type, (void)key, (void)filter;
+    return STATUS_SUCCESS;
+}
+
+/* One call per association: drop what is queued for the flow, then the
+ * association's reference. */
+static void NTAPI flow_delete(UINT16 layer, UINT32 callout, UINT64 flow_ctx)
+{
+    (void)layer, (void)callout;
+    sqfw_flow_ctx *ctx = (sqfw_flow_ctx *)(ULONG_PTR)flow_ctx;
+    if (!ctx)
+        return;
+    sqfw_shaper_drop_flow(ctx);
+    sqfw_flow_ctx_release(ctx);
+}
+
+static const struct {
+    FWPS_CALLOUT_CLASSIFY_FN0 fn;
+    const GUID *layer;
+    UINT32 flags;
+} callouts[C_COUNT] = {
+    [C_CONNECT_V4] = {classify_connect_v4, &layer_connect_v4, 0},
+    [C_CONNECT_V6] = {classify_connect_v6, &layer_connect_v6, 0},
+    [C_ACCEPT_V4] = {classify_accept_v4, &layer_accept_v4, 0},
+    [C_ACCEPT_V6] = {classify_accept_v6, &layer_accept_v6, 0},
+    [C_FLOW_V4] = {classify_flow_v4, &layer_flow_v4, 0},
+    [C_FLOW_V6] = {classify_flow_v6, &layer_flow_v6, 0},
+    [C_OUT_V4] = {classify_out_v4, &layer_out_v4, FWP_CALLOUT_FLAG_CONDITIONAL_ON_FLOW},
+    [C_OUT_V6] = {classify_out_v6, &layer_out_v6, FWP_CALLOUT_FLAG_CONDITIONAL_ON_FLOW},
+    [C_IN_V4] = {classify_in_v4, &layer_in_v4, FWP_CALLOUT_FLAG_CONDITIONAL_ON_FLOW},
+    [C_IN_V6] = {classify_in_v6, &layer_in_v6, FWP_CALLOUT_FLAG_CONDITIONAL_ON_FLOW},
+};
+
+static NTSTATUS add_management_objects(void)
+{
+    FWPM_SESSION0 session;
+    sq_zero(&session, sizeof session);
+    session.flags = FWPM_SESSION_FLAG_DYNAMIC;
+    NTSTATUS st = FwpmEngineOpen0(NULL, RPC_C_AUTHN_DEFAULT, NULL, &session, &g_sqfw.wfp_engine);
+    if (!NT_SUCCESS(st))
+        return st;
+    st = FwpmTransactionBegin0(g_sqfw.wfp_engine, 0);
+    if (!NT_SUCCESS(st))
+        return st;
+    FWPM_SUBLAYER0 sub;
+    sq_zero(&sub, sizeof sub);
+    sub.subLayerKey = sublayer_key;
+    sub.displayData.name = L"SieveQ firewall";
+    sub.weight = 0x8000;
+    st = FwpmSubLayerAdd0(g_sqfw.wfp_engine, &sub, NULL);
+    for (int i = 0; i < C_COUNT && NT_SUCCESS(st); i++) {
+        GUID key = (GUID)SQ_GUID((UCHAR)(1 + i));
+        FWPM_CALLOUT0 mc;
+        sq_zero(&mc, sizeof mc);
+        mc.calloutKey = key;
+        mc.displayData.name = L"SieveQ callout";
+        mc.applicableLayer = *callouts[i].layer;
+        st = FwpmCalloutAdd0(g_sqfw.wfp_engine, &mc, NULL, NULL);
+        if (!NT_SUCCESS(st))
+            break;
+        FWPM_FILTER0 f;
+        sq_zero(&f, sizeof f);
+        f.displayData.name = L"SieveQ filter";
+        f.layerKey = *callouts[i].layer;
+        f.subLayerKey = sublayer_key;
+        f.weight.type = FWP_EMPTY; /* engine-assigned weight */
+        f.action.type = FWP_ACTION_CALLOUT_TERMINATING;
+        f.action.calloutKey = key;
+        st = FwpmFilterAdd0(g_sqfw.wfp_engine, &f, NULL, NULL);
+    }
+    if (NT_SUCCESS(st))
+        st = FwpmTransactionCommit0(g_sqfw.wfp_engine);
+    else
+        FwpmTransactionAbort0(g_sqfw.wfp_engine);
+    return st;
+}
+
+NTSTATUS sqfw_callouts_register(PDEVICE_OBJECT device)
+{
+    for (int i = 0; i < C_COUNT; i++) {
+        FWPS_CALLOUT0 c;
+        sq_zero(&c, sizeof c);
+        c.calloutKey = (GUID)SQ_GUID((UCHAR)(1 + i));
+        c.flags = callouts[i].flags;
+        c.classifyFn = callouts[i].fn;
+        c.notifyFn = notify;
+        c.flowDeleteFn = flow_delete;
+        NTSTATUS st = FwpsCalloutRegister0(device, &c, &g_sqfw.callout_ids[i]);
+        if (!NT_SUCCESS(st))
+            return st;
+    }
+    return add_management_objects();
+}
+
+void sqfw_callouts_unregister(void)
+{
+    /* 1. no new classifies: closing the dynamic session removes our filters */
+    if (g_sqfw.wfp_engine) {
+        FwpmEngineClose0(g_sqfw.wfp_engine);
+        g_sqfw.wfp_engine = NULL;
+    }
+    /* 2. detach every flow context; flow-delete callbacks free them */
+    for (;;) {
+        KIRQL irql;
+        KeAcquireSpinLock(&g_sqfw.lock, &irql);
+        sqfw_flow_ctx *ctx = NULL;
+        for (LIST_ENTRY *e = g_sqfw.flows.Flink; e != &g_sqfw.flows; e = e->Flink) {
+            sqfw_flow_ctx *c = CONTAINING_RECORD(e, sqfw_flow_ctx, link);
+            if (c->associated) {
+                ctx = c;
+                break;
+            }
+        }
+        UINT8 assoc = ctx ? ctx->associated : 0;
+        if (ctx)
+            ctx->associated = 0;
+        KeReleaseSpinLock(&g_sqfw.lock, irql);
+        if (!ctx)
+            break;
+        UINT16 fam = ctx->family;
+        if (assoc & 1)
+            FwpsFlowRemoveContext0(ctx->flow_id, fam == 4 ? FWPS_LAYER_OUTBOUND_TRANSPORT_V4 : FWPS_LAYER_OUTBOUND_TRANSPORT_V6,
+                                   g_sqfw.callout_ids[fam == 4 ? C_OUT_V4 : C_OUT_V6]);
+        if (assoc & 2)
+            FwpsFlowRemoveContext0(ctx->flow_id, fam == 4 ? FWPS_LAYER_INBOUND_TRANSPORT_V4 : FWPS_LAYER_INBOUND_TRANSPORT_V6,
+                                   g_sqfw.callout_ids[fam == 4 ? C_IN_V4 : C_IN_V6]);
+    }
+    /* 3. complete every pended connect with the fail-closed answer */
+    for (UINT32 i = 0; i < SQFW_MAX_PENDED; i++) {
+        HANDLE h = g_sqfw.pend_completion[i];
+        g_sqfw.pend_completion[i] = NULL;
+        if (h)
+            FwpsCompleteOperation0(h, NULL);
+    }
+    for (int i = 0; i < C_COUNT; i++)
+        if (g_sqfw.callout_ids[i])
+            FwpsCalloutUnregisterById0(g_sqfw.callout_ids[i]);
+}

@@ -1,0 +1,88 @@
+/* Shared state of the Windows glue. One spin lock serialises every call
+ * into the portable core (the core itself never locks). */
+#ifndef SQFW_GLUE_H
+#define SQFW_GLUE_H
+
+#define POOL_TAGGING 1
+#include "include/wfp_decls.h"
+#include <csq.h>
+
+#include "../core/policy_format.h"
+#include "../core/sqfw.h"
+#include "sqfw_ioctl.h"
+
+#define SQFW_TAG 0x77665153u /* "SQfw" in pool dumps */
+#define SQFW_MAX_QUEUED_PER_CLASS 256u
+#define SQFW_QUEUE_CLASSES 64u
+
+/* A flow context: associated with the outbound and inbound transport
+ * layers, so two references from WFP plus one per queued packet. */
+typedef struct sqfw_flow_ctx {
+    LIST_ENTRY link;
+    UINT64 flow_id;
+    LONG refs;
+    UINT16 family;
+    UINT8 associated; /* bit 0: outbound layer, bit 1: inbound layer */
+    UINT8 pad;
+} sqfw_flow_ctx;
+
+/* A cloned packet waiting for its class's tokens. */
+typedef struct sqfw_queued {
+    LIST_ENTRY link;
+    NET_BUFFER_LIST *clone;
+    sqfw_flow_ctx *flow;
+    UINT64 endpoint;
+    UINT32 bytes;
+    UINT32 compartment;
+    UINT32 if_index, sub_if_index;
+    UINT16 family;
+    UINT8 outbound;
+    UINT8 remote_addr[16];
+    ULONG scope_id;
+} sqfw_queued;
+
+typedef struct sqfw_glue {
+    PDEVICE_OBJECT device;
+    KSPIN_LOCK lock; /* engine, flows, queues, pend table */
+    sqfw_engine *engine;
+    void *engine_mem;
+    void *policy_mem;
+    HANDLE wfp_engine; /* dynamic session: filters vanish with it */
+    UINT32 callout_ids[10];
+    HANDLE inject_v4, inject_v6;
+    LIST_ENTRY flows;
+    LIST_ENTRY queues[SQFW_QUEUE_CLASSES];
+    UINT32 queued[SQFW_QUEUE_CLASSES];
+    HANDLE pend_completion[SQFW_MAX_PENDED];
+    /* event channel */
+    IO_CSQ csq;
+    KSPIN_LOCK csq_lock;
+    LIST_ENTRY pending_irps;
+    /* worker */
+    PETHREAD worker;
+    KEVENT stop, kick;
+    volatile LONG stopping;
+} sqfw_glue;
+
+extern sqfw_glue g_sqfw;
+
+UINT64 sqfw_now_ns(void);
+
+/* callouts.c */
+NTSTATUS sqfw_callouts_register(PDEVICE_OBJECT device);
+void sqfw_callouts_unregister(void);
+
+/* shaper.c */
+NTSTATUS sqfw_shaper_start(void);
+void sqfw_shaper_stop(void);
+BOOLEAN sqfw_shaper_enqueue(sqfw_queued *q, UINT32 class_id);
+void sqfw_shaper_drop_flow(sqfw_flow_ctx *flow);
+void sqfw_flow_ctx_release(sqfw_flow_ctx *ctx);
+
+/* events.c */
+void sqfw_events_init(void);
+NTSTATUS sqfw_events_wait(PIRP irp);
+void sqfw_events_deliver(void);
+void sqfw_events_cancel_all(void);
+
+#endif

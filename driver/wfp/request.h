@@ -1,0 +1,18 @@
+#ifndef SQFW_REQUEST_H
+#define SQFW_REQUEST_H
+#include "glue.h"
+
+/* Request plus the bounded buffers its strings point into (caller's stack:
+ * about 1.2 KB, well inside the kernel stack budget of a classify). */
+typedef struct sqfw_req_buf {
+    sqfw_request req;
+    UINT8 path[SQFW_EVENT_PATH_MAX * 4];
+    UINT8 user[SQFW_MAX_USER];
+} sqfw_req_buf;
+
+#include "../core/policy_format.h"
+
+BOOLEAN sqfw_build_request(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,
+                           UINT16 family, UINT8 direction, UINT32 flags_field, sqfw_req_buf *b);
+
+#endif

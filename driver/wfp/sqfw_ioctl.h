@@ -1,0 +1,52 @@
+/* Device interface between the agent and sieveqfw.sys. Shared with the C#
+ * WindowsDriverBridge, which mirrors these codes and layouts; the payload
+ * structures are the core's (sqfw_stats, sqfw_event, sqfw_decision). */
+#ifndef SQFW_IOCTL_H
+#define SQFW_IOCTL_H
+
+#define SQFW_DEVICE_NAME L"\\Device\\SieveQFw"
+#define SQFW_DOS_NAME L"\\DosDevices\\SieveQFw" /* \\.\SieveQFw from user mode */
+
+#define SQFW_DEVICE_TYPE 0x8A5Fu
+#define SQFW_CTL(fn, access) ((SQFW_DEVICE_TYPE << 16) | ((access) << 14) | ((fn) << 2) | 0u /* METHOD_BUFFERED */)
+#define SQFW_READ 1u  /* FILE_READ_ACCESS */
+#define SQFW_WRITE 2u /* FILE_WRITE_ACCESS */
+
+#define IOCTL_SQFW_GET_VERSION SQFW_CTL(0x800u, SQFW_READ)          /* out: sqfw_version_info */
+#define IOCTL_SQFW_SET_POLICY SQFW_CTL(0x801u, SQFW_WRITE)          /* in: policy blob; out: u32 status, u32 offset */
+#define IOCTL_SQFW_GET_STATS SQFW_CTL(0x802u, SQFW_READ)            /* out: sqfw_stats */
+#define IOCTL_SQFW_SET_LEVEL SQFW_CTL(0x803u, SQFW_WRITE)           /* in: u32 level */
+#define IOCTL_SQFW_WAIT_EVENTS SQFW_CTL(0x804u, SQFW_READ)          /* out: sqfw_event[n]; pends until one exists */
+#define IOCTL_SQFW_ATTEST SQFW_CTL(0x805u, SQFW_WRITE)              /* in: sqfw_attest_in */
+#define IOCTL_SQFW_BIND_SERVICE SQFW_CTL(0x806u, SQFW_WRITE)        /* in: sqfw_bind_in */
+
+typedef struct sqfw_version_info {
+    uint32_t abi_version;    /* SQFW_ABI_VERSION */
+    uint32_t format_version; /* SQFW_FORMAT_VERSION */
+    uint32_t driver_major, driver_minor;
+} sqfw_version_info;
+
+typedef struct sqfw_attest_in {
+    uint64_t process_key;
+    uint8_t sha256[32];
+} sqfw_attest_in;
+
+typedef struct sqfw_bind_in {
+    uint64_t process_key;
+    uint32_t name_len;
+    uint32_t reserved;
+    uint8_t name[64]; /* UTF-8 service name */
+} sqfw_bind_in;
+
+typedef struct sqfw_set_policy_out {
+    uint32_t status; /* sqfw_status */
+    uint32_t err_offset;
+} sqfw_set_policy_out;
+
+/* Process key, computed the same way by the driver and the agent:
+ * pid XOR (creation time in 100 ns units * 0x9E3779B97F4A7C15). The agent
+ * gets the creation time from GetProcessTimes. */
+#define SQFW_PROCESS_KEY(pid, create_time) \
+    ((uint64_t)(pid) ^ ((uint64_t)(create_time) * 0x9E3779B97F4A7C15ull))
+
+#endif

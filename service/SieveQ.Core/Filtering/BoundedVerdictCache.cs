@@ -1,0 +1,51 @@
+using System.Collections.Concurrent;
+using SieveQ.Bft.Protocol;
+
+namespace SieveQ.Core.Filtering;
+
+/// <summary>
+/// A bounded, thread-safe map from a hash to a verification verdict, in two generations: when the
+/// young generation fills it becomes the old one and the previous old one is dropped. Losing an
+/// entry only costs a re-verification; and since every verdict is a pure function of the hashed bytes
+/// (and the enrolment), a replica that misses the cache reaches the same verdict as one that hits.
+/// </summary>
+public sealed class BoundedVerdictCache<TVerdict> where TVerdict : struct
+{
+    private readonly int _generationSize;
+    private ConcurrentDictionary<Digest, TVerdict> _young = new();
+    private ConcurrentDictionary<Digest, TVerdict> _old = new();
+    private readonly Lock _rotate = new();
+
+    public BoundedVerdictCache(int capacity = 1 << 18)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(capacity, 2);
+        _generationSize = capacity / 2;
+    }
+
+    public int Count => _young.Count + _old.Count;
+
+    public bool TryGet(Digest key, out TVerdict verdict) => _young.TryGetValue(key, out verdict) || _old.TryGetValue(key, out verdict);
+
+    public void Put(Digest key, TVerdict verdict)
+    {
+        _young[key] = verdict;
+        if (_young.Count >= _generationSize)
+        {
+            lock (_rotate)
+            {
+                if (_young.Count >= _generationSize)
+                {
+                    _old = _young;
+                    _young = new ConcurrentDictionary<Digest, TVerdict>();
+                }
+            }
+        }
+    }
+
+    /// <summary>Forgets a verdict once it has been consumed at execution.</summary>
+    public void Remove(Digest key)
+    {
+        _young.TryRemove(key, out _);
+        _old.TryRemove(key, out _);
+    }
+}

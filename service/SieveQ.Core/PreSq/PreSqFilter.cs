@@ -1,0 +1,157 @@
+using SieveQ.Core.Envelope;
+using SieveQ.Core.Filtering;
+using SieveQ.Core.Keys;
+
+namespace SieveQ.Core.PreSq;
+
+/// <summary>
+/// The pre-SQ's checks (paper 4.3.2), cheapest first, in the paper's order: (a) whitelist and
+/// quarantine, (b) sequence window, (c) MAC — undoing (b) when it fails, so a forged frame cannot
+/// burn the number of the genuine message that follows — and (d) the sender's grant. A frame dropped
+/// by (d) also has its (b) mark undone: it was not forwarded, and the sender's retransmission of it
+/// must not look like a replay here. ACKREQs skip (b) (they carry no message number) but pass (a),
+/// (c) and (d).
+/// <para>
+/// Time is the pre-SQ's own clock, passed in. Not thread-safe: a host running several event loops
+/// gives each its own filter and routes each sender to one of them.
+/// </para>
+/// </summary>
+public sealed class PreSqFilter
+{
+    private const string Component = "pre-sq";
+
+    private readonly int _id;
+    private readonly PreSqOptions _options;
+    private readonly SenderWhitelist _whitelist;
+    private readonly Func<int, MacKeyRing?> _ringFor;
+    private readonly Dictionary<int, (SequenceWindow Window, GrantBucket Grant)> _senders = [];
+    private readonly Dictionary<int, (long Rate, long Burst)> _grantOverrides = [];
+    private readonly DropCounters _drops = new(Component);
+
+    /// <param name="ringFor">MAC ring shared with a sender (null: none, the frame fails (c)).</param>
+    public PreSqFilter(int preSqId, PreSqOptions options, SenderWhitelist whitelist, Func<int, MacKeyRing?> ringFor)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(whitelist);
+        ArgumentNullException.ThrowIfNull(ringFor);
+        _id = preSqId;
+        _options = options;
+        _whitelist = whitelist;
+        _ringFor = ringFor;
+    }
+
+    public DropCounters Drops => _drops;
+
+    public long PassedCount { get; private set; }
+
+    public SenderWhitelist Whitelist => _whitelist;
+
+    /// <summary>Changes one sender's grant (paper: adjusted dynamically to available and consumed resources).</summary>
+    public void AdjustGrant(int sender, long ratePerSecond, long burst)
+    {
+        _grantOverrides[sender] = (ratePerSecond, burst);
+        if (_senders.TryGetValue(sender, out var s))
+        {
+            s.Grant.Adjust(ratePerSecond, burst);
+        }
+    }
+
+    public PreSqVerdict Inspect(ReadOnlyMemory<byte> frame, long nowMs)
+    {
+        SenderFrame f;
+        int sender;
+        long seq = 0;
+        try
+        {
+            f = SenderFrameCodec.Decode(frame);
+            if (f.BodyKind == StructureKind.SenderMessage)
+            {
+                var m = SenderMessageCodec.Decode(f.Body);
+                sender = m.Sender;
+                seq = m.Seq;
+            }
+            else
+            {
+                sender = AckRequestCodec.Decode(f.Body).Sender;
+            }
+        }
+        catch (MalformedEnvelopeException)
+        {
+            return Dropped(SieveStage.Parse, DropReason.Malformed);
+        }
+        if (f.PreSq != _id)
+        {
+            return Dropped(SieveStage.Parse, DropReason.WrongDestination, sender, seq);
+        }
+
+        // (a)
+        if (!_whitelist.IsAllowed(sender))
+        {
+            return Dropped(SieveStage.Whitelist, DropReason.NotWhitelisted, sender, seq);
+        }
+        if (_whitelist.IsQuarantined(sender))
+        {
+            return Dropped(SieveStage.Whitelist, DropReason.Quarantined, sender, seq);
+        }
+        var state = StateOf(sender, nowMs);
+
+        // (b)
+        var marked = false;
+        if (f.BodyKind == StructureKind.SenderMessage)
+        {
+            switch (state.Window.TryMark(seq))
+            {
+                case SequenceCheck.Accepted:
+                    marked = true;
+                    break;
+                case SequenceCheck.Replay:
+                    return Dropped(SieveStage.Sequence, DropReason.Replay, sender, seq);
+                case SequenceCheck.TooOld:
+                    return Dropped(SieveStage.Sequence, DropReason.TooOld, sender, seq);
+                default:
+                    return Dropped(SieveStage.Sequence, DropReason.TooFarAhead, sender, seq);
+            }
+        }
+
+        // (c)
+        var ring = _ringFor(sender);
+        if (ring is null || !SenderFrameCodec.VerifyMac(frame.Span, ring))
+        {
+            if (marked)
+            {
+                state.Window.UndoLastMark();
+            }
+            return Dropped(SieveStage.Mac, DropReason.BadMac, sender, seq);
+        }
+
+        // (d)
+        if (!state.Grant.TryTake(nowMs))
+        {
+            if (marked)
+            {
+                state.Window.UndoLastMark();
+            }
+            return Dropped(SieveStage.Grant, DropReason.GrantExceeded, sender, seq);
+        }
+        PassedCount++;
+        SieveMetrics.Pass(Component);
+        return new PreSqVerdict(true, SieveStage.Grant, default, sender, seq, f.BodyKind, f.Body);
+    }
+
+    private (SequenceWindow Window, GrantBucket Grant) StateOf(int sender, long nowMs)
+    {
+        if (!_senders.TryGetValue(sender, out var s))
+        {
+            var (rate, burst) = _grantOverrides.TryGetValue(sender, out var o) ? o : (_options.GrantRatePerSecond, _options.GrantBurst);
+            s = (new SequenceWindow(_options.WindowSize, _options.MaxAhead, adoptFirst: true), new GrantBucket(rate, burst, nowMs));
+            _senders.Add(sender, s);
+        }
+        return s;
+    }
+
+    private PreSqVerdict Dropped(SieveStage stage, DropReason reason, int sender = -1, long seq = 0)
+    {
+        _drops.Count(stage, reason);
+        return PreSqVerdict.Drop(stage, reason, sender, seq);
+    }
+}

@@ -1,0 +1,23 @@
+namespace SieveQ.Core.PreSq;
+
+/// <summary>Tunables of a pre-SQ's filter and batcher.</summary>
+public sealed record PreSqOptions
+{
+    public int WindowSize { get; init; } = 8192;
+
+    public long MaxAhead { get; init; } = 8192;
+
+    /// <summary>Default grant per sender (messages/s and burst); adjustable per sender at run time.</summary>
+    public long GrantRatePerSecond { get; init; } = 10_000;
+
+    public long GrantBurst { get; init; } = 20_000;
+
+    /// <summary>An ordering request closes at this many items ...</summary>
+    public int BatchMaxItems { get; init; } = 1024;
+
+    /// <summary>... or this many bytes ...</summary>
+    public int BatchMaxBytes { get; init; } = 1 << 20;
+
+    /// <summary>... or when its first item has waited this long.</summary>
+    public long BatchMaxDelayMs { get; init; } = 2;
+}

@@ -1,0 +1,89 @@
+using SieveQ.Core.Envelope;
+using SieveQ.Core.Filtering;
+using SieveQ.Core.Keys;
+
+namespace SieveQ.Core.Replica;
+
+/// <summary>
+/// Signature checks of the three signed item kinds an ordering request carries (sender messages,
+/// ACKREQs, receiver acknowledgements), through the verdict cache: the verifier fills it ahead of
+/// ordering, execution takes from it. Thread-safe.
+/// </summary>
+public sealed class ItemAuthenticator
+{
+    private readonly PublicKeyDirectory _keys;
+    private readonly SenderSignatureCheck _senderCheck;
+    private readonly SignatureVerdictCache _cache;
+
+    public ItemAuthenticator(PublicKeyDirectory keys, SignatureVerdictCache cache)
+    {
+        _keys = keys;
+        _cache = cache;
+        _senderCheck = new SenderSignatureCheck(keys);
+    }
+
+    public SignatureVerdictCache Cache => _cache;
+
+    /// <summary>Verifies an item ahead of ordering and caches the verdict. Unparsable items are left for execution to count.</summary>
+    public void Precompute(ReadOnlyMemory<byte> item)
+    {
+        var hash = TaggedHash.MessageHash(item.Span);
+        if (_cache.Contains(hash))
+        {
+            return;
+        }
+        try
+        {
+            switch ((StructureKind)item.Span[0])
+            {
+                case StructureKind.SenderMessage:
+                    _cache.Put(hash, _senderCheck.Verify(SenderMessageCodec.Decode(item)));
+                    break;
+                case StructureKind.AckRequest:
+                    _cache.Put(hash, Check(AckRequestCodec.Decode(item)));
+                    break;
+                case StructureKind.ReceiverAck:
+                    _cache.Put(hash, Check(ReceiverAckCodec.Decode(item)));
+                    break;
+                default:
+                    break;
+            }
+        }
+        catch (MalformedEnvelopeException)
+        {
+            // Execution decodes again, counts it as malformed and charges the forwarding pre-SQ.
+        }
+    }
+
+    public SignatureVerdict Verify(SenderMessage message) => Cached(message.Encoded, () => _senderCheck.Verify(message));
+
+    public SignatureVerdict Verify(AckRequest request, ReadOnlyMemory<byte> encoded) => Cached(encoded, () => Check(request));
+
+    public SignatureVerdict Verify(ReceiverAck ack, ReadOnlyMemory<byte> encoded) => Cached(encoded, () => Check(ack));
+
+    private SignatureVerdict Cached(ReadOnlyMemory<byte> encoded, Func<SignatureVerdict> verify)
+    {
+        var hash = TaggedHash.MessageHash(encoded.Span);
+        return _cache.TryTake(hash, out var v) ? v : verify();
+    }
+
+    private SignatureVerdict Check(AckRequest r)
+    {
+        if (!_keys.IsSender(r.Sender))
+        {
+            return SignatureVerdict.UnknownSender;
+        }
+        return _keys.VerifySender(r.Sender, TaggedHash.Concat(DomainTags.AckRequest, r.SignedRegion.Span), r.Signature.Span)
+            ? SignatureVerdict.Valid : SignatureVerdict.BadSignature;
+    }
+
+    private SignatureVerdict Check(ReceiverAck a)
+    {
+        if (!_keys.IsReceiver(a.Receiver))
+        {
+            return SignatureVerdict.UnknownSender;
+        }
+        return _keys.VerifyReceiver(a.Receiver, TaggedHash.Concat(DomainTags.ReceiverAck, a.SignedRegion.Span), a.Signature.Span)
+            ? SignatureVerdict.Valid : SignatureVerdict.BadSignature;
+    }
+}

@@ -1,0 +1,74 @@
+using SieveQ.Core.Filtering;
+
+namespace SieveQ.Core.Replica;
+
+/// <summary>
+/// Tunables of the replica-SQ state machine. They are part of the replicated configuration: every
+/// replica must run with the same values, or their states diverge.
+/// </summary>
+public sealed record ReplicaSieveOptions
+{
+    /// <summary>Sequence window per sender (bits). A sender's outstanding window must not exceed it.</summary>
+    public int WindowSize { get; init; } = 8192;
+
+    /// <summary>How far above a sender's highest number a message may jump.</summary>
+    public long MaxAhead { get; init; } = 8192;
+
+    /// <summary>Grant per sender at the replicas, messages/s. Kept above the pre-SQs' grant so a correct pre-SQ never trips it.</summary>
+    public long GrantRatePerSecond { get; init; } = 20_000;
+
+    public long GrantBurst { get; init; } = 40_000;
+
+    /// <summary>Reorder buffer (4.3.3): hold a message at most this far above the sender's expected number.</summary>
+    public int ReorderThreshold { get; init; } = 1024;
+
+    /// <summary>Give up waiting for a gap after this many other messages were processed.</summary>
+    public int ReorderPatience { get; init; } = 4096;
+
+    /// <summary>Held messages over all senders.</summary>
+    public int MaxHeldTotal { get; init; } = 65_536;
+
+    /// <summary>Approved-but-unacknowledged messages (plus held ones) per receiver.</summary>
+    public int ReceiverQueueCapacity { get; init; } = 65_536;
+
+    /// <summary>Items per output batch to one receiver.</summary>
+    public int OutputBatchMaxItems { get; init; } = 1024;
+
+    /// <summary>Minimum agreed time between two ACKREQs of one sender that are answered.</summary>
+    public long MinAckRequestIntervalMs { get; init; } = 5;
+
+    /// <summary>Loss rate (ppm) above which the sender is moved to another pre-SQ.</summary>
+    public int ReassignLossPpm { get; init; } = 100_000;
+
+    /// <summary>How long a WARNREQ marks its pre-SQ as overloaded.</summary>
+    public long WarningHoldMs { get; init; } = 10_000;
+
+    public SuspicionPolicy SenderSuspicion { get; init; } = SuspicionPolicy.Default;
+
+    public SuspicionPolicy PreSqSuspicion { get; init; } = SuspicionPolicy.Default;
+
+    /// <summary>Evidence weights. Replays are light: correct senders retransmit through a second pre-SQ when the first is slow.</summary>
+    public int ReplayWeight { get; init; } = 1;
+
+    public int GrantOverrunWeight { get; init; } = 2;
+
+    /// <summary>A bad signature may be the sender's or a tampering pre-SQ's; both are charged, the pre-SQ more.</summary>
+    public int BadSignatureSenderWeight { get; init; } = 10;
+
+    public int BadSignaturePreSqWeight { get; init; } = 20;
+
+    /// <summary>A pre-SQ forwarding unparsable or non-whitelisted input skipped its own checks.</summary>
+    public int MalformedPreSqWeight { get; init; } = 20;
+
+    /// <summary>High loss observed through a pre-SQ.</summary>
+    public int LossPreSqWeight { get; init; } = 5;
+
+    public void Validate()
+    {
+        if (WindowSize < 64 || WindowSize % 64 != 0 || MaxAhead < 1 || ReorderThreshold < 0 || ReorderPatience < 1
+            || MaxHeldTotal < 0 || ReceiverQueueCapacity < 1 || OutputBatchMaxItems < 1 || GrantRatePerSecond < 1 || GrantBurst < 1)
+        {
+            throw new ArgumentException("replica sieve options out of range");
+        }
+    }
+}

@@ -1,0 +1,60 @@
+using SieveQ.Bft.Core;
+using SieveQ.Bft.Protocol;
+using SieveQ.Core.Envelope;
+
+namespace SieveQ.Core.Replica;
+
+/// <summary>
+/// The ordering host's pre-ordering check (<see cref="IRequestVerifier"/>), run on worker threads as
+/// requests arrive: verifies every signature in the pre-SQ's batch, in parallel for large batches, and
+/// caches the verdicts for execution, so the ordering thread never waits on ECDSA.
+/// <para>
+/// It refuses a request only when the payload itself is unparsable or claims another origin than the
+/// ordering client that sent it. A batch with bad signatures inside is admitted on purpose: the bad
+/// items must reach agreed execution so that every replica counts them against the pre-SQ and sender
+/// in the same way (resilience needs agreed evidence, not one replica's local opinion).
+/// </para>
+/// </summary>
+public sealed class SieveRequestVerifier : IRequestVerifier
+{
+    private readonly ItemAuthenticator _authenticator;
+    private readonly int _parallelFrom;
+
+    /// <param name="parallelFrom">Batches with at least this many items are verified with Parallel.For.</param>
+    public SieveRequestVerifier(ItemAuthenticator authenticator, int parallelFrom = 16)
+    {
+        _authenticator = authenticator;
+        _parallelFrom = parallelFrom;
+    }
+
+    public bool Verify(ClientRequest request)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        OrderingRequest payload;
+        try
+        {
+            payload = OrderingRequestCodec.Decode(request.Payload);
+        }
+        catch (MalformedEnvelopeException)
+        {
+            return false;
+        }
+        if (payload.Origin != request.From)
+        {
+            return false;
+        }
+        var items = payload.Items;
+        if (items.Count >= _parallelFrom)
+        {
+            Parallel.For(0, items.Count, i => _authenticator.Precompute(items[i]));
+        }
+        else
+        {
+            foreach (var item in items)
+            {
+                _authenticator.Precompute(item);
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,27 @@
+namespace SieveQ.Core.Sender;
+
+/// <summary>Tunables of a sender-SQ.</summary>
+public sealed record SenderSqOptions
+{
+    /// <summary>
+    /// Messages sent but not yet acknowledged by f+1 replicas, plus staged ones. Reaching it is the
+    /// back-pressure an application sees. Must stay below the replicas' window size.
+    /// </summary>
+    public int MaxOutstanding { get; init; } = 4096;
+
+    /// <summary>Staged messages are signed as one Merkle batch; one message alone gets its own signature.</summary>
+    public int MaxBatch { get; init; } = 256;
+
+    /// <summary>Time-out before a message is retransmitted, through another pre-SQ; doubles per attempt up to the maximum.</summary>
+    public long RetransmitAfterMs { get; init; } = 500;
+
+    public long MaxRetransmitAfterMs { get; init; } = 8_000;
+
+    /// <summary>How often an ACKREQ goes out while messages are outstanding.</summary>
+    public long AckRequestIntervalMs { get; init; } = 50;
+
+    /// <summary>First wait for ACKRES; doubles on every unanswered ACKREQ (paper 4.4.2 step 1).</summary>
+    public long AckResponseWaitMs { get; init; } = 200;
+
+    public long MaxAckResponseWaitMs { get; init; } = 10_000;
+}

@@ -1,0 +1,113 @@
+using System.Buffers;
+using System.Security.Cryptography;
+using SieveQ.Bft.Codec;
+using SieveQ.Bft.Hosting.Transport;
+
+namespace SieveQ.Bft.Tests.Hosting;
+
+public sealed class FrameCodecTests
+{
+    private static readonly byte[] Key = SHA256.HashData("frame-test"u8);
+
+    private static byte[] Seal(ulong seq, byte[] payload)
+    {
+        using var mac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, Key);
+        var frame = new byte[FrameCodec.SingleMessageFrameSize(payload.Length)];
+        FrameCodec.Seal(frame, seq, payload, mac);
+        return frame;
+    }
+
+    private static bool Open(byte[] frame, ulong seq, out byte[] payload)
+    {
+        using var mac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, Key);
+        var ok = FrameCodec.TryOpen(frame, seq, mac, out var range);
+        payload = [];
+        if (ok)
+        {
+            ReadOnlySpan<byte> body = frame.AsSpan(range);
+            Assert.True(FrameCodec.TryNextRecord(ref body, out var message));
+            payload = message.ToArray();
+            Assert.False(FrameCodec.TryNextRecord(ref body, out _));
+        }
+        return ok;
+    }
+
+    [Fact]
+    public void SealedFrameOpensToThePayload()
+    {
+        var frame = Seal(7, [1, 2, 3]);
+        Assert.True(Open(frame, 7, out var payload));
+        Assert.Equal([1, 2, 3], payload);
+    }
+
+    [Fact]
+    public void AnyFlippedBitFailsAuthentication()
+    {
+        var frame = Seal(0, [.. Enumerable.Range(0, 40).Select(i => (byte)i)]);
+        for (var i = 0; i < frame.Length; i++)
+        {
+            var copy = (byte[])frame.Clone();
+            copy[i] ^= 0x10;
+            Assert.False(Open(copy, 0, out _), $"flip at byte {i} went unnoticed");
+        }
+    }
+
+    [Fact]
+    public void WrongSequenceFailsSoReplaysAndReordersAreRejected()
+    {
+        var frame = Seal(5, [9]);
+        Assert.False(Open(frame, 4, out _));
+        Assert.False(Open(frame, 6, out _));
+    }
+
+    [Fact]
+    public void ReaderWaitsForWholeFramesAcrossSegments()
+    {
+        var a = Seal(0, [1, 2, 3]);
+        var b = Seal(1, [4]);
+        byte[] stream = [.. a, .. b];
+        var partial = new ReadOnlySequence<byte>(stream, 0, a.Length + 2);
+        Assert.True(FrameCodec.TryReadFrame(ref partial, out var first));
+        Assert.Equal(a.Length, first.Length);
+        Assert.False(FrameCodec.TryReadFrame(ref partial, out _));
+    }
+
+    [Fact]
+    public void SeveralMessagesShareOneFrameAndBadRecordLengthsAreMalformed()
+    {
+        var frame = new byte[FrameCodec.Overhead + 4 + 2 + 4 + 3];
+        var body = FrameCodec.BodyOf(frame);
+        body = body[FrameCodec.WriteRecord(body, [1, 2])..];
+        FrameCodec.WriteRecord(body, [3, 4, 5]);
+        using (var mac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, Key))
+        {
+            FrameCodec.SealInPlace(frame, 0, mac);
+        }
+        using var open = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, Key);
+        Assert.True(FrameCodec.TryOpen(frame, 0, open, out var range));
+        ReadOnlySpan<byte> records = frame.AsSpan(range);
+        Assert.True(FrameCodec.TryNextRecord(ref records, out var a));
+        Assert.True(FrameCodec.TryNextRecord(ref records, out var b));
+        Assert.Equal([1, 2], a.ToArray());
+        Assert.Equal([3, 4, 5], b.ToArray());
+        Assert.False(FrameCodec.TryNextRecord(ref records, out _));
+
+        byte[] overlong = [10, 0, 0, 0, 1, 2];
+        byte[] empty = [0, 0, 0, 0];
+        Assert.Throws<MalformedMessageException>(() => { ReadOnlySpan<byte> r = overlong; FrameCodec.TryNextRecord(ref r, out _); });
+        Assert.Throws<MalformedMessageException>(() => { ReadOnlySpan<byte> r = empty; FrameCodec.TryNextRecord(ref r, out _); });
+    }
+
+    [Theory]
+    [InlineData(0u)]
+    [InlineData(10u)]
+    [InlineData(uint.MaxValue)]
+    [InlineData((uint)(WireLimits.MaxFrameBytes + 41))]
+    public void LengthOutsideTheLimitsIsMalformed(uint length)
+    {
+        var bytes = new byte[64];
+        BitConverter.TryWriteBytes(bytes, length);
+        var seq = new ReadOnlySequence<byte>(bytes);
+        Assert.Throws<MalformedMessageException>(() => FrameCodec.TryReadFrame(ref seq, out _));
+    }
+}

@@ -1,0 +1,142 @@
+using System.Threading.Channels;
+using Microsoft.Extensions.Logging.Abstractions;
+using SieveQ.Bft.Codec;
+using SieveQ.Bft.Hosting.Config;
+using SieveQ.Bft.Hosting.Crypto;
+using SieveQ.Bft.Hosting.Transport;
+using SieveQ.Bft.Protocol;
+
+namespace SieveQ.Bft.Tests.Hosting;
+
+public sealed class LinkAuthenticationTests : IAsyncLifetime
+{
+    private static readonly TimeSpan Wait = TimeSpan.FromSeconds(5);
+    private readonly TempCluster _cluster = new(replicas: 4, clients: 2);
+    private readonly Channel<BftMessage> _received = Channel.CreateUnbounded<BftMessage>();
+    private readonly Channel<Exception> _failures = Channel.CreateUnbounded<Exception>();
+    private readonly List<IdentityKey> _keys = [];
+    private LinkListener _listener = null!;
+    private KeyRing _ring = null!;
+
+    private ClusterConfig Config => _cluster.Config;
+
+    public Task InitializeAsync()
+    {
+        _ring = new KeyRing(Config);
+        _listener = Listen(self: 0, identity: Key(0));
+        return Task.CompletedTask;
+    }
+
+    private IdentityKey Key(int node)
+    {
+        var k = ClusterBootstrap.LoadKey(Config, node);
+        _keys.Add(k);
+        return k;
+    }
+
+    private LinkListener Listen(int self, IdentityKey identity)
+    {
+        var l = new LinkListener(Config.Replica(self).ParseEndpoint(), self, identity, _ring, Config.Links, _ => true, ServeAsync, NullLogger.Instance);
+        l.Start();
+        return l;
+    }
+
+    private async Task ServeAsync(AuthenticatedLink link, CancellationToken ct)
+    {
+        try
+        {
+            await link.RunReceiveAsync((m, _) =>
+            {
+                _received.Writer.TryWrite(m);
+                return ValueTask.CompletedTask;
+            }, ct);
+        }
+        catch (Exception e)
+        {
+            _failures.Writer.TryWrite(e);
+            throw;
+        }
+    }
+
+    private Task<AuthenticatedLink> ConnectAsync(int self, IdentityKey identity, int peer = 0) =>
+        AuthenticatedLink.ConnectAsync(Config.Replica(peer).ParseEndpoint(), self, peer, identity, _ring, 5_000, CancellationToken.None);
+
+    private static byte[] Request(int from, long seq) => MessageCodec.Encode(new ClientRequest(from, seq, [1, 2, 3]));
+
+    [Fact]
+    public async Task PinnedClientIsAuthenticatedAndItsMessagesArrive()
+    {
+        await using var link = await ConnectAsync(4, Key(4));
+        await link.SendRawForTestAsync(link.SealForTest(Request(4, 1)), CancellationToken.None);
+        var m = await _received.Reader.ReadAsync().AsTask().WaitAsync(Wait);
+        Assert.Equal(new RequestId(4, 1), Assert.IsType<ClientRequest>(m).Id);
+    }
+
+    [Fact]
+    public async Task ClientWithAnUnpinnedKeyIsRejected()
+    {
+        var before = TransportCounters.Dropped(DropReason.HandshakeFailed);
+        using var impostor = IdentityKey.Generate();
+        await using var link = await ConnectAsync(4, impostor);  // the initiator learns of the rejection only when the socket closes
+        await Assert.ThrowsAnyAsync<Exception>(async () =>
+        {
+            await link.SendRawForTestAsync(link.SealForTest(Request(4, 1)), CancellationToken.None);
+            await link.RunReceiveAsync((_, _) => ValueTask.CompletedTask, CancellationToken.None);
+            throw new IOException("closed");
+        }).WaitAsync(Wait);
+        Assert.True(TransportCounters.Dropped(DropReason.HandshakeFailed) > before);
+        Assert.False(_received.Reader.TryRead(out _));
+    }
+
+    [Fact]
+    public async Task ResponderWithTheWrongKeyIsRejectedByTheInitiator()
+    {
+        // Something listens where replica 1 should be, claiming to be replica 1 but holding replica 0's key.
+        await using var fake = Listen(self: 1, identity: Key(0));
+        await Assert.ThrowsAsync<LinkAuthenticationException>(() => ConnectAsync(4, Key(4), peer: 1));
+    }
+
+    [Fact]
+    public async Task TamperedFrameBreaksTheLink()
+    {
+        await using var link = await ConnectAsync(4, Key(4));
+        var frame = link.SealForTest(Request(4, 1));
+        frame[^40] ^= 1;  // a payload byte
+        await link.SendRawForTestAsync(frame, CancellationToken.None);
+        var e = await _failures.Reader.ReadAsync().AsTask().WaitAsync(Wait);
+        Assert.IsType<LinkAuthenticationException>(e);
+        Assert.False(_received.Reader.TryRead(out _));
+    }
+
+    [Fact]
+    public async Task ReplayedFrameIsRejected()
+    {
+        await using var link = await ConnectAsync(4, Key(4));
+        var frame = link.SealForTest(Request(4, 1));
+        await link.SendRawForTestAsync(frame, CancellationToken.None);
+        await link.SendRawForTestAsync(frame, CancellationToken.None);
+        await _received.Reader.ReadAsync().AsTask().WaitAsync(Wait);
+        var e = await _failures.Reader.ReadAsync().AsTask().WaitAsync(Wait);
+        Assert.IsType<LinkAuthenticationException>(e);
+        Assert.False(_received.Reader.TryRead(out _));
+    }
+
+    [Fact]
+    public async Task MessageClaimingAnotherSenderIsDropped()
+    {
+        var before = TransportCounters.Dropped(DropReason.FromMismatch);
+        await using var link = await ConnectAsync(4, Key(4));
+        await link.SendRawForTestAsync(link.SealForTest(Request(5, 1)), CancellationToken.None);  // client 4 speaking as client 5
+        await link.SendRawForTestAsync(link.SealForTest(Request(4, 2)), CancellationToken.None);
+        var m = await _received.Reader.ReadAsync().AsTask().WaitAsync(Wait);
+        Assert.Equal(4, m.From);
+        Assert.True(TransportCounters.Dropped(DropReason.FromMismatch) > before);
+    }
+
+    public async Task DisposeAsync()
+    {
+        await _listener.DisposeAsync();
+        _keys.ForEach(k => k.Dispose());
+        _cluster.Dispose();
+    }
+}

@@ -1,0 +1,111 @@
+using SieveQ.Bft.Core;
+using SieveQ.Bft.Hosting.Storage;
+using SieveQ.Bft.Protocol;
+
+namespace SieveQ.Bft.Tests.Hosting;
+
+public sealed class WriteAheadLogTests : IDisposable
+{
+    private readonly string _dir = Directory.CreateTempSubdirectory("sieveq-wal-").FullName;
+
+    private static Batch Batch(int n, long ts = 1000) => new(ts, [.. Enumerable.Range(0, n).Select(i => new ClientRequest(4, i + 1, new byte[i * 10]))]);
+
+    private static PreparedCertificate Cert(long cid) =>
+        new(cid, 1, Batch(2).Hash, Batch(2), [new WriteSignature(0, new byte[64]), new WriteSignature(1, new byte[64]), new WriteSignature(2, new byte[64])]);
+
+    private static string Describe(DurableRecord r) => r switch
+    {
+        DecisionRecord d => $"decision {d.ConsensusId} {d.Value.Hash}",
+        PreparedRecord p => $"prepared {p.Certificate.ConsensusId} {p.Certificate.BatchHash} {p.Certificate.Value?.Hash} {p.Certificate.Writes.Count}",
+        CheckpointRecord c => $"checkpoint {c.ConsensusId} {c.StateHash} {Convert.ToHexString(c.State)}",
+        RegencyRecord g => $"regency {g.Regency}",
+        _ => r.ToString()!,
+    };
+
+    [Fact]
+    public void RecordsSurviveReopenInOrder()
+    {
+        DurableRecord[] written = [new RegencyRecord(2), new PreparedRecord(Cert(1)), new DecisionRecord(1, Batch(3)), new CheckpointRecord(1, Digest.Compute("s"u8), [1, 2, 3])];
+        using (var wal = WriteAheadLog.Open(_dir, out var none))
+        {
+            Assert.Empty(none);
+            foreach (var r in written)
+            {
+                wal.Append(r);
+            }
+            wal.Sync();
+        }
+        using var again = WriteAheadLog.Open(_dir, out var recovered);
+        Assert.Equal(written.Select(Describe), recovered.Select(Describe));
+    }
+
+    [Fact]
+    public void TornTailIsCutAndLaterAppendsAreReadable()
+    {
+        using (var wal = WriteAheadLog.Open(_dir, out _))
+        {
+            wal.Append(new DecisionRecord(1, Batch(2)));
+            wal.Append(new DecisionRecord(2, Batch(5)));
+            wal.Sync();
+        }
+        var segment = Directory.GetFiles(_dir, "wal-*.log").Single();
+        var length = new FileInfo(segment).Length;
+        using (var fs = new FileStream(segment, FileMode.Open))
+        {
+            fs.SetLength(length - 7);  // the crash tore the second record
+            fs.Seek(0, SeekOrigin.End);
+            fs.Write([0xde, 0xad, 0xbe, 0xef]);
+        }
+        using (var wal = WriteAheadLog.Open(_dir, out var recovered))
+        {
+            Assert.Equal(["decision 1"], recovered.Select(r => Describe(r)[..10]));
+            wal.Append(new DecisionRecord(2, Batch(1)));
+            wal.Sync();
+        }
+        using var last = WriteAheadLog.Open(_dir, out var all);
+        Assert.Equal([1L, 2L], all.Cast<DecisionRecord>().Select(d => d.ConsensusId));
+    }
+
+    [Fact]
+    public void CorruptRecordInTheMiddleEndsRecoveryThere()
+    {
+        using (var wal = WriteAheadLog.Open(_dir, out _))
+        {
+            wal.Append(new RegencyRecord(1));
+            wal.Append(new DecisionRecord(1, Batch(2)));
+            wal.Append(new DecisionRecord(2, Batch(2)));
+            wal.Sync();
+        }
+        var segment = Directory.GetFiles(_dir, "wal-*.log").Single();
+        var bytes = File.ReadAllBytes(segment);
+        bytes[8 + 5 + 20] ^= 0xff;  // inside the second record's body: its CRC no longer matches
+        File.WriteAllBytes(segment, bytes);
+        using var again = WriteAheadLog.Open(_dir, out var recovered);
+        Assert.Equal(["regency 1"], recovered.Select(Describe));
+    }
+
+    [Fact]
+    public void TruncationKeepsOnlyWhatRecoveryNeeds()
+    {
+        using (var wal = WriteAheadLog.Open(_dir, out _))
+        {
+            wal.Append(new RegencyRecord(1));
+            for (var cid = 1; cid <= 5; cid++)
+            {
+                wal.Append(new PreparedRecord(Cert(cid)));
+                wal.Append(new DecisionRecord(cid, Batch(1, 1000 + cid)));
+            }
+            wal.Append(new RegencyRecord(3));
+            wal.Append(new CheckpointRecord(4, Digest.Compute("four"u8), [4]));
+            wal.Truncate(4);
+            wal.Append(new DecisionRecord(6, Batch(1, 1006)));
+            wal.Sync();
+            Assert.Equal(1, wal.Generation);
+        }
+        Assert.Single(Directory.GetFiles(_dir, "wal-*.log"));
+        using var again = WriteAheadLog.Open(_dir, out var recovered);
+        Assert.Equal(["regency 3", "checkpoint 4", "prepared 5", "decision 5", "decision 6"], recovered.Select(r => string.Join(' ', Describe(r).Split(' ').Take(2))));
+    }
+
+    public void Dispose() => Directory.Delete(_dir, recursive: true);
+}

@@ -1,0 +1,141 @@
+using SieveQ.Bft.Simulation;
+
+namespace SieveQ.Bft.Tests.Simulation;
+
+/// <summary>
+/// Each Byzantine behaviour is actually exercised (the wrapper acted and the correct replicas
+/// noticed and counted it), and the cluster stays safe and live through it.
+/// </summary>
+public class ByzantineBehaviourTests
+{
+    private static List<SimulationResult> Run(string behaviour, int seeds = 12, int replicas = 4) =>
+        SimulationAssert.AllPass(behaviour, replicas, SimulationAssert.Seeds(1, seeds));
+
+    [Fact]
+    public void Forged_signatures_are_dropped_by_the_hosts_precheck()
+    {
+        var runs = Run("forge-signatures");
+        Assert.True(runs.Sum(s => s.CountersWithPrefix("byz.forge.")) > 0);
+        Assert.True(runs.Sum(s => s.Counter("host.bad-signature")) > 0);
+    }
+
+    [Fact]
+    public void Bad_timestamp_proposals_are_refused_and_the_leader_replaced()
+    {
+        var runs = Run("bad-timestamps");
+        Assert.True(runs.Sum(s => s.CountersWithPrefix("byz.bad-timestamp.")) > 0);
+        Assert.True(runs.Sum(s => s.CoreCountersWithPrefix("drop.propose.timestamp-")) > 0);
+        var byzantineFirstLeader = runs.Where(r => r.Stats.ByzantineReplicas.Contains(0) && r.Stats.CountersWithPrefix("byz.bad-timestamp.") > r.Stats.Counter("byz.bad-timestamp.honest")).ToList();
+        Assert.NotEmpty(byzantineFirstLeader);
+        Assert.All(byzantineFirstLeader, r => Assert.True(r.Stats.RegencyChanges >= 1, $"seed {r.Seed} kept its lying leader"));
+    }
+
+    [Fact]
+    public void A_censoring_leader_is_replaced_and_its_victim_served()
+    {
+        var runs = Run("censor");
+        Assert.True(runs.Sum(s => s.Counter("byz.censor.hidden")) > 0);
+        var censoringLeader = runs.Where(r => r.Stats.ByzantineReplicas.Contains(0)).ToList();
+        Assert.NotEmpty(censoringLeader);
+        Assert.All(censoringLeader, r =>
+        {
+            Assert.True(r.Stats.RegencyChanges >= 1, $"seed {r.Seed} kept its censoring leader");
+            Assert.True(r.Stats.CoreCounter("complaint.request-timeout") > 0, $"seed {r.Seed}: no request time-out complaint");
+        });
+    }
+
+    [Fact]
+    public void A_silent_leader_is_replaced()
+    {
+        var runs = Run("silent");
+        Assert.True(runs.Sum(s => s.Counter("byz.silent.withheld")) > 0);
+        var silentLeader = runs.Where(r => r.Stats.ByzantineReplicas.Contains(0)).ToList();
+        Assert.NotEmpty(silentLeader);
+        Assert.All(silentLeader, r => Assert.True(r.Stats.RegencyChanges >= 1, $"seed {r.Seed} kept its silent leader"));
+    }
+
+    [Fact]
+    public void A_slow_leader_is_policed()
+    {
+        var runs = Run("slow-leader");
+        Assert.True(runs.Sum(s => s.Counter("byz.slow-leader.delayed")) > 0);
+        Assert.True(runs.Sum(s => s.CoreCounter("complaint.slow-leader") + s.CoreCounter("complaint.request-timeout")) > 0);
+    }
+
+    [Fact]
+    public void Equivocation_never_splits_the_correct_replicas()
+    {
+        var runs = Run("equivocate");
+        Assert.True(runs.Sum(s => s.Counter("byz.equivocate.proposal")) > 0);
+        Assert.True(runs.Sum(s => s.Counter("byz.equivocate.write")) > 0);
+    }
+
+    [Fact]
+    public void Mutated_frames_and_fields_are_rejected_and_counted()
+    {
+        var runs = Run("mutate");
+        Assert.True(runs.Sum(s => s.Counter("host.malformed-frame")) > 0);
+        Assert.True(runs.Sum(s => s.CountersWithPrefix("byz.mutate.field.")) > 0);
+        Assert.True(runs.Sum(s => s.Counter("host.bad-signature") + s.Counter("host.sender-not-link")) > 0);
+    }
+
+    [Fact]
+    public void Bad_stopdata_is_refused_by_the_new_leader()
+    {
+        var runs = Run("bad-stopdata", seeds: 16);
+        Assert.True(runs.Sum(s => s.CountersWithPrefix("byz.bad-stopdata.")) > 0);
+        Assert.True(runs.Sum(s => s.CoreCounter("drop.stopdata.bad-justification")) > 0);
+    }
+
+    [Fact]
+    public void Bad_sync_is_refused_and_the_next_regency_follows()
+    {
+        var runs = Run("bad-sync", seeds: 16);
+        Assert.True(runs.Sum(s => s.CountersWithPrefix("byz.bad-sync.")) > 0);
+        Assert.True(runs.Sum(s => s.CoreCounter("drop.sync.bad-justification")) > 0);
+        Assert.Contains(runs, r => r.Stats.RegencyChanges >= 2);
+    }
+
+    [Fact]
+    public void Replayed_messages_and_requests_never_execute_twice()
+    {
+        var runs = Run("replay");
+        Assert.True(runs.Sum(s => s.Counter("byz.replay.forward")) > 0);
+        Assert.True(runs.Sum(s => s.Counter("byz.replay.own")) > 0);
+        Assert.True(runs.Sum(s => s.Counter("host.sender-not-link")) > 0);
+    }
+
+    [Fact]
+    public void A_future_instance_flood_is_dropped_and_starts_no_state_transfer()
+    {
+        var runs = Run("flood-future");
+        Assert.True(runs.Sum(s => s.Counter("byz.flood-future.sent")) > 0);
+        Assert.True(runs.Sum(s => s.CoreCountersWithPrefix("drop.write.far-future")) > 0);
+        Assert.True(runs.Sum(s => s.CoreCounter("drop.stop.far-future")) > 0);
+        // One liar claiming progress is not proof of being behind. (A flooding leader is another
+        // matter: its future proposals are real proposals, so it may equivocate and be replaced.)
+        var follower = runs.Where(r => !r.Stats.ByzantineReplicas.Contains(0)).ToList();
+        Assert.NotEmpty(follower);
+        Assert.All(follower, r =>
+        {
+            Assert.Equal(0, r.Stats.CoreCountersWithPrefix("state-transfer.started"));
+            Assert.Equal(0, r.Stats.RegencyChanges);
+        });
+    }
+
+    [Fact]
+    public void A_state_request_flood_is_rate_limited()
+    {
+        var runs = Run("flood-state");
+        Assert.True(runs.Sum(s => s.Counter("byz.flood-state.requests")) > 0);
+        Assert.True(runs.Sum(s => s.CoreCounter("drop.state-request.rate-limited")) > runs.Sum(s => s.CoreCounter("state-served.body")));
+        Assert.True(runs.Sum(s => s.CoreCounter("drop.state-reply.unsolicited")) > 0);
+    }
+
+    [Fact]
+    public void Behaviours_also_hold_with_seven_replicas_and_two_liars()
+    {
+        var runs = SimulationAssert.AllPass("byzantine", 7, SimulationAssert.Seeds(100, 12));
+        Assert.Contains(runs, r => r.Stats.ByzantineReplicas.Count == 2);
+    }
+}

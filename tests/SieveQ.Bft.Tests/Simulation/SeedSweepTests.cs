@@ -1,0 +1,43 @@
+using SieveQ.Bft.Simulation;
+
+namespace SieveQ.Bft.Tests.Simulation;
+
+/// <summary>
+/// A fixed set of seeds per fault family and cluster size. Longer sweeps are a command:
+/// `sieveq sim --seeds 2000 --faults all`.
+/// </summary>
+public class SeedSweepTests
+{
+    [Theory]
+    [InlineData("none", 4, 20)]
+    [InlineData("network", 4, 40)]
+    [InlineData("crash", 4, 40)]
+    [InlineData("byzantine", 4, 40)]
+    [InlineData("all", 4, 60)]
+    [InlineData("none", 7, 10)]
+    [InlineData("network", 7, 20)]
+    [InlineData("crash", 7, 20)]
+    [InlineData("byzantine", 7, 20)]
+    [InlineData("all", 7, 30)]
+    public void Every_seed_keeps_every_invariant(string faults, int replicas, int seeds)
+    {
+        var results = SimulationAssert.AllPass(faults, replicas, SimulationAssert.Seeds(1, seeds));
+        Assert.All(results, r => Assert.Equal(r.Stats.SubmittedRequests, r.Stats.ExecutedRequests));
+    }
+
+    [Fact]
+    public void Fault_families_actually_inject_faults()
+    {
+        var network = SimulationAssert.AllPass("network", 4, SimulationAssert.Seeds(1, 10));
+        Assert.True(network.Sum(s => s.Counter("net.lost")) > 0);
+        Assert.True(network.Sum(s => s.Counter("net.partitioned")) > 0);
+        Assert.True(network.Sum(s => s.Counter("net.duplicated")) > 0);
+
+        var crash = SimulationAssert.AllPass("crash", 4, SimulationAssert.Seeds(1, 10));
+        Assert.All(crash, r => Assert.NotEmpty(r.Stats.CrashedReplicas));
+        Assert.True(crash.Sum(s => s.Counter("net.to-crashed-replica")) > 0);
+
+        var none = SimulationAssert.AllPass("none", 4, SimulationAssert.Seeds(1, 5));
+        Assert.All(none, r => Assert.Equal(0, r.Stats.RegencyChanges));
+    }
+}
