@@ -25,6 +25,8 @@ public static class DomainTags
     public static readonly byte[] MacKeySenderPreSq = Ascii("SIEVEQ/MAC-KEY/SENDER-PRESQ/v1");
     public static readonly byte[] MacKeyReplicaReceiver = Ascii("SIEVEQ/MAC-KEY/REPLICA-RECEIVER/v1");
     public static readonly byte[] MacKeyReplicaSender = Ascii("SIEVEQ/MAC-KEY/REPLICA-SENDER/v1");
+    public static readonly byte[] ReceiverSubscription = Ascii("SIEVEQ/RECEIVER-SUBSCRIBE/v1");
+    public static readonly byte[] PreSqSubscription = Ascii("SIEVEQ/PRESQ-SUBSCRIBE/v1");
     public static readonly byte[] ReplicaSnapshot = Ascii("SIEVEQ/REPLICA-SNAPSHOT/v1");
 
     private static byte[] Ascii(string s) => Encoding.ASCII.GetBytes(s);

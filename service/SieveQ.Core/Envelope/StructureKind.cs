@@ -17,4 +17,6 @@ public enum StructureKind : byte
     ReplicaOutput = 0x20,
     BodyFetchRequest = 0x21,
     BodyFetchResponse = 0x22,
+    ReceiverSubscription = 0x30,
+    PreSqSubscription = 0x31,
 }

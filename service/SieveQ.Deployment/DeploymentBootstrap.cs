@@ -1,0 +1,74 @@
+using SieveQ.Bft.Core;
+using SieveQ.Bft.Hosting.Config;
+using SieveQ.Core.Keys;
+
+namespace SieveQ.Deployment;
+
+/// <summary>What a fresh local deployment should contain.</summary>
+public sealed record LocalDeploymentSpec
+{
+    public int F { get; init; } = 1;
+    public int PreSqs { get; init; } = 2;
+    public IReadOnlyList<int> Senders { get; init; } = [1, 2];
+    public IReadOnlyList<int> Receivers { get; init; } = [100];
+    public int BasePort { get; init; } = 17_000;
+    public string Host { get; init; } = "127.0.0.1";
+    public bool Durability { get; init; } = true;
+    public int MaxBytes { get; init; } = 64 * 1024;
+    public ReplicaConfig? Protocol { get; init; }
+}
+
+/// <summary>
+/// Creates a complete deployment in one directory: the ordering cluster (replica and pre-SQ identity
+/// keys), every party's signing and agreement keys (PEM, owner-only), the enrolment, and
+/// <c>deployment.json</c> with loopback endpoints: replica links on basePort+i, replica APIs on
+/// basePort+100+i, pre-SQs on basePort+200+j, one agent on a Unix socket in the directory.
+/// </summary>
+public static class DeploymentBootstrap
+{
+    public const string EnrolmentFileName = "enrolment.json";
+
+    public static DeploymentConfig Create(string directory, LocalDeploymentSpec spec)
+    {
+        ArgumentNullException.ThrowIfNull(spec);
+        var n = 3 * spec.F + 1;
+        var full = Path.GetFullPath(directory);
+        Directory.CreateDirectory(full);
+        ClusterBootstrap.Create(full, n, spec.PreSqs, spec.BasePort, spec.Protocol, spec.Durability, spec.Host);
+        var preSqIds = Enumerable.Range(n, spec.PreSqs).ToList();
+        var store = new PemFileKeyStore(Path.Combine(full, "keys"));
+
+        var enrolment = new Enrolment(spec.F,
+            spec.Senders.Select(s => new EnrolledSender(s, $"sender-{s}", Signing(store, PartyRole.Sender, s), Agreement(store, PartyRole.Sender, s))).ToList(),
+            spec.Receivers.Select(r => new EnrolledReceiver(r, $"receiver-{r}", Signing(store, PartyRole.Receiver, r), Agreement(store, PartyRole.Receiver, r))).ToList(),
+            preSqIds.Select(p => new EnrolledPreSq(p, $"pre-sq-{p}", Agreement(store, PartyRole.PreSq, p))).ToList(),
+            Enumerable.Range(0, n).Select(i => new EnrolledReplica(i, $"replica-sq-{i}", Agreement(store, PartyRole.Replica, i))).ToList());
+        enrolment.Validate();
+        File.WriteAllText(Path.Combine(full, EnrolmentFileName), enrolment.ToJson());
+
+        var config = new DeploymentConfig
+        {
+            F = spec.F,
+            Replicas = Enumerable.Range(0, n).Select(i => new ReplicaSqEntry { Id = i, Name = $"replica-sq-{i}", ApiUrl = $"http://{spec.Host}:{spec.BasePort + 100 + i}" }).ToList(),
+            PreSqs = preSqIds.Select((p, j) => new PreSqEntry { Id = p, Name = $"pre-sq-{p}", Url = $"http://{spec.Host}:{spec.BasePort + 200 + j}" }).ToList(),
+            Agents = [new AgentEntry { Name = "agent", Socket = "agent.sock", Senders = spec.Senders, Receivers = spec.Receivers }],
+            Routes = spec.Senders.SelectMany(s => spec.Receivers.Select(r => new RouteEntry { Sender = s, Receiver = r, MaxBytes = spec.MaxBytes })).ToList(),
+            BaseDirectory = full,
+        };
+        config.Validate();
+        DeploymentFile.Save(config, Path.Combine(full, DeploymentFile.FileName));
+        return config;
+    }
+
+    private static byte[] Signing(PemFileKeyStore store, PartyRole role, int id)
+    {
+        using var k = store.GetOrCreateSigningKey(PartyKeys.SigningKeyName(role, id));
+        return k.ExportSubjectPublicKeyInfo();
+    }
+
+    private static byte[] Agreement(PemFileKeyStore store, PartyRole role, int id)
+    {
+        using var k = store.GetOrCreateAgreementKey(PartyKeys.AgreementKeyName(role, id));
+        return k.ExportSubjectPublicKeyInfo();
+    }
+}

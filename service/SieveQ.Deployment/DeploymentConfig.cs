@@ -1,0 +1,115 @@
+using SieveQ.Core.Replica;
+
+namespace SieveQ.Deployment;
+
+/// <summary>A replica-SQ: its ordering id (0..n-1, as in the cluster file) and its gRPC endpoint for post-SQs and pre-SQs.</summary>
+public sealed record ReplicaSqEntry
+{
+    public required int Id { get; init; }
+    public required string Name { get; init; }
+    public required string ApiUrl { get; init; }
+}
+
+/// <summary>A pre-SQ gateway: its id is its ordering-client id in the cluster file.</summary>
+public sealed record PreSqEntry
+{
+    public required int Id { get; init; }
+    public required string Name { get; init; }
+    public required string Url { get; init; }
+}
+
+/// <summary>An agent: the local endpoint applications use, and the identities it may act as.</summary>
+public sealed record AgentEntry
+{
+    public required string Name { get; init; }
+    public required string Socket { get; init; }
+    public IReadOnlyList<int> Senders { get; init; } = [];
+    public IReadOnlyList<int> Receivers { get; init; } = [];
+    /// <summary>Unix user ids allowed to use the socket (empty: only the agent's own user).</summary>
+    public IReadOnlyList<int> AllowedUids { get; init; } = [];
+}
+
+public sealed record RouteEntry
+{
+    public required int Sender { get; init; }
+    public required int Receiver { get; init; }
+    public int MaxBytes { get; init; } = 64 * 1024;
+}
+
+/// <summary>
+/// The deployment file (<c>deployment.json</c>): everything a component needs to find the others and
+/// its own keys. Paths are relative to the file's directory. The replicas' agreed configuration
+/// (enrolment, routes, sieve options) must be identical on every replica; it comes from this file,
+/// which the controller distributes.
+/// </summary>
+public sealed record DeploymentConfig
+{
+    public required int F { get; init; }
+    public string ClusterFile { get; init; } = "cluster.json";
+    public string EnrolmentFile { get; init; } = "enrolment.json";
+    public string KeyDirectory { get; init; } = "keys";
+    public string DataDirectory { get; init; } = "data";
+    /// <summary>Current MAC key epoch; the previous one is still accepted, so a rotation drops nothing.</summary>
+    public uint MacEpoch { get; init; } = 1;
+    public required IReadOnlyList<ReplicaSqEntry> Replicas { get; init; }
+    public required IReadOnlyList<PreSqEntry> PreSqs { get; init; }
+    public IReadOnlyList<AgentEntry> Agents { get; init; } = [];
+    public IReadOnlyList<RouteEntry> Routes { get; init; } = [];
+    public ReplicaSieveOptions Sieve { get; init; } = new();
+
+    /// <summary>Set on load: the directory relative paths are resolved against.</summary>
+    public string BaseDirectory { get; init; } = Directory.GetCurrentDirectory();
+
+    public int N => Replicas.Count;
+
+    public string Resolve(string path) => Path.IsPathRooted(path) ? path : Path.GetFullPath(Path.Combine(BaseDirectory, path));
+
+    public ReplicaSqEntry Replica(int id) => Replicas.FirstOrDefault(r => r.Id == id) ?? throw new DeploymentException($"no replica-SQ {id} in the deployment");
+
+    public PreSqEntry PreSq(int id) => PreSqs.FirstOrDefault(p => p.Id == id) ?? throw new DeploymentException($"no pre-SQ {id} in the deployment");
+
+    public AgentEntry Agent(string name) => Agents.FirstOrDefault(a => a.Name == name) ?? throw new DeploymentException($"no agent '{name}' in the deployment");
+
+    public IEnumerable<Route> RouteList() => Routes.Select(r => new Route(r.Sender, r.Receiver, r.MaxBytes));
+
+    public void Validate()
+    {
+        if (F < 0 || Replicas is null || PreSqs is null || Agents is null || Routes is null || Sieve is null)
+        {
+            throw new DeploymentException("deployment needs f >= 0 and the replica, pre-SQ, agent and route lists");
+        }
+        if (Replicas.Count != 3 * F + 1 || !Replicas.Select(r => r.Id).Order().SequenceEqual(Enumerable.Range(0, 3 * F + 1)))
+        {
+            throw new DeploymentException($"deployment needs replica-SQs 0..{3 * F} for f = {F}");
+        }
+        if (PreSqs.Count == 0 || PreSqs.Select(p => p.Id).Distinct().Count() != PreSqs.Count || PreSqs.Any(p => p.Id < Replicas.Count))
+        {
+            throw new DeploymentException("deployment needs at least one pre-SQ, ids unique and above the replica ids (they are ordering-client ids)");
+        }
+        foreach (var url in Replicas.Select(r => r.ApiUrl).Concat(PreSqs.Select(p => p.Url)))
+        {
+            if (!Uri.TryCreate(url, UriKind.Absolute, out var u) || u.Scheme is not ("http" or "https"))
+            {
+                throw new DeploymentException($"'{url}' is not an http(s) URL");
+            }
+        }
+        if (Agents.Select(a => a.Name).Distinct(StringComparer.Ordinal).Count() != Agents.Count)
+        {
+            throw new DeploymentException("agent names must be unique");
+        }
+        if (Routes.Any(r => r.MaxBytes is < 0 or > Core.Envelope.EnvelopeLimits.MaxDataBytes))
+        {
+            throw new DeploymentException("route size limit out of range");
+        }
+        Sieve.Validate();
+    }
+}
+
+public sealed class DeploymentException : Exception
+{
+    public DeploymentException() { }
+
+    public DeploymentException(string message) : base(message) { }
+
+    public DeploymentException(string message, Exception inner) : base(message, inner) { }
+}

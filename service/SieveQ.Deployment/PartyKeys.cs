@@ -1,0 +1,95 @@
+using System.Collections.Concurrent;
+using System.Security.Cryptography;
+using SieveQ.Core.Keys;
+
+namespace SieveQ.Deployment;
+
+public enum PartyRole
+{
+    Sender,
+    Receiver,
+    PreSq,
+    Replica,
+}
+
+/// <summary>
+/// One party's private keys (from the deployment's key store) and the MAC rings it shares with every
+/// peer, derived on first use by ECDH + HKDF from the enrolled public keys and cached. Thread-safe.
+/// </summary>
+public sealed class PartyKeys : IDisposable
+{
+    private readonly ConcurrentDictionary<(MacChannel, int), MacKeyRing?> _rings = new();
+    private readonly Enrolment _enrolment;
+    private readonly uint _epoch;
+
+    private PartyKeys(PartyRole role, int id, Enrolment enrolment, uint epoch, ECDiffieHellman agreement, ECDsa? signing)
+    {
+        Role = role;
+        Id = id;
+        _enrolment = enrolment;
+        _epoch = epoch;
+        Agreement = agreement;
+        Signing = signing;
+    }
+
+    public PartyRole Role { get; }
+    public int Id { get; }
+    public ECDiffieHellman Agreement { get; }
+    /// <summary>Senders and receivers sign; pre-SQs and replicas only agree MAC keys.</summary>
+    public ECDsa? Signing { get; }
+
+    public static string SigningKeyName(PartyRole role, int id) => $"{Prefix(role)}-{id}-sign";
+
+    public static string AgreementKeyName(PartyRole role, int id) => $"{Prefix(role)}-{id}-agree";
+
+    public static PartyKeys Open(DeploymentConfig deployment, Enrolment enrolment, PartyRole role, int id)
+    {
+        ArgumentNullException.ThrowIfNull(deployment);
+        var store = new PemFileKeyStore(deployment.Resolve(deployment.KeyDirectory));
+        var agreeName = AgreementKeyName(role, id);
+        if (!store.Exists(agreeName))
+        {
+            throw new DeploymentException($"no key-agreement key '{agreeName}' in {deployment.Resolve(deployment.KeyDirectory)}");
+        }
+        var agreement = store.GetOrCreateAgreementKey(agreeName);
+        var signing = role is PartyRole.Sender or PartyRole.Receiver ? store.OpenSigningKey(SigningKeyName(role, id)) : null;
+        return new PartyKeys(role, id, enrolment, deployment.MacEpoch, agreement, signing);
+    }
+
+    /// <summary>The ring this party shares with <paramref name="peer"/> on <paramref name="channel"/>; null when the peer is not enrolled.</summary>
+    public MacKeyRing? Ring(MacChannel channel, int peer) => _rings.GetOrAdd((channel, peer), k => Derive(k.Item1, k.Item2));
+
+    private MacKeyRing? Derive(MacChannel channel, int peer)
+    {
+        var (first, second, peerKey) = channel switch
+        {
+            MacChannel.SenderPreSq when Role == PartyRole.Sender => (Id, peer, _enrolment.PreSqs.FirstOrDefault(p => p.Id == peer)?.AgreementPublicKey),
+            MacChannel.SenderPreSq when Role == PartyRole.PreSq => (peer, Id, _enrolment.Senders.FirstOrDefault(s => s.Id == peer)?.AgreementPublicKey),
+            MacChannel.ReplicaReceiver when Role == PartyRole.Replica => (Id, peer, _enrolment.Receivers.FirstOrDefault(r => r.Id == peer)?.AgreementPublicKey),
+            MacChannel.ReplicaReceiver when Role == PartyRole.Receiver => (peer, Id, _enrolment.Replicas.FirstOrDefault(r => r.Id == peer)?.AgreementPublicKey),
+            MacChannel.ReplicaSender when Role == PartyRole.Replica => (Id, peer, _enrolment.Senders.FirstOrDefault(s => s.Id == peer)?.AgreementPublicKey),
+            MacChannel.ReplicaSender when Role == PartyRole.Sender => (peer, Id, _enrolment.Replicas.FirstOrDefault(r => r.Id == peer)?.AgreementPublicKey),
+            _ => throw new InvalidOperationException($"a {Role} has no {channel} keys"),
+        };
+        if (peerKey is null)
+        {
+            return null;
+        }
+        return MacKeyDerivation.Ring(channel, first, second, _epoch, Agreement, peerKey, _epoch > 1 ? _epoch - 1 : null);
+    }
+
+    private static string Prefix(PartyRole role) => role switch
+    {
+        PartyRole.Sender => "sender",
+        PartyRole.Receiver => "receiver",
+        PartyRole.PreSq => "presq",
+        PartyRole.Replica => "replica-sq",
+        _ => throw new ArgumentOutOfRangeException(nameof(role)),
+    };
+
+    public void Dispose()
+    {
+        Agreement.Dispose();
+        Signing?.Dispose();
+    }
+}
