@@ -203,7 +203,13 @@ public sealed partial class ReplicaCore
     }
 
     /// <summary>Why a proposal must be refused, or null. Timestamps: not before the last decided one, within skew of our clock.</summary>
-    private string? JudgeProposal(Batch value)
+    /// <param name="resentSync">
+    /// The value is the fresh value of a SYNC that may have been built long before this replica sees it
+    /// (a replica that missed the regency change asks for it later). Its timestamp was judged by the
+    /// quorum that accepted the SYNC at the time, so here only "not behind what we decided" and "not in
+    /// the future" are checked; the too-old side of the skew window would refuse it forever.
+    /// </param>
+    private string? JudgeProposal(Batch value, bool resentSync = false)
     {
         if (value.Requests.Count > Config.MaxBatchRequests || value.EncodedSize > Config.MaxBatchBytes + 1024)
         {
@@ -213,7 +219,7 @@ public sealed partial class ReplicaCore
         {
             return "timestamp-backwards";
         }
-        if (Math.Abs(value.Timestamp - _now) > Config.TimestampSkewMs)
+        if (resentSync ? value.Timestamp - _now > Config.TimestampSkewMs : Math.Abs(value.Timestamp - _now) > Config.TimestampSkewMs)
         {
             return "timestamp-skew";
         }

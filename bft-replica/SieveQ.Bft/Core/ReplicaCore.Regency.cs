@@ -323,7 +323,7 @@ public sealed partial class ReplicaCore
         {
             return s.Value.Hash == bound ? null : "wrong-value";
         }
-        if (s.ConsensusId == LastDecided + 1 && JudgeProposal(s.Value) is { } f)
+        if (s.ConsensusId == LastDecided + 1 && JudgeProposal(s.Value, resentSync: true) is { } f)
         {
             return $"fresh-value-{f}";
         }

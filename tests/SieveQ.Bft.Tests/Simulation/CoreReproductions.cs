@@ -75,10 +75,10 @@ public class CoreReproductions
     /// which the late replica judges against its clock now, so it refuses the SYNC forever
     /// (sync.fault.fresh-value-timestamp-skew) and never joins. With the old leader silent the
     /// other two cannot reach a quorum in the new regency; in that seed this was a permanent stall.
-    /// Since the leader complains when it cannot order (commit 1cdefea) the cluster escapes by
-    /// moving on to the next regency, so the cost is now an extra regency change, not liveness.
+    /// Fixed: a SYNC's fresh value is now judged only against the decided timestamp and the future side
+    /// of the skew window (ReplicaCore.JudgeProposal, resentSync).
     /// </summary>
-    [Fact(Skip = "open core bug: a re-sent SYNC's fresh value is judged against the receiver's clock at receipt")]
+    [Fact]
     public void A_replica_that_missed_a_regency_change_can_still_join_it_later()
     {
         var c = new ScriptedCluster(Config);
