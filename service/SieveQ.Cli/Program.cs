@@ -5,6 +5,12 @@ using SieveQ.Cli.Commands;
 var root = new RootCommand("SieveQ: an intrusion-tolerant application firewall (message-queue sieve with BFT replicas).");
 
 // command groups
+foreach (var c in DeployCommands.Build())
+{
+    root.Subcommands.Add(c);
+}
+root.Subcommands.Add(UpCommand.Build());
+root.Subcommands.Add(StatusCommand.Build());
 root.Subcommands.Add(SimCommand.Build());
 root.Subcommands.Add(ReplicaCommand.Build());
 root.Subcommands.Add(ClusterCommand.Build());

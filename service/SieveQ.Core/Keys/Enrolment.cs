@@ -37,6 +37,14 @@ public sealed record Enrolment(
     /// <summary>Parses and validates; a bad document is a <see cref="FormatException"/>.</summary>
     public static Enrolment FromJson(string json)
     {
+        var e = ParseWithoutValidation(json);
+        e.Validate();
+        return e;
+    }
+
+    /// <summary>For tools that build an enrolment one endpoint at a time: parsed, not yet complete or checked.</summary>
+    public static Enrolment ParseWithoutValidation(string json)
+    {
         Enrolment? e;
         try
         {
@@ -50,7 +58,6 @@ public sealed record Enrolment(
         {
             throw new FormatException("enrolment is empty");
         }
-        e.Validate();
         return e;
     }
 

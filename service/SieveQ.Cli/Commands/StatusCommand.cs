@@ -1,0 +1,45 @@
+using System.CommandLine;
+using SieveQ.Deployment;
+
+namespace SieveQ.Cli.Commands;
+
+/// <summary>`sieveq status`: every component's health, from its own endpoint. Exit 0 only when all are healthy.</summary>
+internal static class StatusCommand
+{
+    public static Command Build()
+    {
+        var dir = new Option<DirectoryInfo>("--deployment") { Description = "Deployment directory or deployment.json.", DefaultValueFactory = _ => new DirectoryInfo(Path.Combine(".sieveq", "local")) };
+        var verbose = new Option<bool>("--counters") { Description = "Also print each component's counters." };
+        var cmd = new Command("status", "Report the health of every component of a deployment.") { dir, verbose };
+        cmd.SetAction(async (parse, ct) =>
+        {
+            DeploymentConfig cfg;
+            try
+            {
+                cfg = DeploymentFile.Load(parse.GetValue(dir)!.FullName);
+            }
+            catch (DeploymentException e)
+            {
+                Console.Error.WriteLine($"error: {e.Message}");
+                return 2;
+            }
+            var all = await DeploymentHealth.ProbeAllAsync(cfg, TimeSpan.FromSeconds(3), ct).ConfigureAwait(false);
+            foreach (var h in all)
+            {
+                var state = h.Healthy ? "healthy" : h.Reachable ? "UNHEALTHY" : "DOWN";
+                Console.WriteLine($"{h.Component,-11} {h.Name,-14} {state,-9} {h.Endpoint}  {h.Detail}");
+                if (parse.GetValue(verbose))
+                {
+                    foreach (var (k, v) in h.Counters.OrderBy(kv => kv.Key, StringComparer.Ordinal))
+                    {
+                        Console.WriteLine($"    {k} = {v}");
+                    }
+                }
+            }
+            var ok = all.Count(h => h.Healthy);
+            Console.WriteLine($"{ok}/{all.Count} components healthy");
+            return ok == all.Count ? 0 : 1;
+        });
+        return cmd;
+    }
+}

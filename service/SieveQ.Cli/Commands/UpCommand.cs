@@ -1,0 +1,164 @@
+using System.CommandLine;
+using System.Globalization;
+using System.Text.Json;
+using SieveQ.Deployment;
+
+namespace SieveQ.Cli.Commands;
+
+/// <summary>
+/// `sieveq up`: the whole product on loopback, each component its own process (4 replica-SQs, 2
+/// pre-SQs, an agent, and a demo sender and receiver that use the agent), with a live line of
+/// delivered messages/s and latency. Ctrl-C (or --duration) stops everything cleanly.
+/// </summary>
+internal static class UpCommand
+{
+    public static Command Build()
+    {
+        var dir = new Option<DirectoryInfo>("--dir") { Description = "Deployment directory (created on first run).", DefaultValueFactory = _ => new DirectoryInfo(Path.Combine(".sieveq", "local")) };
+        var fresh = new Option<bool>("--fresh") { Description = "Delete the deployment directory first (new keys, empty state)." };
+        var rate = new Option<int>("--rate") { Description = "Demo messages per second over all senders (0: no demo traffic).", DefaultValueFactory = _ => 1000 };
+        var size = new Option<int>("--size") { Description = "Demo message size in bytes.", DefaultValueFactory = _ => 500 };
+        var duration = new Option<string?>("--duration") { Description = "Stop after this long (e.g. 30s); default: until Ctrl-C." };
+        var logLevel = new Option<string>("--log-level") { Description = "Components' log level (their logs go to DIR/logs).", DefaultValueFactory = _ => "warning" };
+        var cmd = new Command("up", "Run a complete local SieveQ deployment on loopback (Ctrl-C stops it).") { dir, fresh, rate, size, duration, logLevel };
+        cmd.SetAction(async (parse, ct) =>
+        {
+            var d = parse.GetValue(dir)!.FullName;
+            var limit = parse.GetValue(duration) is { } text ? ClusterSupport.ParseDuration(text) : Timeout.InfiniteTimeSpan;
+            var r = parse.GetValue(rate);
+            var bytes = parse.GetValue(size);
+            if (r < 0 || bytes is < 8 or > 65_536)
+            {
+                Console.Error.WriteLine("--rate must be >= 0 and --size 8..65536");
+                return 2;
+            }
+            if (parse.GetValue(fresh) && Directory.Exists(d))
+            {
+                Directory.Delete(d, recursive: true);
+            }
+            DeploymentConfig cfg;
+            try
+            {
+                cfg = File.Exists(Path.Combine(d, DeploymentFile.FileName))
+                    ? DeploymentFile.Load(d)
+                    : DeploymentBootstrap.Create(d, new LocalDeploymentSpec { BasePort = PortPlan.FindFreeBase(4, 2) });
+            }
+            catch (DeploymentException e)
+            {
+                Console.Error.WriteLine($"error: {e.Message}");
+                return 1;
+            }
+            DeployCommands.PrintEndpoints(cfg);
+            var logs = Path.Combine(d, "logs");
+            Console.WriteLine($"  logs           {logs}");
+            using var stop = CancellationTokenSource.CreateLinkedTokenSource(ct);
+            using var term = System.Runtime.InteropServices.PosixSignalRegistration.Create(System.Runtime.InteropServices.PosixSignal.SIGTERM, c =>
+            {
+                c.Cancel = true;
+                stop.Cancel();
+            });
+            if (limit != Timeout.InfiniteTimeSpan)
+            {
+                stop.CancelAfter(limit);
+            }
+            await using var processes = new ComponentProcesses(a => ClusterProcesses.SelfCommand(a), logs);
+            processes.Exited += (name, code) => Console.WriteLine($"!! {name} exited with code {code} (see {processes.LogPath(name)})");
+            var live = new LiveFigures();
+            try
+            {
+                var started = DateTime.UtcNow;
+                await LocalDeploymentLauncher.LaunchAsync(cfg, processes, new LaunchOptions { LogLevel = parse.GetValue(logLevel)! }, stop.Token).ConfigureAwait(false);
+                Console.WriteLine($"all components healthy after {(DateTime.UtcNow - started).TotalSeconds:0.0} s; Ctrl-C stops everything");
+                StartDemo(cfg, processes, live, r, bytes);
+                await ReportAsync(cfg, live, stop.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (stop.IsCancellationRequested)
+            {
+                // Ctrl-C, SIGTERM or --duration
+            }
+            catch (DeploymentException e)
+            {
+                Console.Error.WriteLine($"error: {e.Message}");
+                await processes.StopAllAsync(TimeSpan.FromSeconds(5)).ConfigureAwait(false);
+                return 1;
+            }
+            Console.WriteLine("stopping ...");
+            await processes.StopAllAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+            Console.WriteLine($"stopped. delivered {live.Delivered} messages in all.");
+            return 0;
+        });
+        return cmd;
+    }
+
+    private static void StartDemo(DeploymentConfig cfg, ComponentProcesses processes, LiveFigures live, int rate, int size)
+    {
+        if (rate == 0 || cfg.Agents.Count == 0)
+        {
+            return;
+        }
+        var agent = cfg.Agents[0];
+        var socket = cfg.Resolve(agent.Socket);
+        var receiver = agent.Receivers[0];
+        processes.Start("demo-receiver", ["demo", "receive", "--socket", socket, "--receiver", receiver.ToString(CultureInfo.InvariantCulture)], live.OnLine);
+        var perSender = Math.Max(1, rate / agent.Senders.Count);
+        foreach (var s in agent.Senders)
+        {
+            processes.Start($"demo-sender-{s}", ["demo", "send", "--socket", socket, "--sender", s.ToString(CultureInfo.InvariantCulture),
+                "--receiver", receiver.ToString(CultureInfo.InvariantCulture), "--rate", perSender.ToString(CultureInfo.InvariantCulture), "--size", size.ToString(CultureInfo.InvariantCulture)]);
+        }
+    }
+
+    private static async Task ReportAsync(DeploymentConfig cfg, LiveFigures live, CancellationToken ct)
+    {
+        using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
+        var healthy = "?";
+        var tick = 0;
+        while (await timer.WaitForNextTickAsync(ct).ConfigureAwait(false))
+        {
+            if (tick++ % 5 == 0)
+            {
+                var all = await DeploymentHealth.ProbeAllAsync(cfg, TimeSpan.FromSeconds(1), ct).ConfigureAwait(false);
+                healthy = $"{all.Count(h => h.Healthy)}/{all.Count} healthy";
+            }
+            Console.WriteLine($"[{DateTime.Now:HH:mm:ss}] delivered {live.Rate,7:0} msg/s  total {live.Delivered,9}  p50 {live.P50,6:0.00} ms  p99 {live.P99,6:0.00} ms  | {healthy}");
+        }
+    }
+
+    /// <summary>The demo receiver's once-a-second JSON lines, as last seen.</summary>
+    private sealed class LiveFigures
+    {
+        private readonly Lock _lock = new();
+        private double _rate;
+        private long _delivered;
+        private double _p50;
+        private double _p99;
+
+        public double Rate { get { lock (_lock) { return _rate; } } }
+        public long Delivered { get { lock (_lock) { return _delivered; } } }
+        public double P50 { get { lock (_lock) { return _p50; } } }
+        public double P99 { get { lock (_lock) { return _p99; } } }
+
+        public void OnLine(string line)
+        {
+            try
+            {
+                using var doc = JsonDocument.Parse(line);
+                var root = doc.RootElement;
+                lock (_lock)
+                {
+                    _rate = Number(root, "rate", _rate);
+                    _delivered = (long)Number(root, "delivered", _delivered);
+                    _p50 = Number(root, "p50_ms", _p50);
+                    _p99 = Number(root, "p99_ms", _p99);
+                }
+            }
+            catch (JsonException)
+            {
+                // not a figures line
+            }
+        }
+
+        private static double Number(JsonElement e, string name, double fallback) =>
+            e.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.Number ? v.GetDouble() : fallback;
+    }
+}

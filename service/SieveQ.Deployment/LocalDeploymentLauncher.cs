@@ -1,0 +1,130 @@
+using System.Globalization;
+
+namespace SieveQ.Deployment;
+
+/// <summary>How to start a local deployment; faults are for tests and demonstrations of the sieve's tolerance.</summary>
+public sealed record LaunchOptions
+{
+    public string LogLevel { get; init; } = "warning";
+    public bool StartAgents { get; init; } = true;
+    /// <summary>Replica id to a `--fault` value of `sieveq replica-sq` (e.g. corrupt-bodies).</summary>
+    public IReadOnlyDictionary<int, string> ReplicaFaults { get; init; } = new Dictionary<int, string>();
+    /// <summary>Pre-SQ id to a `--fault` value of `sieveq pre-sq` (e.g. tamper, drop).</summary>
+    public IReadOnlyDictionary<int, string> PreSqFaults { get; init; } = new Dictionary<int, string>();
+    public TimeSpan StartTimeout { get; init; } = TimeSpan.FromSeconds(90);
+}
+
+/// <summary>
+/// Starts every component of a deployment as its own process, in dependency order (replicas, then
+/// pre-SQs, then agents), each stage only once the previous one answers its health probe.
+/// </summary>
+public static class LocalDeploymentLauncher
+{
+    public static string ReplicaName(int id) => $"replica-sq-{id}";
+
+    public static string PreSqName(int id) => $"pre-sq-{id}";
+
+    public static string AgentName(string name) => $"agent-{name}";
+
+    public static IReadOnlyList<string> ReplicaArgs(DeploymentConfig config, int id, LaunchOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(config);
+        ArgumentNullException.ThrowIfNull(options);
+        var args = new List<string> { "replica-sq", "--deployment", config.BaseDirectory, "--id", id.ToString(CultureInfo.InvariantCulture), "--log-level", options.LogLevel };
+        if (options.ReplicaFaults.TryGetValue(id, out var fault))
+        {
+            args.AddRange(["--fault", fault]);
+        }
+        return args;
+    }
+
+    public static IReadOnlyList<string> PreSqArgs(DeploymentConfig config, int id, LaunchOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(config);
+        ArgumentNullException.ThrowIfNull(options);
+        var args = new List<string> { "pre-sq", "--deployment", config.BaseDirectory, "--id", id.ToString(CultureInfo.InvariantCulture), "--log-level", options.LogLevel };
+        if (options.PreSqFaults.TryGetValue(id, out var fault))
+        {
+            args.AddRange(["--fault", fault]);
+        }
+        return args;
+    }
+
+    public static IReadOnlyList<string> AgentArgs(DeploymentConfig config, AgentEntry agent, LaunchOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(config);
+        ArgumentNullException.ThrowIfNull(agent);
+        ArgumentNullException.ThrowIfNull(options);
+        return ["agent", "--deployment", config.BaseDirectory, "--name", agent.Name, "--log-level", options.LogLevel];
+    }
+
+    public static async Task LaunchAsync(DeploymentConfig config, ComponentProcesses processes, LaunchOptions options, CancellationToken ct = default)
+    {
+        ArgumentNullException.ThrowIfNull(config);
+        ArgumentNullException.ThrowIfNull(processes);
+        ArgumentNullException.ThrowIfNull(options);
+        var probe = TimeSpan.FromSeconds(2);
+        foreach (var r in config.Replicas)
+        {
+            processes.Start(ReplicaName(r.Id), ReplicaArgs(config, r.Id, options));
+        }
+        await WaitAsync("replica-SQs", () => Task.WhenAll(config.Replicas.Select(r =>
+            DeploymentHealth.ProbeAsync("replica-sq", r.Name, r.ApiUrl, Protocol.ProtocolNames.ReplicaSqService, probe, ct))), options, processes, ct).ConfigureAwait(false);
+        foreach (var p in config.PreSqs)
+        {
+            processes.Start(PreSqName(p.Id), PreSqArgs(config, p.Id, options));
+        }
+        await WaitAsync("pre-SQs", () => Task.WhenAll(config.PreSqs.Select(p =>
+            DeploymentHealth.ProbeAsync("pre-sq", p.Name, p.Url, Protocol.ProtocolNames.PreSqService, probe, ct))), options, processes, ct).ConfigureAwait(false);
+        if (!options.StartAgents)
+        {
+            return;
+        }
+        foreach (var a in config.Agents)
+        {
+            processes.Start(AgentName(a.Name), AgentArgs(config, a, options));
+        }
+        await WaitAsync("agents", () => Task.WhenAll(config.Agents.Select(a =>
+            DeploymentHealth.ProbeAsync("agent", a.Name, "unix:" + config.Resolve(a.Socket), Protocol.ProtocolNames.AgentService, probe, ct))), options, processes, ct).ConfigureAwait(false);
+    }
+
+    private static async Task WaitAsync(string what, Func<Task<ComponentHealth[]>> probe, LaunchOptions options, ComponentProcesses processes, CancellationToken ct)
+    {
+        var exited = new List<string>();
+        void OnExit(string name, int code)
+        {
+            lock (exited)
+            {
+                exited.Add($"{name} (exit {code})");
+            }
+        }
+        processes.Exited += OnExit;
+        try
+        {
+            var deadline = DateTime.UtcNow + options.StartTimeout;
+            ComponentHealth[] last = [];
+            while (DateTime.UtcNow < deadline)
+            {
+                lock (exited)
+                {
+                    if (exited.Count > 0)
+                    {
+                        throw new DeploymentException($"{string.Join(", ", exited)} stopped while starting the {what}; see the logs in {Path.GetDirectoryName(processes.LogPath("x"))}");
+                    }
+                }
+                last = await probe().ConfigureAwait(false);
+                if (last.All(h => h.Healthy))
+                {
+                    return;
+                }
+                await Task.Delay(250, ct).ConfigureAwait(false);
+            }
+            throw new DeploymentException($"the {what} did not become healthy in {options.StartTimeout.TotalSeconds:0} s: "
+                + string.Join("; ", last.Where(h => !h.Healthy).Select(h => $"{h.Name}: {h.Detail}")));
+        }
+        finally
+        {
+            processes.Exited -= OnExit;
+        }
+    }
+}

@@ -1,0 +1,40 @@
+using System.Net;
+using System.Net.Sockets;
+
+namespace SieveQ.Deployment;
+
+/// <summary>Finds a base port whose derived ports (see <see cref="DeploymentBootstrap"/>) are all free on loopback right now.</summary>
+public static class PortPlan
+{
+    public static IEnumerable<int> PortsFor(int basePort, int replicas, int preSqs) =>
+        Enumerable.Range(basePort, replicas)
+            .Concat(Enumerable.Range(basePort + 100, replicas))
+            .Concat(Enumerable.Range(basePort + 200, preSqs));
+
+    public static int FindFreeBase(int replicas, int preSqs, int low = 20_000, int high = 60_000)
+    {
+        for (var attempt = 0; attempt < 100; attempt++)
+        {
+            var start = Random.Shared.Next(low, high - 300);
+            if (PortsFor(start, replicas, preSqs).All(IsFree))
+            {
+                return start;
+            }
+        }
+        throw new DeploymentException("no free block of loopback ports found");
+    }
+
+    private static bool IsFree(int port)
+    {
+        try
+        {
+            using var s = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+            s.Bind(new IPEndPoint(IPAddress.Loopback, port));
+            return true;
+        }
+        catch (SocketException)
+        {
+            return false;
+        }
+    }
+}
