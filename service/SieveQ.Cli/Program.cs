@@ -5,6 +5,12 @@ using SieveQ.Cli.Commands;
 var root = new RootCommand("SieveQ: an intrusion-tolerant application firewall (message-queue sieve with BFT replicas).");
 
 // command groups
+root.Subcommands.Add(RulesCommands.Build());
+root.Subcommands.Add(PolicyCommands.Build());
+root.Subcommands.Add(ReplicaSqCommand.Build());
+root.Subcommands.Add(AgentCommands.Build());
+root.Subcommands.Add(AgentCommands.BuildDemo());
+root.Subcommands.Add(PreSqCommand.Build());
 foreach (var c in DeployCommands.Build())
 {
     root.Subcommands.Add(c);
@@ -19,6 +25,8 @@ root.Subcommands.Add(FuzzCommand.Build());
 root.Subcommands.Add(FirewallCommands.Build());
 var bench = new Command("bench", "Benchmarks.");
 bench.Subcommands.Add(BenchBftCommand.Build());
+bench.Subcommands.Add(BenchRulesCommand.Build());
+bench.Subcommands.Add(BenchE2eCommand.Build());
 root.Subcommands.Add(bench);
 root.Subcommands.Add(VersionCommand.Build());
 

@@ -1,0 +1,141 @@
+using Google.Protobuf;
+using Microsoft.AspNetCore.Routing;
+using SieveQ.Core.Keys;
+using SieveQ.Protocol;
+using SieveQ.Protocol.V1;
+using SieveQ.Transport;
+
+namespace SieveQ.ReplicaSq;
+
+/// <summary>The gRPC service sieveq.v1.ReplicaSq: Subscribe and FetchBodies for post-SQs, AckResponses for pre-SQs, Health for operators.</summary>
+internal sealed class ReplicaSqEndpoints
+{
+    private const int SubscriptionBytes = 1024;
+
+    private readonly int _replica;
+    private readonly GuardedSieveApplication _app;
+    private readonly SubscriptionCheck _check;
+    private readonly ReceiverStreams _receivers;
+    private readonly AckResponseRelay _acks;
+    private readonly Func<int, MacKeyRing?> _ringForReceiver;
+    private readonly ReplicaSqMetrics _metrics;
+    private readonly ReplicaSqHostOptions _options;
+    private readonly Func<HealthReply> _health;
+    private readonly CancellationToken _shutdown;
+
+    public ReplicaSqEndpoints(int replica, GuardedSieveApplication app, SubscriptionCheck check, ReceiverStreams receivers, AckResponseRelay acks,
+        Func<int, MacKeyRing?> ringForReceiver, ReplicaSqMetrics metrics, ReplicaSqHostOptions options, Func<HealthReply> health, CancellationToken shutdown)
+    {
+        _replica = replica;
+        _app = app;
+        _check = check;
+        _receivers = receivers;
+        _acks = acks;
+        _ringForReceiver = ringForReceiver;
+        _metrics = metrics;
+        _options = options;
+        _health = health;
+        _shutdown = shutdown;
+    }
+
+    public void Map(IEndpointRouteBuilder routes)
+    {
+        routes.MapGrpcMethod<ReceiverSubscription, ReplicaOutputFrame>(ProtocolNames.ReplicaSqService, ProtocolNames.Subscribe, ReceiverSubscription.Parser,
+            SubscribeAsync, SubscriptionBytes);
+        routes.MapGrpcMethod<BodyFetch, BodyFetchReply>(ProtocolNames.ReplicaSqService, ProtocolNames.FetchBodies, BodyFetch.Parser,
+            FetchBodiesAsync, _options.MaxRequestBytes);
+        routes.MapGrpcMethod<PreSqSubscription, AckResponseFrame>(ProtocolNames.ReplicaSqService, ProtocolNames.AckResponses, PreSqSubscription.Parser,
+            AckResponsesAsync, SubscriptionBytes);
+        routes.MapGrpcMethod<HealthRequest, HealthReply>(ProtocolNames.ReplicaSqService, ProtocolNames.Health, HealthRequest.Parser, HealthAsync, SubscriptionBytes);
+    }
+
+    private async Task SubscribeAsync(GrpcServerCall<ReceiverSubscription, ReplicaOutputFrame> call)
+    {
+        var request = await ReadFirstAsync(call).ConfigureAwait(false);
+        var receiver = _check.Receiver(request.Canonical.Memory);
+        var stream = _receivers.Open(receiver);
+        using (stream)
+        {
+            using var linked = CancellationTokenSource.CreateLinkedTokenSource(call.CallAborted, stream.Ended, _shutdown);
+            try
+            {
+                await stream.WriteToAsync(call, linked.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (!call.CallAborted.IsCancellationRequested)
+            {
+                // Replaced, too slow or shutting down: handled below.
+            }
+            finally
+            {
+                _receivers.Close(stream, StreamEnd.ClientGone);
+            }
+            if (stream.EndReason != StreamEnd.ClientGone && !call.CallAborted.IsCancellationRequested)
+            {
+                // Reset rather than end gracefully: a slow or stale peer may not read a final trailer for a long time.
+                call.HttpContext.Abort();
+            }
+        }
+    }
+
+    private async Task FetchBodiesAsync(GrpcServerCall<BodyFetch, BodyFetchReply> call)
+    {
+        var request = await ReadFirstAsync(call).ConfigureAwait(false);
+        var answer = _app.Read(a => a.AnswerBodyFetch(request.Canonical.Memory, _replica, _ringForReceiver));
+        _metrics.BodyFetch(answer is not null);
+        var reply = new BodyFetchReply { Canonical = answer is null ? ByteString.Empty : UnsafeByteOperations.UnsafeWrap(answer) };
+        await call.WriteAsync(reply, ct: call.CallAborted).ConfigureAwait(false);
+    }
+
+    private async Task AckResponsesAsync(GrpcServerCall<PreSqSubscription, AckResponseFrame> call)
+    {
+        var request = await ReadFirstAsync(call).ConfigureAwait(false);
+        var preSq = _check.PreSq(request.Canonical.Memory);
+        using var lease = _acks.Attach(preSq);
+        using var linked = CancellationTokenSource.CreateLinkedTokenSource(call.CallAborted, lease.Ended, _shutdown);
+        try
+        {
+            var reader = lease.Reader;
+            while (await reader.WaitToReadAsync(linked.Token).ConfigureAwait(false))
+            {
+                var wrote = false;
+                while (reader.TryRead(out var frame))
+                {
+                    await call.WriteAsync(frame, flush: false, linked.Token).ConfigureAwait(false);
+                    wrote = true;
+                }
+                if (wrote)
+                {
+                    await call.FlushAsync(linked.Token).ConfigureAwait(false);
+                }
+            }
+        }
+        catch (OperationCanceledException) when (!call.CallAborted.IsCancellationRequested)
+        {
+            call.HttpContext.Abort();
+        }
+    }
+
+    private async Task HealthAsync(GrpcServerCall<HealthRequest, HealthReply> call)
+    {
+        await ReadFirstAsync(call).ConfigureAwait(false);
+        await call.WriteAsync(_health(), ct: call.CallAborted).ConfigureAwait(false);
+    }
+
+    /// <summary>The call's one request, within a time limit: an open stream that never says who it is holds a slot for nothing.</summary>
+    private async Task<TRequest> ReadFirstAsync<TRequest, TResponse>(GrpcServerCall<TRequest, TResponse> call)
+        where TRequest : class, IMessage<TRequest>
+        where TResponse : class, IMessage<TResponse>
+    {
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(call.CallAborted, _shutdown);
+        timeout.CancelAfter(_options.SubscriptionReadTimeout);
+        try
+        {
+            return await call.ReadOneAsync(timeout.Token).ConfigureAwait(false)
+                ?? throw new GrpcCallException(GrpcStatusCode.InvalidArgument, "the call carried no request");
+        }
+        catch (OperationCanceledException) when (!call.CallAborted.IsCancellationRequested)
+        {
+            throw new GrpcCallException(GrpcStatusCode.DeadlineExceeded, "no request within the time limit");
+        }
+    }
+}

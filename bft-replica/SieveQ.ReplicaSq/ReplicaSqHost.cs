@@ -1,0 +1,239 @@
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+using SieveQ.Bft.Hosting.Config;
+using SieveQ.Bft.Hosting.Crypto;
+using SieveQ.Bft.Hosting.Replica;
+using SieveQ.Core.Keys;
+using SieveQ.Core.Replica;
+using SieveQ.Deployment;
+using SieveQ.Protocol.V1;
+
+namespace SieveQ.ReplicaSq;
+
+/// <summary>
+/// One replica-SQ process: the sieve's replicated application run by the BFT replica host, and the
+/// gRPC API that carries its outputs to post-SQs and pre-SQs.
+/// <code>
+///  ordering links ─► ReplicaHost core thread ─► GuardedSieveApplication: Execute + drain (one lock)
+///                                                      │ bounded channel (drops counted, never blocks)
+///                                                      ▼
+///                                     OutboxPump ─┬─► ReceiverStreams ─► Subscribe streams (post-SQs)
+///                                                 ├─► AckResponseRelay ─► AckResponses streams (pre-SQs)
+///                                                 └─► ControllerNotices (log, counters)
+///  FetchBodies, re-sends, Health ─► GuardedSieveApplication.Read (same lock)
+/// </code>
+/// </summary>
+public sealed class ReplicaSqHost : IAsyncDisposable
+{
+    public const string Component = "replica-sq";
+
+    private readonly int _f;
+    private readonly int _n;
+    private readonly IReadOnlyList<int> _receiverIds;
+    private readonly IReadOnlyList<int> _senderIds;
+    private readonly IReadOnlyList<int> _preSqIds;
+    private readonly PartyKeys _keys;
+    private readonly IdentityKey _identity;
+    private readonly PublicKeyDirectory _enrolled;
+    private readonly ReplicaHost _ordering;
+    private readonly ReceiverStreams _receivers;
+    private readonly AckResponseRelay _acks;
+    private readonly OutboxPump _pump;
+    private readonly ReplicaSqHostOptions _options;
+    private readonly WebApplication _web;
+    private readonly CancellationTokenSource _shutdown = new();
+    private Task _pumping = Task.CompletedTask;
+    private Task _retransmitting = Task.CompletedTask;
+    private int _disposed;
+
+    private ReplicaSqHost(int id, DeploymentContext deployment, Uri address, PartyKeys keys, IdentityKey identity, PublicKeyDirectory enrolled,
+        ReplicaSqHostOptions options, ILoggerFactory logs)
+    {
+        Id = id;
+        Address = address;
+        _f = deployment.Config.F;
+        _n = deployment.Config.N;
+        _receiverIds = deployment.Enrolment.Receivers.Select(r => r.Id).Order().ToArray();
+        _senderIds = deployment.Enrolment.Senders.Select(r => r.Id).Order().ToArray();
+        _preSqIds = deployment.Enrolment.PreSqs.Select(r => r.Id).Order().ToArray();
+        _keys = keys;
+        _identity = identity;
+        _enrolled = enrolled;
+        _options = options;
+        Metrics = new ReplicaSqMetrics(id);
+
+        var sieve = new SieveReplicaApplication(enrolled, deployment.Config.Sieve, new RoutePolicy(deployment.Config.RouteList()));
+        Application = new GuardedSieveApplication(sieve, options.OutboxQueueCapacity, Metrics);
+        _ordering = new ReplicaHost(deployment.Cluster, id, identity, Application, logs, sieve.CreateVerifier(),
+            appState: () => Application.Read(a => $"processed:{a.Processed} held:{a.HeldCount}"));
+
+        MacKeyRing? RingForReceiver(int receiver) => keys.Ring(MacChannel.ReplicaReceiver, receiver);
+        MacKeyRing? RingForSender(int sender) => keys.Ring(MacChannel.ReplicaSender, sender);
+        var preSqIds = deployment.Config.PreSqs.Select(p => p.Id).ToHashSet();
+        var frames = new OutputFrames(id, _n, options.MaxFrameBodyBytes, options.Fault);
+        _receivers = new ReceiverStreams(Application, frames, RingForReceiver, options, Metrics, logs.CreateLogger($"replica-sq-{id}.receivers"));
+        _acks = new AckResponseRelay(id, preSqIds, options.AckResponseQueue, RingForSender, Metrics);
+        _pump = new OutboxPump(Application, _receivers, _acks, new ControllerNotices(id, Metrics, logs.CreateLogger($"replica-sq-{id}.controller")),
+            options.RetransmitTick, logs.CreateLogger($"replica-sq-{id}.pump"));
+        Metrics.ObserveLive(() => _receivers.LiveCount, () => _acks.LiveCount);
+
+        var web = WebApplication.CreateSlimBuilder(new WebApplicationOptions { ApplicationName = typeof(ReplicaSqHost).Assembly.GetName().Name });
+        web.Logging.ClearProviders();
+        web.Services.AddSingleton(logs);
+        web.Services.Configure<HostOptions>(h => h.ShutdownTimeout = TimeSpan.FromSeconds(5));
+        web.WebHost.ConfigureKestrel(k =>
+        {
+            KestrelSetup.Apply(k, options);
+            KestrelSetup.Listen(k, address);
+        });
+        _web = web.Build();
+        var check = new SubscriptionCheck(id, options.SubscriptionFreshness, enrolled, new KeyRing(deployment.Cluster), preSqIds.Contains, Metrics);
+        new ReplicaSqEndpoints(id, Application, check, _receivers, _acks, RingForReceiver, Metrics, options, Health, _shutdown.Token).Map(_web);
+    }
+
+    public int Id { get; }
+
+    /// <summary>The API URL served (from the deployment file).</summary>
+    public Uri Address { get; }
+
+    public ReplicaSqMetrics Metrics { get; }
+
+    /// <summary>The sieve behind its lock; read its state only through <see cref="GuardedSieveApplication.Read"/>.</summary>
+    public GuardedSieveApplication Application { get; }
+
+    public ReplicaHost Ordering => _ordering;
+
+    /// <summary>Completes when the ordering core loop stops; faulted if it crashed (the process should then exit).</summary>
+    public Task Completion => _ordering.Completion;
+
+    /// <param name="deployment">The loaded deployment; this replica's entry, keys and the cluster's identity key come from it.</param>
+    public static ReplicaSqHost Create(DeploymentContext deployment, int id, ReplicaSqHostOptions? options = null, ILoggerFactory? logs = null)
+    {
+        ArgumentNullException.ThrowIfNull(deployment);
+        options ??= new ReplicaSqHostOptions();
+        options.Validate();
+        logs ??= NullLoggerFactory.Instance;
+        var address = new Uri(deployment.Config.Replica(id).ApiUrl);
+        var keys = deployment.Keys(PartyRole.Replica, id);
+        IdentityKey? identity = null;
+        PublicKeyDirectory? enrolled = null;
+        try
+        {
+            identity = ClusterBootstrap.LoadKey(deployment.Cluster, id);
+            enrolled = new PublicKeyDirectory(deployment.Enrolment);
+            return new ReplicaSqHost(id, deployment, address, keys, identity, enrolled, options, logs);
+        }
+        catch
+        {
+            enrolled?.Dispose();
+            identity?.Dispose();
+            keys.Dispose();
+            throw;
+        }
+    }
+
+    public async Task StartAsync(CancellationToken ct = default)
+    {
+        _pumping = Task.Run(_pump.RunAsync, CancellationToken.None);
+        _retransmitting = Task.Run(() => _pump.RetransmitLoopAsync(_shutdown.Token), CancellationToken.None);
+        _ordering.Start();
+        await _web.StartAsync(ct).ConfigureAwait(false);
+    }
+
+    public HealthReply Health()
+    {
+        var status = _ordering.Status;
+        var problems = new List<string>();
+        if (_ordering.Completion.IsCompleted)
+        {
+            problems.Add("ordering core loop stopped");
+        }
+        if (_pumping.IsCompleted)
+        {
+            problems.Add("output pump stopped");
+        }
+        if (status.ConnectedReplicas < 2 * _f)
+        {
+            problems.Add($"ordering links to {status.ConnectedReplicas} other replicas, {2 * _f} needed");
+        }
+        var reply = new HealthReply
+        {
+            Component = Component,
+            Id = Id,
+            Healthy = problems.Count == 0,
+            Detail = problems.Count == 0 ? "ok" : string.Join("; ", problems),
+        };
+        var c = reply.Counters;
+        c["decided"] = status.DecidedInstances;
+        c["executed"] = status.ExecutedRequests;
+        c["last_decided"] = status.LastDecided;
+        c["regency"] = status.Regency;
+        c["connected_replicas"] = status.ConnectedReplicas;
+        c["connected_clients"] = status.ConnectedClients;
+        c["outbox_backlog"] = _pump.Backlog;
+        c.Add(Metrics.Snapshot());
+        var (queues, preSqs, quarantinedSenders, held, processed, drops) = Application.Read(a =>
+            (_receiverIds.Select(r => (r, a.QueueLength(r))).ToArray(),
+             _preSqIds.Select(p => (p, a.PreSqSuspicion(p), a.IsPreSqQuarantined(p))).ToArray(),
+             _senderIds.Count(a.IsSenderQuarantined),
+             a.HeldCount, a.Processed, a.Drops.NonZero()));
+        foreach (var (receiver, length) in queues)
+        {
+            c[$"queue.{receiver}"] = length;
+        }
+        foreach (var (preSq, suspicion, quarantined) in preSqs)
+        {
+            c[$"suspicion.pre_sq.{preSq}"] = suspicion;
+            c[$"quarantined.pre_sq.{preSq}"] = quarantined ? 1 : 0;
+        }
+        c["quarantined.senders"] = quarantinedSenders;
+        c["held"] = held;
+        c["processed"] = processed;
+        c["dropped"] = drops.Sum(d => d.Count);
+        foreach (var (stage, reason, count) in drops)
+        {
+            c[$"drop.{stage}.{reason}"] = count;
+        }
+        return reply;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) == 1)
+        {
+            return;
+        }
+        // Ends the open streams first: Kestrel's stop would otherwise wait for them until its timeout.
+        await _shutdown.CancelAsync().ConfigureAwait(false);
+        _receivers.CloseAll();
+        _acks.EndAll();
+        try
+        {
+            await _web.StopAsync().ConfigureAwait(false);
+        }
+        finally
+        {
+            await _web.DisposeAsync().ConfigureAwait(false);
+            try
+            {
+                await _ordering.DisposeAsync().ConfigureAwait(false);
+            }
+            finally
+            {
+                // No execution after the ordering host stopped: the pump drains what is left and ends.
+                Application.Complete();
+                await _pumping.ConfigureAwait(false);
+                await _retransmitting.ConfigureAwait(false);
+                _enrolled.Dispose();
+                _keys.Dispose();
+                _identity.Dispose();
+                Metrics.Dispose();
+                _shutdown.Dispose();
+            }
+        }
+    }
+}

@@ -1,0 +1,396 @@
+using System.Runtime.CompilerServices;
+using System.Security.Cryptography;
+using System.Threading.Channels;
+using Google.Protobuf;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+using SieveQ.Core.Envelope;
+using SieveQ.Core.Keys;
+using SieveQ.Core.Receiver;
+using SieveQ.Deployment;
+using SieveQ.Protocol;
+using SieveQ.Protocol.V1;
+using SieveQ.Sdk.Internal;
+using SieveQ.Transport;
+
+namespace SieveQ.Sdk.Receiver;
+
+/// <summary>
+/// A post-SQ connected to every replica-SQ: subscribes to each one's outputs for this receiver, votes
+/// on them (f+1 matching digests and a body that hashes to the digest), fetches bodies the designated
+/// replica did not deliver, and hands messages to the application in order per sender, each once.
+/// <para>
+/// Exactly once across restarts: <see cref="CommitAsync()"/> persists, per sender, the route number of
+/// the last message handed over by <see cref="ReadAllAsync"/>, then tells the replicas (through a
+/// pre-SQ) so they can drop what is committed. A restarted receiver resumes after the committed
+/// cursors. Between handing a message over and the commit that covers it the guarantee is at least
+/// once: if the process dies in that window, those messages are delivered again after the restart
+/// (never skipped). Commit after processing to keep that window small, or let
+/// <see cref="SieveQReceiverOptions.AutoCommitEvery"/> / <see cref="SieveQReceiverOptions.AutoCommitAfter"/>
+/// commit when the application asks for the next message (the previous ones are processed by then).
+/// </para>
+/// </summary>
+public sealed class SieveQReceiver : IAsyncDisposable
+{
+    private readonly PostSqVoter _voter;
+    private readonly IDeliveryCursorStore _cursors;
+    private readonly ECDsa _signingKey;
+    private readonly SieveQReceiverOptions _options;
+    private readonly ILogger _log;
+    private readonly Dictionary<int, GrpcChannel> _replicas;
+    private readonly List<ReplicaSubscription> _subscriptions = [];
+    private readonly AcknowledgementRelay _relay;
+    private readonly DeliveryProgress _progress;
+    private readonly IDisposable[] _owned;
+    private readonly Channel<ReceiverInput> _inputs;
+    private readonly Channel<ReceivedMessage> _deliveries;
+    private readonly SemaphoreSlim _committing = new(1, 1);
+    private readonly CancellationTokenSource _stop = new();
+    private readonly List<Task> _tasks = [];
+    private int _reading;
+    private Exception? _failure;
+    private long _delivered;
+    private long _committed;
+    private long _accepted;
+    private long _rejected;
+    private long _fetches;
+    private long _fetchAnswers;
+
+    internal SieveQReceiver(int receiverId, int f, ECDsa signingKey, Func<int, MacKeyRing?> ringForReplica, IDeliveryCursorStore cursors,
+        IReadOnlyDictionary<int, Uri> replicaUrls, IEnumerable<(int Id, Uri Url)> preSqUrls, SieveQReceiverOptions options, ILogger? log, params IDisposable[] owned)
+    {
+        ArgumentNullException.ThrowIfNull(signingKey);
+        ArgumentNullException.ThrowIfNull(cursors);
+        ArgumentNullException.ThrowIfNull(replicaUrls);
+        options.Validate();
+        Id = receiverId;
+        _signingKey = signingKey;
+        _cursors = cursors;
+        _options = options;
+        _owned = owned;
+        _log = log ?? NullLogger.Instance;
+        _voter = new PostSqVoter(receiverId, f, ringForReplica, cursors, options.Protocol);
+        _progress = new DeliveryProgress(_voter.CommittedCursors());
+        _inputs = Channel.CreateBounded<ReceiverInput>(new BoundedChannelOptions(options.InputQueueCapacity) { SingleReader = true, FullMode = BoundedChannelFullMode.Wait });
+        _deliveries = Channel.CreateBounded<ReceivedMessage>(new BoundedChannelOptions(options.DeliveryQueueCapacity) { SingleReader = true, SingleWriter = true, FullMode = BoundedChannelFullMode.Wait });
+        _relay = new AcknowledgementRelay(preSqUrls, options.AcknowledgeTimeout, _log);
+        _replicas = replicaUrls.ToDictionary(kv => kv.Key, kv => GrpcChannel.ForAddress(kv.Value));
+        foreach (var (replica, channel) in _replicas.OrderBy(kv => kv.Key))
+        {
+            var r = replica;
+            var s = new ReplicaSubscription(r, channel, () => SignSubscription(r), (input, ct) => _inputs.Writer.WriteAsync(input, ct), options, _log);
+            _subscriptions.Add(s);
+            _tasks.Add(Task.Run(() => s.RunAsync(_stop.Token)));
+        }
+        _tasks.Add(Task.Run(() => PumpAsync(_stop.Token)));
+        _tasks.Add(Task.Run(() => RetryAcknowledgementsAsync(_stop.Token)));
+    }
+
+    /// <summary>
+    /// A receiver for enrolled receiver <paramref name="receiverId"/> of a deployment; its delivery
+    /// cursors live in <paramref name="stateDir"/>, which one receiver process at a time may use.
+    /// </summary>
+    public static SieveQReceiver Create(DeploymentContext ctx, int receiverId, string stateDir, SieveQReceiverOptions? options = null, ILogger? log = null)
+    {
+        ArgumentNullException.ThrowIfNull(ctx);
+        ArgumentException.ThrowIfNullOrEmpty(stateDir);
+        options ??= new SieveQReceiverOptions();
+        options.Validate();
+        var keys = ctx.Keys(PartyRole.Receiver, receiverId);
+        FileStream? exclusive = null;
+        try
+        {
+            var signing = keys.Signing ?? throw new DeploymentException($"receiver {receiverId} has no signing key");
+            Directory.CreateDirectory(stateDir);
+            // Two processes delivering for one receiver from one cursor file would each deliver everything.
+            exclusive = new FileStream(Path.Combine(stateDir, $"receiver-{receiverId}.lock"), FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None);
+            var store = new FileDeliveryCursorStore(Path.Combine(stateDir, $"receiver-{receiverId}.cursors"));
+            var replicas = ctx.Config.Replicas.ToDictionary(r => r.Id, r => new Uri(r.ApiUrl));
+            var preSqs = ctx.Config.PreSqs.OrderBy(p => p.Id).Select(p => (p.Id, new Uri(p.Url))).ToArray();
+            return new SieveQReceiver(receiverId, ctx.Config.F, signing, r => keys.Ring(MacChannel.ReplicaReceiver, r), store, replicas, preSqs, options, log, exclusive, keys);
+        }
+        catch
+        {
+            exclusive?.Dispose();
+            keys.Dispose();
+            throw;
+        }
+    }
+
+    public int Id { get; }
+
+    public SieveQReceiverStats Stats => new(
+        Id,
+        Interlocked.Read(ref _delivered),
+        Interlocked.Read(ref _committed),
+        Interlocked.Read(ref _accepted),
+        Interlocked.Read(ref _rejected),
+        Interlocked.Read(ref _fetches),
+        Interlocked.Read(ref _fetchAnswers),
+        _subscriptions.Sum(s => s.Resubscribes),
+        _relay.Sent,
+        _relay.Failed);
+
+    /// <summary>The cursors committed so far, per sender (route numbers).</summary>
+    public IReadOnlyList<DeliveredCursor> CommittedCursors => _progress.Committed();
+
+    /// <summary>
+    /// Deliveries in order per sender, each once (see the class remarks for restarts). One reader at a
+    /// time; ends when the receiver is disposed. While the application does not ask for the next
+    /// message, the receiver stops reading the replicas: back-pressure, not loss.
+    /// </summary>
+    public async IAsyncEnumerable<ReceivedMessage> ReadAllAsync([EnumeratorCancellation] CancellationToken ct = default)
+    {
+        if (Interlocked.Exchange(ref _reading, 1) == 1)
+        {
+            throw new InvalidOperationException($"receiver {Id} already has a reader");
+        }
+        try
+        {
+            var lastCommit = Clock.MonotonicMs;
+            while (true)
+            {
+                if (!_deliveries.Reader.TryRead(out var message))
+                {
+                    // Idle: everything handed over is processed, so a due commit is safe now.
+                    if (await AutoCommitAsync(lastCommit, idle: true, ct).ConfigureAwait(false))
+                    {
+                        lastCommit = Clock.MonotonicMs;
+                    }
+                    if (!await WaitForDeliveryAsync(lastCommit, ct).ConfigureAwait(false))
+                    {
+                        ThrowIfFailed();
+                        yield break;
+                    }
+                    continue;
+                }
+                _progress.Hand(message.Sender, message.RouteSeq);
+                yield return message;
+                // The application asked for the next one: the previous ones are processed.
+                if (await AutoCommitAsync(lastCommit, idle: false, ct).ConfigureAwait(false))
+                {
+                    lastCommit = Clock.MonotonicMs;
+                }
+            }
+        }
+        finally
+        {
+            Volatile.Write(ref _reading, 0);
+        }
+    }
+
+    /// <summary>Commits everything handed over by <see cref="ReadAllAsync"/> so far: persisted, then acknowledged to the replicas.</summary>
+    public ValueTask CommitAsync(CancellationToken ct = default) => CommitAsync(null, ct);
+
+    /// <summary>
+    /// Commits, per sender, up to the given route numbers (capped at what was handed over): for hosts
+    /// that hand messages on and learn later how far they were processed.
+    /// </summary>
+    public async ValueTask CommitAsync(IReadOnlyList<DeliveredCursor>? processedUpTo, CancellationToken ct = default)
+    {
+        await _committing.WaitAsync(ct).ConfigureAwait(false);
+        byte[] ack;
+        try
+        {
+            if (_progress.Propose(processedUpTo) is not { } cursors)
+            {
+                return;
+            }
+            _cursors.Save(cursors);
+            Interlocked.Add(ref _committed, _progress.Commit(cursors, processedUpTo is null));
+            lock (_signingKey)
+            {
+                ack = ReceiverAckCodec.Encode(Id, cursors, _signingKey);
+            }
+        }
+        finally
+        {
+            _committing.Release();
+        }
+        // The commit is durable already; the acknowledgement only lets the replicas trim their queues.
+        if (!await _relay.SendAsync(ack, ct).ConfigureAwait(false))
+        {
+            _log.LogWarning("receiver {Receiver}: no pre-SQ took the acknowledgement; it is offered again later", Id);
+        }
+    }
+
+    private async ValueTask<bool> AutoCommitAsync(long lastCommit, bool idle, CancellationToken ct)
+    {
+        if (!_options.AutoCommits || _progress.HandedSinceCommit == 0)
+        {
+            return false;
+        }
+        var byCount = _options.AutoCommitEvery > 0 && _progress.HandedSinceCommit >= _options.AutoCommitEvery;
+        var byTime = _options.AutoCommitAfter > TimeSpan.Zero && Clock.MonotonicMs - lastCommit >= (long)_options.AutoCommitAfter.TotalMilliseconds;
+        // Without a time limit, an idle application would leave its last deliveries uncommitted forever.
+        var idleFlush = idle && _options.AutoCommitAfter == TimeSpan.Zero;
+        if (!(byCount || byTime || idleFlush))
+        {
+            return false;
+        }
+        await CommitAsync(null, ct).ConfigureAwait(false);
+        return true;
+    }
+
+    private async ValueTask<bool> WaitForDeliveryAsync(long lastCommit, CancellationToken ct)
+    {
+        if (!_options.AutoCommits || _progress.HandedSinceCommit == 0 || _options.AutoCommitAfter == TimeSpan.Zero)
+        {
+            return await _deliveries.Reader.WaitToReadAsync(ct).ConfigureAwait(false);
+        }
+        var left = lastCommit + (long)_options.AutoCommitAfter.TotalMilliseconds - Clock.MonotonicMs;
+        using var wake = CancellationTokenSource.CreateLinkedTokenSource(ct);
+        wake.CancelAfter(TimeSpan.FromMilliseconds(Math.Max(1, left)));
+        try
+        {
+            return await _deliveries.Reader.WaitToReadAsync(wake.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (!ct.IsCancellationRequested)
+        {
+            return true;  // time for the auto-commit; the loop checks again
+        }
+    }
+
+    private byte[] SignSubscription(int replica)
+    {
+        lock (_signingKey)
+        {
+            return SubscriptionCodec.Encode(StructureKind.ReceiverSubscription, Id, replica, Clock.WallMs, _signingKey);
+        }
+    }
+
+    private async Task PumpAsync(CancellationToken stop)
+    {
+        var readable = new ChannelWaiter<ReceiverInput>(_inputs.Reader);
+        try
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                while (_inputs.Reader.TryRead(out var input))
+                {
+                    var now = Clock.MonotonicMs;
+                    var step = input.IsFetchResponse ? _voter.OnBodyFetchResponse(input.Bytes, now) : _voter.OnReplicaOutput(input.Bytes, now);
+                    if (input.IsFetchResponse && step.Accepted)
+                    {
+                        Interlocked.Increment(ref _fetchAnswers);
+                    }
+                    Interlocked.Increment(ref step.Accepted ? ref _accepted : ref _rejected);
+                    await HandOnAsync(step, stop).ConfigureAwait(false);
+                }
+                if (_voter.NextWakeupMs is { } due && due <= Clock.MonotonicMs)
+                {
+                    Fetch(_voter.Tick(Clock.MonotonicMs));
+                }
+                var delay = _voter.NextWakeupMs is { } wake ? Math.Max(0, wake - Clock.MonotonicMs) : -1;
+                await PumpWait.AnyAsync([readable.Readable(stop)], delay, stop).ConfigureAwait(false);
+            }
+        }
+        catch (OperationCanceledException) when (stop.IsCancellationRequested)
+        {
+            // disposed
+        }
+#pragma warning disable CA1031 // a pump failure must end the application's reading with the reason, not hang it
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            _log.LogError(e, "receiver {Receiver}: pump failed", Id);
+            _failure = e;
+        }
+        _deliveries.Writer.TryComplete();
+    }
+
+    private async ValueTask HandOnAsync(PostSqStep step, CancellationToken stop)
+    {
+        foreach (var d in step.Deliveries)
+        {
+            // Waits while the application is behind: the voter's inputs back up, then the replica streams.
+            await _deliveries.Writer.WriteAsync(new ReceivedMessage(d.Sender, d.SenderSeq, d.RouteSeq, d.Data), stop).ConfigureAwait(false);
+            Interlocked.Increment(ref _delivered);
+        }
+        Fetch(step.Fetches);
+    }
+
+    private void Fetch(IReadOnlyList<FetchOrder> orders)
+    {
+        foreach (var order in orders)
+        {
+            if (_replicas.TryGetValue(order.Replica, out var channel))
+            {
+                Interlocked.Increment(ref _fetches);
+                _ = FetchAsync(order, channel, _stop.Token);
+            }
+        }
+    }
+
+    /// <summary>One body fetch; a failure needs no handling, the voter asks the next replica after its retry interval.</summary>
+    private async Task FetchAsync(FetchOrder order, GrpcChannel channel, CancellationToken stop)
+    {
+        try
+        {
+            using var deadline = CancellationTokenSource.CreateLinkedTokenSource(stop);
+            deadline.CancelAfter(_options.FetchTimeout);
+            var reply = await channel.UnaryAsync(ProtocolNames.ReplicaSqService, ProtocolNames.FetchBodies,
+                new BodyFetch { Canonical = UnsafeByteOperations.UnsafeWrap(order.Request) }, BodyFetchReply.Parser, deadline.Token).ConfigureAwait(false);
+            if (!reply.Canonical.IsEmpty)
+            {
+                await _inputs.Writer.WriteAsync(new ReceiverInput(true, order.Replica, reply.Canonical.Memory), stop).ConfigureAwait(false);
+            }
+        }
+#pragma warning disable CA1031 // see summary
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            _log.LogDebug("replica-SQ {Replica}: body fetch failed: {Reason}", order.Replica, e.Message);
+        }
+    }
+
+    private async Task RetryAcknowledgementsAsync(CancellationToken stop)
+    {
+        using var timer = new PeriodicTimer(_options.AcknowledgeRetry);
+        try
+        {
+            while (await timer.WaitForNextTickAsync(stop).ConfigureAwait(false))
+            {
+                if (_relay.Owed)
+                {
+                    await _relay.RetryAsync(stop).ConfigureAwait(false);
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            // disposed
+        }
+    }
+
+    private void ThrowIfFailed()
+    {
+        if (_failure is { } f)
+        {
+            throw new InvalidOperationException($"receiver {Id} stopped: {f.Message}", f);
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (_stop.IsCancellationRequested)
+        {
+            return;
+        }
+        await _stop.CancelAsync().ConfigureAwait(false);
+        _inputs.Writer.TryComplete();
+        await Task.WhenAll(_tasks).ConfigureAwait(false);
+        _deliveries.Writer.TryComplete();
+        foreach (var c in _replicas.Values)
+        {
+            c.Dispose();
+        }
+        _relay.Dispose();
+        foreach (var d in _owned)
+        {
+            d.Dispose();
+        }
+        _committing.Dispose();
+        _stop.Dispose();
+    }
+}

@@ -1,0 +1,297 @@
+using System.Threading.Channels;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+using SieveQ.Core.Envelope;
+using SieveQ.Core.Keys;
+using SieveQ.Core.Sender;
+using SieveQ.Deployment;
+using SieveQ.Sdk.Internal;
+
+namespace SieveQ.Sdk.Sender;
+
+/// <summary>
+/// A sender-SQ connected to the pre-SQs: <see cref="SendAsync"/> numbers a message (numbers never
+/// repeat, even across restarts), and the sender keeps it until f+1 replica-SQs acknowledge it,
+/// retransmitting through another pre-SQ on time-out. Thread-safe: any number of callers may send.
+/// <para>
+/// One pump task owns the <see cref="SenderSq"/> (which is not thread-safe): it numbers queued sends
+/// while the outstanding window has room, signs them in micro-batches (one Merkle signature for
+/// everything staged within <see cref="SieveQSenderOptions.FlushDelay"/>), runs the sender-SQ's timers
+/// and feeds it every ACKRES the pre-SQs relay. When the window is full the pump stops taking sends,
+/// so callers wait in <see cref="SendAsync"/> until acknowledgements free room: back-pressure without
+/// polling.
+/// </para>
+/// <para>
+/// A message numbered but not yet acknowledged when the sender is disposed (or the process dies) is
+/// not retransmitted by the next run: wait with <see cref="WaitAcknowledgedAsync"/> before disposing
+/// when that matters.
+/// </para>
+/// </summary>
+public sealed class SieveQSender : IAsyncDisposable
+{
+    private readonly SenderSq _sq;
+    private readonly SieveQSenderOptions _options;
+    private readonly IReadOnlyDictionary<int, PreSqLink> _links;
+    private readonly IDisposable[] _owned;
+    private readonly ILogger _log;
+    private readonly Channel<SendRequest> _sends;
+    private readonly Channel<byte[]> _ackResponses = Channel.CreateUnbounded<byte[]>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly AcknowledgementWaiters _acknowledged = new();
+    private readonly CancellationTokenSource _stop = new();
+    private readonly Task _pump;
+    private Exception? _failure;
+    private long _accepted;
+    private long _lastSeq;
+    private long _ackResponsesTaken;
+    private long _ackRejected;
+    private int _outstanding;
+    private int _assignedPreSq;
+
+    internal SieveQSender(int senderId, SenderSq sq, IReadOnlyDictionary<int, Uri> preSqUrls, SieveQSenderOptions options, ILogger? log, params IDisposable[] owned)
+    {
+        ArgumentNullException.ThrowIfNull(sq);
+        ArgumentNullException.ThrowIfNull(preSqUrls);
+        options.Validate();
+        Id = senderId;
+        _sq = sq;
+        _options = options;
+        _owned = owned;
+        _log = log ?? NullLogger.Instance;
+        _sends = Channel.CreateBounded<SendRequest>(new BoundedChannelOptions(options.SendQueueCapacity) { SingleReader = true, FullMode = BoundedChannelFullMode.Wait });
+        _links = preSqUrls.ToDictionary(kv => kv.Key, kv => new PreSqLink(kv.Key, kv.Value, options, OnAckResponseArrived, _log));
+        _assignedPreSq = sq.AssignedPreSq;
+        _lastSeq = sq.LastSentSeq;
+        _pump = Task.Run(() => PumpAsync(_stop.Token));
+    }
+
+    /// <summary>
+    /// A sender for enrolled sender <paramref name="senderId"/> of a deployment: its signing key and MAC
+    /// rings come from the deployment's key store; its sequence mark lives in <paramref name="stateDir"/>
+    /// (one process at a time may use it: the file is opened exclusively).
+    /// </summary>
+    public static SieveQSender Create(DeploymentContext ctx, int senderId, string stateDir, SieveQSenderOptions? options = null, ILogger? log = null)
+    {
+        ArgumentNullException.ThrowIfNull(ctx);
+        ArgumentException.ThrowIfNullOrEmpty(stateDir);
+        options ??= new SieveQSenderOptions();
+        options.Validate();
+        var keys = ctx.Keys(PartyRole.Sender, senderId);
+        FileSequenceStore? store = null;
+        try
+        {
+            var signing = keys.Signing ?? throw new DeploymentException($"sender {senderId} has no signing key");
+            Directory.CreateDirectory(stateDir);
+            store = new FileSequenceStore(Path.Combine(stateDir, $"sender-{senderId}.seq"));
+            var preSqs = ctx.Config.PreSqs.Select(p => p.Id).Order().ToArray();
+            var initial = options.InitialPreSq ?? preSqs[(int)((uint)senderId % (uint)preSqs.Length)];
+            var sq = new SenderSq(senderId, signing, new SenderSequencer(store), preSqs, initial, ctx.Config.F,
+                p => keys.Ring(MacChannel.SenderPreSq, p), r => keys.Ring(MacChannel.ReplicaSender, r), options.Protocol);
+            var urls = ctx.Config.PreSqs.ToDictionary(p => p.Id, p => new Uri(p.Url));
+            return new SieveQSender(senderId, sq, urls, options, log, store, keys);
+        }
+        catch
+        {
+            store?.Dispose();
+            keys.Dispose();
+            throw;
+        }
+    }
+
+    public int Id { get; }
+
+    /// <summary>Highest sequence number such that it and every number below were acknowledged by f+1 replica-SQs.</summary>
+    public long AcknowledgedUpTo => _acknowledged.AcknowledgedUpTo;
+
+    /// <summary>The number of the last message accepted (0 before any in this run; numbers of earlier runs are lower).</summary>
+    public long LastSeq => Interlocked.Read(ref _lastSeq);
+
+    public SieveQSenderStats Stats => new(
+        Id,
+        Interlocked.Read(ref _accepted),
+        LastSeq,
+        AcknowledgedUpTo,
+        Volatile.Read(ref _outstanding),
+        Volatile.Read(ref _assignedPreSq),
+        _links.Values.Sum(l => l.FramesSent),
+        _links.Values.Sum(l => l.FramesDropped),
+        Interlocked.Read(ref _ackResponsesTaken),
+        Interlocked.Read(ref _ackRejected),
+        _links.Values.Sum(l => l.Reconnects));
+
+    /// <summary>
+    /// Numbers <paramref name="data"/> for <paramref name="receiver"/> and queues it; returns its
+    /// sequence number. Waits while the outstanding window is full. <paramref name="data"/> must not
+    /// change until this returns. A cancelled call did not number (and will not send) the message.
+    /// </summary>
+    public async ValueTask<long> SendAsync(int receiver, ReadOnlyMemory<byte> data, CancellationToken ct = default)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(receiver);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(data.Length, EnvelopeLimits.MaxDataBytes, nameof(data));
+        ThrowIfFailed();
+        var request = new SendRequest(receiver, data);
+        try
+        {
+            await _sends.Writer.WriteAsync(request, ct).ConfigureAwait(false);
+        }
+        catch (ChannelClosedException)
+        {
+            ThrowIfFailed();
+            throw new ObjectDisposedException(nameof(SieveQSender));
+        }
+        if (!ct.CanBeCanceled)
+        {
+            return await request.Numbered.ConfigureAwait(false);
+        }
+        using (ct.Register(static (r, token) => ((SendRequest)r!).Cancel(token), request))
+        {
+            return await request.Numbered.ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Completes when f+1 replica-SQs acknowledged <paramref name="seq"/> and everything before it.</summary>
+    public Task WaitAcknowledgedAsync(long seq, CancellationToken ct = default) => _acknowledged.WaitAsync(seq, ct);
+
+    private void OnAckResponseArrived(byte[] bytes) => _ackResponses.Writer.TryWrite(bytes);
+
+    private async Task PumpAsync(CancellationToken stop)
+    {
+        var sendsReadable = new ChannelWaiter<SendRequest>(_sends.Reader);
+        var acksReadable = new ChannelWaiter<byte[]>(_ackResponses.Reader);
+        var flushDelayMs = (long)Math.Ceiling(_options.FlushDelay.TotalMilliseconds);
+        var firstStagedAt = -1L;
+        var staged = 0;
+        try
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                var now = Clock.MonotonicMs;
+                while (_ackResponses.Reader.TryRead(out var ack))
+                {
+                    TakeAckResponse(ack, now);
+                }
+                while (HasRoom && _sends.Reader.TryRead(out var request))
+                {
+                    if (!request.TryClaim())
+                    {
+                        continue;
+                    }
+                    if (!_sq.TryEnqueue(request.Receiver, request.Data.Span, out var seq))
+                    {
+                        request.Fail(new InvalidOperationException("the sender-SQ refused a message despite room in its window"));
+                        continue;
+                    }
+                    request.Complete(seq);
+                    Interlocked.Increment(ref _accepted);
+                    Interlocked.Exchange(ref _lastSeq, seq);
+                    if (staged++ == 0)
+                    {
+                        firstStagedAt = now;
+                    }
+                    if (staged >= _options.FlushAtStaged)
+                    {
+                        Dispatch(_sq.Flush(now));
+                        staged = 0;
+                    }
+                }
+                if (staged > 0 && now - firstStagedAt >= flushDelayMs)
+                {
+                    Dispatch(_sq.Flush(now));
+                    staged = 0;
+                }
+                if (_sq.NextWakeupMs is { } due && due <= now)
+                {
+                    Dispatch(_sq.Tick(now));
+                }
+                Volatile.Write(ref _outstanding, _sq.Outstanding);
+
+                var deadline = long.MaxValue;
+                if (staged > 0)
+                {
+                    deadline = firstStagedAt + flushDelayMs;
+                }
+                if (_sq.NextWakeupMs is { } wake)
+                {
+                    deadline = Math.Min(deadline, wake);
+                }
+                var delay = deadline == long.MaxValue ? -1 : Math.Max(0, deadline - Clock.MonotonicMs);
+                Task[] signals = HasRoom ? [acksReadable.Readable(stop), sendsReadable.Readable(stop)] : [acksReadable.Readable(stop)];
+                await PumpWait.AnyAsync(signals, delay, stop).ConfigureAwait(false);
+            }
+        }
+        catch (OperationCanceledException) when (stop.IsCancellationRequested)
+        {
+            // disposed
+        }
+#pragma warning disable CA1031 // a pump failure (e.g. the sequence file cannot be written) must reach every caller, not vanish
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            _log.LogError(e, "sender {Sender}: pump failed", Id);
+            _failure = e;
+        }
+        var reason = _failure ?? new ObjectDisposedException(nameof(SieveQSender));
+        _sends.Writer.TryComplete();
+        while (_sends.Reader.TryRead(out var left))
+        {
+            left.Fail(reason);
+        }
+        _acknowledged.FailAll(reason);
+    }
+
+    private bool HasRoom => _sq.Outstanding < _options.Protocol.MaxOutstanding;
+
+    private void TakeAckResponse(byte[] bytes, long now)
+    {
+        var outcome = _sq.OnAckResponse(bytes, now);
+        if (!outcome.Accepted)
+        {
+            Interlocked.Increment(ref _ackRejected);
+            return;
+        }
+        Interlocked.Increment(ref _ackResponsesTaken);
+        if (outcome.Reassigned)
+        {
+            _log.LogInformation("sender {Sender}: the replica-SQs moved it to pre-SQ {PreSq}", Id, outcome.AssignedPreSq);
+        }
+        Volatile.Write(ref _assignedPreSq, outcome.AssignedPreSq);
+        _acknowledged.Advance(outcome.AcknowledgedUpTo);
+    }
+
+    private void Dispatch(IReadOnlyList<OutgoingFrame> frames)
+    {
+        foreach (var f in frames)
+        {
+            if (_links.TryGetValue(f.PreSq, out var link))
+            {
+                link.Send(f.Frame);
+            }
+        }
+    }
+
+    private void ThrowIfFailed()
+    {
+        if (_failure is { } f)
+        {
+            throw new InvalidOperationException($"sender {Id} stopped: {f.Message}", f);
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (_stop.IsCancellationRequested)
+        {
+            return;
+        }
+        await _stop.CancelAsync().ConfigureAwait(false);
+        await _pump.ConfigureAwait(false);
+        foreach (var link in _links.Values)
+        {
+            await link.DisposeAsync().ConfigureAwait(false);
+        }
+        foreach (var d in _owned)
+        {
+            d.Dispose();
+        }
+        _stop.Dispose();
+    }
+}

@@ -1,0 +1,46 @@
+using SieveQ.Core.Sender;
+
+namespace SieveQ.Sdk.Sender;
+
+/// <summary>Tunables of <see cref="SieveQSender"/> (the sieve tunables themselves are in <see cref="Protocol"/>).</summary>
+public sealed record SieveQSenderOptions
+{
+    /// <summary>The sender-SQ's own tunables: outstanding window (back-pressure), batch size, time-outs.</summary>
+    public SenderSqOptions Protocol { get; init; } = new();
+
+    /// <summary>Flush as soon as this many messages are staged: one Merkle signature covers them all.</summary>
+    public int FlushAtStaged { get; init; } = 256;
+
+    /// <summary>
+    /// Otherwise flush this long after the first message was staged. Short enough not to show in
+    /// latency, long enough that a busy application's messages share one signature.
+    /// </summary>
+    public TimeSpan FlushDelay { get; init; } = TimeSpan.FromMilliseconds(1);
+
+    /// <summary>First wait before reconnecting to a pre-SQ; doubles per failure up to <see cref="MaxReconnectDelay"/>.</summary>
+    public TimeSpan ReconnectDelay { get; init; } = TimeSpan.FromMilliseconds(50);
+
+    public TimeSpan MaxReconnectDelay { get; init; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>Frames queued for one pre-SQ before the oldest are dropped (the sender-SQ retransmits them).</summary>
+    public int LinkQueueCapacity { get; init; } = 16_384;
+
+    /// <summary>SendAsync calls waiting to be numbered; more callers wait on the queue itself.</summary>
+    public int SendQueueCapacity { get; init; } = 1024;
+
+    /// <summary>
+    /// The pre-SQ to start with (null: spread senders over the pre-SQs by id). The replicas may
+    /// reassign the sender; the sender-SQ obeys once f+1 of them agree.
+    /// </summary>
+    public int? InitialPreSq { get; init; }
+
+    internal void Validate()
+    {
+        ArgumentNullException.ThrowIfNull(Protocol);
+        if (FlushAtStaged < 1 || FlushDelay < TimeSpan.Zero || ReconnectDelay <= TimeSpan.Zero || MaxReconnectDelay < ReconnectDelay
+            || LinkQueueCapacity < 1 || SendQueueCapacity < 1 || Protocol.MaxOutstanding < 1)
+        {
+            throw new ArgumentException("sender options out of range");
+        }
+    }
+}

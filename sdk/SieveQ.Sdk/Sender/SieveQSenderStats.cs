@@ -1,0 +1,15 @@
+namespace SieveQ.Sdk.Sender;
+
+/// <summary>A snapshot of one sender's counters, for health reports and benchmarks.</summary>
+public sealed record SieveQSenderStats(
+    int Sender,
+    long Accepted,
+    long LastSeq,
+    long AcknowledgedUpTo,
+    int Outstanding,
+    int AssignedPreSq,
+    long FramesSent,
+    long FramesDropped,
+    long AckResponses,
+    long AckResponsesRejected,
+    long Reconnects);

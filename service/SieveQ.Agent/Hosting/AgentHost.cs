@@ -1,0 +1,166 @@
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+using SieveQ.Agent.Identity;
+using SieveQ.Agent.Services;
+using SieveQ.Deployment;
+using SieveQ.Protocol;
+using SieveQ.Protocol.V1;
+using SieveQ.Sdk.Receiver;
+using SieveQ.Sdk.Sender;
+using SieveQ.Transport;
+
+namespace SieveQ.Agent.Hosting;
+
+/// <summary>
+/// The agent process's core: serves sieveq.v1.Agent on a Unix socket (HTTP/2 only; a named pipe on
+/// Windows) to local applications, identified by the kernel's peer credentials, and hosts the
+/// sender-SQs and post-SQs of the identities its deployment entry lists, each created on first use.
+/// Tells systemd when it is ready and when it stops. SIGTERM and Ctrl-C stop it through the host's
+/// console lifetime.
+/// </summary>
+public sealed class AgentHost : IAsyncDisposable
+{
+    private readonly WebApplication _app;
+    private readonly PartyRegistry<SieveQSender> _senders;
+    private readonly PartyRegistry<HostedReceiver> _receivers;
+    private readonly SystemdNotifier _systemd;
+    private readonly CancellationTokenSource _watchdogStop = new();
+    private readonly ILogger _log;
+    private Task _watchdog = Task.CompletedTask;
+    private int _stopped;
+
+    private AgentHost(WebApplication app, string endpoint, AgentEntry entry, PartyRegistry<SieveQSender> senders, PartyRegistry<HostedReceiver> receivers, SystemdNotifier systemd, ILogger log)
+    {
+        _app = app;
+        Endpoint = endpoint;
+        Entry = entry;
+        _senders = senders;
+        _receivers = receivers;
+        _systemd = systemd;
+        _log = log;
+    }
+
+    /// <summary>The Unix socket path (pipe name on Windows) applications connect to.</summary>
+    public string Endpoint { get; }
+
+    public AgentEntry Entry { get; }
+
+    public static async Task<AgentHost> StartAsync(DeploymentContext ctx, string name, string? stateDir = null, ILoggerFactory? logs = null, AgentHostOptions? options = null, CancellationToken ct = default)
+    {
+        ArgumentNullException.ThrowIfNull(ctx);
+        options ??= new AgentHostOptions();
+        logs ??= NullLoggerFactory.Instance;
+        var log = logs.CreateLogger("SieveQ.Agent");
+        var entry = ctx.Config.Agent(name);
+        stateDir ??= Path.Combine(ctx.Config.Resolve(ctx.Config.DataDirectory), $"agent-{name}");
+        var endpoint = options.Endpoint ?? (OperatingSystem.IsWindows() ? $"sieveq-agent-{name}" : ctx.Config.Resolve(entry.Socket));
+        var receiverOptions = options.Receiver with { AutoCommitEvery = 0, AutoCommitAfter = TimeSpan.Zero };
+
+        var senders = new PartyRegistry<SieveQSender>(id => SieveQSender.Create(ctx, id, Path.Combine(stateDir, "senders"), options.Sender, logs.CreateLogger("SieveQ.Agent.Sender")));
+        var receivers = new PartyRegistry<HostedReceiver>(id => new HostedReceiver(
+            SieveQReceiver.Create(ctx, id, Path.Combine(stateDir, "receivers"), receiverOptions, logs.CreateLogger("SieveQ.Agent.Receiver")),
+            options.MaxUncommittedDeliveries));
+        var peers = new ConnectedPeers(log);
+        var agent = new AgentCallContext(entry, new CallerPolicy(entry, PeerCredentials.CurrentUid()), peers, senders, receivers, log);
+
+        var builder = WebApplication.CreateSlimBuilder();
+        builder.Logging.ClearProviders();
+        builder.Services.AddSingleton(logs);
+        builder.Services.Configure<ConsoleLifetimeOptions>(o => o.SuppressStatusMessages = true);
+        builder.WebHost.ConfigureKestrel(k =>
+        {
+            k.AddServerHeader = false;
+            if (OperatingSystem.IsWindows())
+            {
+                // Compiled everywhere, run on Windows only; caller identity is not read there (see README).
+                k.ListenNamedPipe(endpoint, o => o.Protocols = HttpProtocols.Http2);
+            }
+            else
+            {
+                k.ListenUnixSocket(endpoint, o =>
+                {
+                    o.Protocols = HttpProtocols.Http2;
+                    o.Use(peers.Middleware);
+                });
+            }
+        });
+        var app = builder.Build();
+        app.MapGrpcMethod<AppSend, SendProgress>(ProtocolNames.AgentService, ProtocolNames.Send, AppSend.Parser, call => SendService.HandleAsync(agent, call));
+        app.MapGrpcMethod<ReceiveControl, AppDelivery>(ProtocolNames.AgentService, ProtocolNames.Receive, ReceiveControl.Parser, call => ReceiveService.HandleAsync(agent, call));
+        app.MapGrpcMethod<HealthRequest, HealthReply>(ProtocolNames.AgentService, ProtocolNames.Health, HealthRequest.Parser, call => HealthService.HandleAsync(agent, call));
+
+        if (!OperatingSystem.IsWindows())
+        {
+            AgentEndpoint.ClearStale(endpoint);
+        }
+        await app.StartAsync(ct).ConfigureAwait(false);
+        if (!OperatingSystem.IsWindows())
+        {
+            AgentEndpoint.Restrict(endpoint);
+        }
+        var host = new AgentHost(app, endpoint, entry, senders, receivers, options.Systemd ?? SystemdNotifier.FromEnvironment(), log);
+        host.Announce(stateDir);
+        return host;
+    }
+
+    private void Announce(string stateDir)
+    {
+        _log.LogInformation("agent '{Name}' listening on {Endpoint} (senders [{Senders}], receivers [{Receivers}], state {State})",
+            Entry.Name, Endpoint, string.Join(",", Entry.Senders), string.Join(",", Entry.Receivers), stateDir);
+        _systemd.Ready($"agent '{Entry.Name}' on {Endpoint}");
+        if (_systemd.IsActive && SystemdNotifier.WatchdogInterval is { } interval)
+        {
+            _watchdog = PetWatchdogAsync(interval / 2, _watchdogStop.Token);
+        }
+    }
+
+    private async Task PetWatchdogAsync(TimeSpan every, CancellationToken ct)
+    {
+        using var timer = new PeriodicTimer(every);
+        try
+        {
+            while (await timer.WaitForNextTickAsync(ct).ConfigureAwait(false))
+            {
+                _systemd.Watchdog();
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            // stopping
+        }
+    }
+
+    /// <summary>Completes when the host is asked to stop (SIGTERM, Ctrl-C) or <paramref name="ct"/> is cancelled.</summary>
+    public Task WaitForShutdownAsync(CancellationToken ct = default) => _app.WaitForShutdownAsync(ct);
+
+    public async Task StopAsync()
+    {
+        if (Interlocked.Exchange(ref _stopped, 1) == 1)
+        {
+            return;
+        }
+        _systemd.Stopping();
+        _log.LogInformation("agent '{Name}' stopping", Entry.Name);
+        await _watchdogStop.CancelAsync().ConfigureAwait(false);
+        await _watchdog.ConfigureAwait(false);
+        await _app.StopAsync().ConfigureAwait(false);
+        await _senders.DisposeAsync().ConfigureAwait(false);
+        await _receivers.DisposeAsync().ConfigureAwait(false);
+        if (!OperatingSystem.IsWindows())
+        {
+            AgentEndpoint.Remove(Endpoint);
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await StopAsync().ConfigureAwait(false);
+        await _app.DisposeAsync().ConfigureAwait(false);
+        _watchdogStop.Dispose();
+    }
+}

@@ -1,0 +1,22 @@
+using SieveQ.Sdk.Receiver;
+using SieveQ.Sdk.Sender;
+
+namespace SieveQ.Agent.Hosting;
+
+/// <summary>Tunables of an agent beyond what the deployment file says.</summary>
+public sealed record AgentHostOptions
+{
+    public SieveQSenderOptions Sender { get; init; } = new();
+
+    /// <summary>The agent commits only what applications commit; auto-commit options are ignored.</summary>
+    public SieveQReceiverOptions Receiver { get; init; } = new();
+
+    /// <summary>Deliveries an application may hold uncommitted before the agent stops sending it more.</summary>
+    public int MaxUncommittedDeliveries { get; init; } = 8192;
+
+    /// <summary>Socket path (pipe name on Windows) instead of the deployment's, e.g. for tests.</summary>
+    public string? Endpoint { get; init; }
+
+    /// <summary>Readiness notifications; by default systemd's, when started by systemd.</summary>
+    public SystemdNotifier? Systemd { get; init; }
+}

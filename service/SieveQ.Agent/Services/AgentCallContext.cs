@@ -1,0 +1,31 @@
+using Microsoft.Extensions.Logging;
+using SieveQ.Agent.Hosting;
+using SieveQ.Agent.Identity;
+using SieveQ.Deployment;
+using SieveQ.Sdk.Sender;
+using SieveQ.Transport;
+
+namespace SieveQ.Agent.Services;
+
+/// <summary>What every sieveq.v1.Agent handler needs: the agent's entry, who may call, and the hosted parties.</summary>
+internal sealed record AgentCallContext(
+    AgentEntry Entry,
+    CallerPolicy Policy,
+    ConnectedPeers Peers,
+    PartyRegistry<SieveQSender> Senders,
+    PartyRegistry<HostedReceiver> Receivers,
+    ILogger Log)
+{
+    /// <summary>Starts a hosted party; a deployment problem (keys missing, state directory in use) becomes FailedPrecondition with the reason.</summary>
+    public static T Start<T>(Func<T> start, string role, int id)
+    {
+        try
+        {
+            return start();
+        }
+        catch (Exception e) when (e is DeploymentException or IOException or UnauthorizedAccessException or Core.Keys.KeyStoreException)
+        {
+            throw new GrpcCallException(GrpcStatusCode.FailedPrecondition, $"{role} {id} cannot start: {e.Message}");
+        }
+    }
+}

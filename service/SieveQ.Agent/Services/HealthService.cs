@@ -1,0 +1,43 @@
+using SieveQ.Protocol.V1;
+using SieveQ.Transport;
+
+namespace SieveQ.Agent.Services;
+
+/// <summary>Agent.Health: the hosted parties' counters, and who the agent thinks is asking.</summary>
+internal static class HealthService
+{
+    public static async Task HandleAsync(AgentCallContext agent, GrpcServerCall<HealthRequest, HealthReply> call)
+    {
+        var caller = agent.Peers.Of(call.HttpContext);
+        agent.Policy.EnsureAllowed(caller);
+        await call.ReadOneAsync(call.CallAborted).ConfigureAwait(false);
+        var reply = new HealthReply
+        {
+            Component = "agent",
+            Healthy = true,
+            Detail = $"agent '{agent.Entry.Name}'; caller {caller?.ToString() ?? "unidentified"}",
+        };
+        if (caller is not null)
+        {
+            reply.Counters["caller_pid"] = caller.Pid;
+            reply.Counters["caller_uid"] = caller.Uid;
+        }
+        foreach (var (id, s) in agent.Senders.Started)
+        {
+            var st = s.Stats;
+            reply.Counters[$"sender.{id}.accepted"] = st.Accepted;
+            reply.Counters[$"sender.{id}.acknowledged_up_to"] = st.AcknowledgedUpTo;
+            reply.Counters[$"sender.{id}.outstanding"] = st.Outstanding;
+            reply.Counters[$"sender.{id}.reconnects"] = st.Reconnects;
+        }
+        foreach (var (id, r) in agent.Receivers.Started)
+        {
+            var st = r.Receiver.Stats;
+            reply.Counters[$"receiver.{id}.delivered"] = st.Delivered;
+            reply.Counters[$"receiver.{id}.committed"] = st.Committed;
+            reply.Counters[$"receiver.{id}.uncommitted"] = r.Uncommitted;
+            reply.Counters[$"receiver.{id}.fetches"] = st.FetchesSent;
+        }
+        await call.WriteAsync(reply, ct: call.CallAborted).ConfigureAwait(false);
+    }
+}

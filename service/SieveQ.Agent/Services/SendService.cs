@@ -1,0 +1,70 @@
+using Microsoft.Extensions.Logging;
+using SieveQ.Protocol.V1;
+using SieveQ.Transport;
+
+namespace SieveQ.Agent.Services;
+
+/// <summary>Agent.Send: an application's messages into the hosted sender-SQ of the sender it opened.</summary>
+internal static class SendService
+{
+    private const int MaxInFlight = 256;
+
+    public static async Task HandleAsync(AgentCallContext agent, GrpcServerCall<AppSend, SendProgress> call)
+    {
+        var caller = agent.Peers.Of(call.HttpContext);
+        agent.Policy.EnsureAllowed(caller);
+        var first = await call.ReadOneAsync(call.CallAborted).ConfigureAwait(false);
+        if (first?.ItemCase != AppSend.ItemOneofCase.Open)
+        {
+            throw new GrpcCallException(GrpcStatusCode.InvalidArgument, "the first message of a send stream must be `open`");
+        }
+        var id = first.Open.Sender;
+        if (agent.Policy.RefuseSender(id, caller) is { } refusal)
+        {
+            agent.Log.LogWarning("refused: {Refusal}", refusal);
+            await call.WriteAsync(new SendProgress { Error = refusal }, ct: call.CallAborted).ConfigureAwait(false);
+            throw new GrpcCallException(GrpcStatusCode.PermissionDenied, refusal);
+        }
+        var sender = AgentCallContext.Start(() => agent.Senders.Get(id), "sender", id);
+        agent.Log.LogInformation("sender {Sender} opened by {Caller}", id, caller?.ToString() ?? "unidentified caller");
+        var progress = new SendProgressReporter(call, sender);
+        var input = ReadMessagesAsync(call, sender, progress);
+        var reporting = progress.RunAsync(input, call.CallAborted);
+        await input.ConfigureAwait(false);
+        await reporting.ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Hands messages to the sender-SQ without waiting for each one's number before reading the next:
+    /// up to <see cref="MaxInFlight"/> are queued at once (the sender's queue keeps their order), so a
+    /// stream is not limited to one round trip through the sender's pump per message.
+    /// </summary>
+    private static async Task ReadMessagesAsync(GrpcServerCall<AppSend, SendProgress> call, Sdk.Sender.SieveQSender sender, SendProgressReporter progress)
+    {
+        var inFlight = new Queue<Task<long>>();
+        try
+        {
+            await foreach (var m in call.ReadAllAsync(call.CallAborted).ConfigureAwait(false))
+            {
+                if (m.ItemCase != AppSend.ItemOneofCase.Message)
+                {
+                    throw new GrpcCallException(GrpcStatusCode.InvalidArgument, "`open` may come only once, first");
+                }
+                // Waits while the sender's window is full; HTTP/2 flow control then holds the application back.
+                inFlight.Enqueue(sender.SendAsync(m.Message.Receiver, m.Message.Data.Memory, call.CallAborted).AsTask());
+                while (inFlight.Count > 0 && (inFlight.Peek().IsCompleted || inFlight.Count >= MaxInFlight))
+                {
+                    progress.Accepted(await inFlight.Dequeue().ConfigureAwait(false));
+                }
+            }
+            while (inFlight.Count > 0)
+            {
+                progress.Accepted(await inFlight.Dequeue().ConfigureAwait(false));
+            }
+        }
+        catch (ArgumentException e)
+        {
+            throw new GrpcCallException(GrpcStatusCode.InvalidArgument, e.Message);
+        }
+    }
+}

@@ -1,0 +1,122 @@
+using System.CommandLine;
+using System.Diagnostics;
+using System.Globalization;
+using System.Text.Json;
+using SieveQ.Cli.Bench;
+using SieveQ.Deployment;
+
+namespace SieveQ.Cli.Commands;
+
+/// <summary>
+/// `sieveq bench e2e`: the deployment of `sieveq up` (4 replica-SQs, 2 pre-SQs, each its own process,
+/// every check on) with a load sender and receiver on the SDK in this process, next to direct
+/// sender-to-receiver delivery over the same gRPC transport in the same run; reports both and the ratio.
+/// </summary>
+internal static class BenchE2eCommand
+{
+    public static Command Build()
+    {
+        var size = new Option<int>("--size") { Description = "Message size in bytes (100, 500, 1000 in the paper).", DefaultValueFactory = _ => 500 };
+        var rate = new Option<string>("--rate") { Description = "'max' (as fast as back-pressure allows) or messages per second.", DefaultValueFactory = _ => "max" };
+        var duration = new Option<string>("--duration") { Description = "Measured time per run (e.g. 30s).", DefaultValueFactory = _ => "30s" };
+        var warmup = new Option<string>("--warmup") { Description = "Unmeasured load before each run.", DefaultValueFactory = _ => "5s" };
+        var json = new Option<FileInfo?>("--json") { Description = "Write the figures as JSON." };
+        var plot = new Option<FileInfo?>("--plot") { Description = "Write a PNG: delivered/s over time and latency percentiles, both runs." };
+        var rules = new Option<FileInfo?>("--rules") { Description = "Rule-set file the replicas enforce (stage f); default: routes and sizes only." };
+        var noDurability = new Option<bool>("--no-durability") { Description = "Replicas without the write-ahead log." };
+        var keep = new Option<bool>("--keep") { Description = "Keep the deployment directory (logs) afterwards." };
+        var cmd = new Command("e2e", "End-to-end throughput and latency through SieveQ vs direct delivery, in one run.")
+        {
+            size, rate, duration, warmup, json, plot, rules, noDurability, keep,
+        };
+        cmd.SetAction(async (parse, ct) =>
+        {
+            var s = new E2eSettings(
+                parse.GetValue(size),
+                parse.GetValue(rate) is "max" ? null : int.Parse(parse.GetValue(rate)!, NumberStyles.None, CultureInfo.InvariantCulture),
+                ClusterSupport.ParseDuration(parse.GetValue(duration)!),
+                ClusterSupport.ParseDuration(parse.GetValue(warmup)!),
+                parse.GetValue(rules)?.FullName,
+                !parse.GetValue(noDurability),
+                parse.GetValue(keep));
+            if (s.Size is < DeliveryMeter.StampBytes or > 65_536 || s.Rate is <= 0 || s.Duration <= TimeSpan.Zero)
+            {
+                Console.Error.WriteLine("--size must be 8..65536, --rate 'max' or > 0, --duration > 0");
+                return 2;
+            }
+            ClusterSupport.PreferInlineSocketCompletions();
+            var direct = await RunDirectAsync(s, ct).ConfigureAwait(false);
+            Print(direct);
+            E2eFigures sieve;
+            try
+            {
+                sieve = await E2eSieveRun.RunAsync(s, ct).ConfigureAwait(false);
+            }
+            catch (DeploymentException e)
+            {
+                Console.Error.WriteLine($"error: {e.Message}");
+                return 1;
+            }
+            Print(sieve);
+            var ratio = direct.DeliveredPerSecond > 0 ? sieve.DeliveredPerSecond / direct.DeliveredPerSecond : 0;
+            Console.WriteLine($"ratio (SieveQ / direct) throughput {ratio:0.000}, p50 latency x{Safe(sieve.Latency.P50Ms, direct.Latency.P50Ms):0.0}");
+            if (parse.GetValue(json) is { } j)
+            {
+                var doc = new
+                {
+                    benchmark = "e2e",
+                    size = s.Size,
+                    rate = s.Rate?.ToString(CultureInfo.InvariantCulture) ?? "max",
+                    durationSeconds = s.Duration.TotalSeconds,
+                    rules = s.Rules,
+                    durability = s.Durability,
+                    machine = new { Environment.ProcessorCount, os = Environment.OSVersion.ToString() },
+                    sieveq = Json(sieve),
+                    direct = Json(direct),
+                    ratioThroughput = ratio,
+                };
+                await File.WriteAllTextAsync(j.FullName, JsonSerializer.Serialize(doc, new JsonSerializerOptions { WriteIndented = true }), ct).ConfigureAwait(false);
+                Console.WriteLine($"wrote {j.FullName}");
+            }
+            if (parse.GetValue(plot) is { } p)
+            {
+                await File.WriteAllBytesAsync(p.FullName, E2ePlot.Render(s, sieve, direct), ct).ConfigureAwait(false);
+                Console.WriteLine($"wrote {p.FullName}");
+            }
+            return 0;
+        });
+        return cmd;
+    }
+
+    private static double Safe(double a, double b) => b > 0 ? a / b : 0;
+
+    private static object Json(E2eFigures f) => new
+    {
+        sent = f.Sent,
+        delivered = f.Delivered,
+        seconds = f.Seconds,
+        deliveredPerSecond = f.DeliveredPerSecond,
+        p50Ms = f.Latency.P50Ms,
+        p99Ms = f.Latency.P99Ms,
+        meanMs = f.Latency.MeanMs,
+        maxMs = f.Latency.MaxMs,
+        perSecond = f.PerSecond,
+    };
+
+    private static void Print(E2eFigures f) =>
+        Console.WriteLine($"{f.Name,-8} offered {f.Sent / f.Seconds,9:0}/s  delivered {f.DeliveredPerSecond,9:0}/s  p50 {f.Latency.P50Ms,7:0.00} ms  p99 {f.Latency.P99Ms,7:0.00} ms  mean {f.Latency.MeanMs,7:0.00} ms");
+
+    private static async Task<E2eFigures> RunDirectAsync(E2eSettings s, CancellationToken ct)
+    {
+        var meter = new DeliveryMeter();
+        await using var direct = await DirectDelivery.StartAsync(meter, ct).ConfigureAwait(false);
+        var paced = s.Rate is not null;
+        ValueTask Send(ReadOnlyMemory<byte> m, CancellationToken c) => direct.SendAsync(m, paced, c);
+        await PacedSender.RunAsync(Send, s.Size, s.Rate, s.Warmup, ct).ConfigureAwait(false);
+        meter.Open(Stopwatch.GetTimestamp(), s.Duration);
+        var sent = await PacedSender.RunAsync(Send, s.Size, s.Rate, s.Duration, ct).ConfigureAwait(false);
+        return meter.Figures("direct", s.Duration.TotalSeconds, sent);
+    }
+}
+
+internal sealed record E2eSettings(int Size, int? Rate, TimeSpan Duration, TimeSpan Warmup, string? Rules, bool Durability, bool Keep);

@@ -1,0 +1,124 @@
+using System.CommandLine;
+using System.Globalization;
+using System.Runtime.InteropServices;
+using Microsoft.Extensions.Logging;
+using SieveQ.Deployment;
+using SieveQ.PreSq;
+
+namespace SieveQ.Cli.Commands;
+
+/// <summary>`sieveq pre-sq --deployment DIR --id N`: runs one pre-SQ gateway until SIGTERM or Ctrl-C.</summary>
+internal static class PreSqCommand
+{
+    public static Command Build()
+    {
+        var d = new PreSqHostOptions();
+        var deployment = new Option<DirectoryInfo>("--deployment") { Description = "Deployment directory (holding deployment.json).", Required = true };
+        var id = new Option<int>("--id") { Description = "This pre-SQ's id: its ordering-client id in deployment.json.", Required = true };
+        var logLevel = new Option<LogLevel>("--log-level") { Description = "Minimum log level (logs go to stderr).", DefaultValueFactory = _ => LogLevel.Information };
+
+        var maxConnections = new Option<long?>("--max-connections") { Description = $"Open connections in total (default {d.MaxConnections})." };
+        var perSource = new Option<int?>("--max-connections-per-source") { Description = $"Open connections per IPv4 address or IPv6 /64 (default {d.MaxConnectionsPerSource})." };
+        var keepAlive = new Option<string?>("--keep-alive-timeout") { Description = $"Idle connection lifetime, e.g. 60s (default {Seconds(d.KeepAliveTimeout)})." };
+        var headers = new Option<string?>("--request-headers-timeout") { Description = $"Time to deliver request headers (default {Seconds(d.RequestHeadersTimeout)})." };
+        var minBodyRate = new Option<double?>("--min-body-rate") { Description = $"Bytes/s a unary request body must keep up (default {d.MinRequestBodyBytesPerSecond}); Exchange streams are exempt." };
+        var minResponseRate = new Option<double?>("--min-response-rate") { Description = $"Bytes/s a client must read responses at (default {d.MinResponseBytesPerSecond})." };
+        var grace = new Option<string?>("--min-rate-grace") { Description = $"Grace period of both minimum rates, above 1s (default {Seconds(d.MinDataRateGracePeriod)})." };
+        var unbound = new Option<string?>("--unbound-stream-timeout") { Description = $"An Exchange stream with no valid frame by then is ended (default {Seconds(d.UnboundStreamTimeout)})." };
+        var streams = new Option<int?>("--max-streams-per-connection") { Description = $"HTTP/2 concurrent streams per connection (default {d.MaxStreamsPerConnection})." };
+        var headerField = new Option<int?>("--max-header-field-bytes") { Description = $"Largest HTTP/2 header field (default {d.MaxRequestHeaderFieldBytes})." };
+        var window = new Option<int?>("--connection-window-bytes") { Description = $"HTTP/2 initial connection window (default {d.InitialConnectionWindowBytes})." };
+        var maxMessage = new Option<int?>("--max-message-bytes") { Description = $"Largest gRPC message (default {d.MaxMessageBytes})." };
+        var inbound = new Option<int?>("--inbound-queue") { Description = $"Items waiting for the event loop before input is shed (default {d.InboundQueueItems})." };
+        var inFlight = new Option<int?>("--max-in-flight") { Description = $"Ordering requests in flight (default {d.MaxOrderingInFlight})." };
+        var streamQueue = new Option<int?>("--stream-queue") { Description = $"ACKRES queued per sender stream (default {d.StreamQueueEvents})." };
+        var capacity = new Option<double?>("--capacity") { Description = $"Frames/s this pre-SQ can take; WARNREQ from {d.WarnAtPermille / 10}% of it (default {d.CapacityPerSecond})." };
+        var batchItems = new Option<int?>("--batch-max-items") { Description = $"Items per ordering request (default {d.Filter.BatchMaxItems})." };
+        var batchDelay = new Option<long?>("--batch-max-delay-ms") { Description = $"Longest wait of a batch's first item (default {d.Filter.BatchMaxDelayMs})." };
+        var grantRate = new Option<long?>("--grant-rate") { Description = $"Default grant per sender, messages/s (default {d.Filter.GrantRatePerSecond})." };
+        var grantBurst = new Option<long?>("--grant-burst") { Description = $"Default grant burst per sender (default {d.Filter.GrantBurst})." };
+
+        var cmd = new Command("pre-sq", "Run one pre-SQ gateway (SIGTERM or Ctrl-C stops it cleanly).")
+        {
+            deployment, id, logLevel, maxConnections, perSource, keepAlive, headers, minBodyRate, minResponseRate, grace, unbound, streams,
+            headerField, window, maxMessage, inbound, inFlight, streamQueue, capacity, batchItems, batchDelay, grantRate, grantBurst,
+        };
+        cmd.SetAction(async (parse, ct) =>
+        {
+            TimeSpan Duration(Option<string?> o, TimeSpan fallback) => parse.GetValue(o) is { } text ? ClusterSupport.ParseDuration(text) : fallback;
+            var options = d with
+            {
+                MaxConnections = parse.GetValue(maxConnections) ?? d.MaxConnections,
+                MaxConnectionsPerSource = parse.GetValue(perSource) ?? d.MaxConnectionsPerSource,
+                KeepAliveTimeout = Duration(keepAlive, d.KeepAliveTimeout),
+                RequestHeadersTimeout = Duration(headers, d.RequestHeadersTimeout),
+                MinRequestBodyBytesPerSecond = parse.GetValue(minBodyRate) ?? d.MinRequestBodyBytesPerSecond,
+                MinResponseBytesPerSecond = parse.GetValue(minResponseRate) ?? d.MinResponseBytesPerSecond,
+                MinDataRateGracePeriod = Duration(grace, d.MinDataRateGracePeriod),
+                UnboundStreamTimeout = Duration(unbound, d.UnboundStreamTimeout),
+                MaxStreamsPerConnection = parse.GetValue(streams) ?? d.MaxStreamsPerConnection,
+                MaxRequestHeaderFieldBytes = parse.GetValue(headerField) ?? d.MaxRequestHeaderFieldBytes,
+                InitialConnectionWindowBytes = parse.GetValue(window) ?? d.InitialConnectionWindowBytes,
+                MaxMessageBytes = parse.GetValue(maxMessage) ?? d.MaxMessageBytes,
+                InboundQueueItems = parse.GetValue(inbound) ?? d.InboundQueueItems,
+                MaxOrderingInFlight = parse.GetValue(inFlight) ?? d.MaxOrderingInFlight,
+                StreamQueueEvents = parse.GetValue(streamQueue) ?? d.StreamQueueEvents,
+                CapacityPerSecond = parse.GetValue(capacity) ?? d.CapacityPerSecond,
+                Filter = d.Filter with
+                {
+                    BatchMaxItems = parse.GetValue(batchItems) ?? d.Filter.BatchMaxItems,
+                    BatchMaxDelayMs = parse.GetValue(batchDelay) ?? d.Filter.BatchMaxDelayMs,
+                    GrantRatePerSecond = parse.GetValue(grantRate) ?? d.Filter.GrantRatePerSecond,
+                    GrantBurst = parse.GetValue(grantBurst) ?? d.Filter.GrantBurst,
+                },
+            };
+            return await RunAsync(parse.GetValue(deployment)!.FullName, parse.GetValue(id), options, parse.GetValue(logLevel), ct).ConfigureAwait(false);
+        });
+        return cmd;
+    }
+
+    private static async Task<int> RunAsync(string directory, int id, PreSqHostOptions options, LogLevel level, CancellationToken ct)
+    {
+        ClusterSupport.PreferInlineSocketCompletions();
+        using var logs = ClusterSupport.CreateLogging(level);
+        using var stop = CancellationTokenSource.CreateLinkedTokenSource(ct);
+        using var term = PosixSignalRegistration.Create(PosixSignal.SIGTERM, ctx =>
+        {
+            ctx.Cancel = true;  // we stop ourselves, cleanly
+            stop.Cancel();
+        });
+        PreSqHost host;
+        try
+        {
+            host = PreSqHost.Create(DeploymentContext.Load(directory), id, options, logs);
+        }
+        catch (Exception e) when (e is DeploymentException or ArgumentException or IOException or System.Security.Cryptography.CryptographicException)
+        {
+            await Console.Error.WriteLineAsync($"pre-sq {id}: {e.Message}").ConfigureAwait(false);
+            return 1;
+        }
+        await using (host.ConfigureAwait(false))
+        {
+            try
+            {
+                await host.StartAsync(stop.Token).ConfigureAwait(false);
+            }
+            catch (IOException e)
+            {
+                await Console.Error.WriteLineAsync($"pre-sq {id}: cannot listen on {host.Address}: {e.Message}").ConfigureAwait(false);
+                return 1;
+            }
+            Console.WriteLine($"pre-sq {id} listening on {host.Address}");
+            var finished = await Task.WhenAny(Task.Delay(Timeout.Infinite, stop.Token).ContinueWith(_ => { }, TaskScheduler.Default), host.Completion)
+                .ConfigureAwait(false);
+            if (finished == host.Completion && host.Completion.IsFaulted)
+            {
+                await Console.Error.WriteLineAsync($"pre-sq {id} event loop failed: {host.Completion.Exception?.GetBaseException()}").ConfigureAwait(false);
+                return 2;
+            }
+        }
+        return 0;
+    }
+
+    private static string Seconds(TimeSpan t) => t.TotalSeconds.ToString(CultureInfo.InvariantCulture) + "s";
+}

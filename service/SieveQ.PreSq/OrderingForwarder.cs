@@ -1,0 +1,91 @@
+using SieveQ.Bft.Hosting.Client;
+using SieveQ.Core.Envelope;
+
+namespace SieveQ.PreSq;
+
+/// <summary>
+/// Hands closed batches to the ordering service with a bounded number in flight. The event loop takes a
+/// slot before it submits; when none is free it waits, and while it waits it reads nothing, so the
+/// back-pressure of the replicas reaches the inbound queue (which then sheds) instead of growing memory.
+/// Each result, <c>0x11 | accepted | held | dropped</c>, is agreed by f+1 replicas and only counted:
+/// items the replicas did not take are the senders' to retransmit.
+/// </summary>
+internal sealed class OrderingForwarder : IAsyncDisposable
+{
+    private readonly BftClient _client;
+    private readonly OrderingSequenceReservation _sequences;
+    private readonly PreSqMetrics _metrics;
+    private readonly SemaphoreSlim _slots;
+    private readonly CancellationTokenSource _stop = new();
+    private int _pending;
+    private readonly TaskCompletionSource _drained = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    public OrderingForwarder(BftClient client, OrderingSequenceReservation sequences, int maxInFlight, PreSqMetrics metrics)
+    {
+        _client = client;
+        _sequences = sequences;
+        _metrics = metrics;
+        _slots = new SemaphoreSlim(maxInFlight, maxInFlight);
+    }
+
+    public int ConnectedReplicas => _client.ConnectedReplicas;
+
+    public bool TryTakeSlot() => _slots.Wait(0);
+
+    public Task TakeSlotAsync(CancellationToken ct) => _slots.WaitAsync(ct);
+
+    /// <summary>Submits one ordering-request payload; the caller holds a slot, released when the request completes.</summary>
+    public void Submit(byte[] payload, int items)
+    {
+        // Each submission takes the client's next request number, so counting them here bounds the highest used.
+        _sequences.Take();
+        Interlocked.Increment(ref _pending);
+        _metrics.BatchSubmitted(items);
+        _ = CompleteAsync(payload);
+    }
+
+    private async Task CompleteAsync(byte[] payload)
+    {
+        try
+        {
+            var done = await _client.SubmitAsync(payload, _stop.Token).ConfigureAwait(false);
+            ExecuteResult? result;
+            try
+            {
+                result = ExecuteResultCodec.Decode(done.Result);
+            }
+            catch (MalformedEnvelopeException)
+            {
+                // f+1 replicas agreed on bytes that are not a result: a replica-side bug, counted.
+                result = null;
+            }
+            _metrics.BatchOrdered(result, done.CompletedAt - done.SubmittedAt);
+        }
+        catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException)
+        {
+            // Shutting down: the senders retransmit through whichever pre-SQ serves them next.
+            _metrics.BatchAbandoned();
+        }
+        finally
+        {
+            _slots.Release();
+            if (Interlocked.Decrement(ref _pending) == 0 && _stop.IsCancellationRequested)
+            {
+                _drained.TrySetResult();
+            }
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await _stop.CancelAsync().ConfigureAwait(false);
+        if (Volatile.Read(ref _pending) == 0)
+        {
+            _drained.TrySetResult();
+        }
+        await _client.DisposeAsync().ConfigureAwait(false);
+        // Disposing the client cancels every waiting submission, so this is quick.
+        await Task.WhenAny(_drained.Task, Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
+        _sequences.Dispose();
+    }
+}

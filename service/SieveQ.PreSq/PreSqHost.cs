@@ -1,0 +1,216 @@
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+using SieveQ.Bft.Hosting.Client;
+using SieveQ.Bft.Hosting.Config;
+using SieveQ.Bft.Hosting.Crypto;
+using SieveQ.Core.Filtering;
+using SieveQ.Core.Keys;
+using SieveQ.Core.PreSq;
+using SieveQ.Deployment;
+using SieveQ.Protocol.V1;
+
+namespace SieveQ.PreSq;
+
+/// <summary>
+/// One pre-SQ gateway process: the hardened gRPC endpoint, the event loop running the filter and the
+/// batcher, the ordering client (this pre-SQ's id is its ordering-client id) and the ACKRES relay.
+/// <code>
+///  Exchange streams ─┐                                            ┌─► BftClient ─► replicas (ordering)
+///  Acknowledge ──────┼─► bounded queue ─► SieveLoop: filter ─ batcher ─► OrderingForwarder (bounded in flight)
+///                    │                      (sheds when full)
+///  sender streams ◄──┴── SenderStreams ◄── AckResponseRelay ◄── replicas' AckResponses
+/// </code>
+/// </summary>
+public sealed class PreSqHost : IAsyncDisposable
+{
+    public const string Component = "pre-sq";
+
+    private readonly int _f;
+    private readonly PartyKeys _keys;
+    private readonly IdentityKey _identity;
+    private readonly PublicKeyDirectory _enrolled;
+    private readonly PreSqFilter _filter;
+    private readonly SieveLoop _loop;
+    private readonly OrderingForwarder _forwarder;
+    private readonly SenderStreams _streams;
+    private readonly AckResponseRelay _relay;
+    private readonly WebApplication _web;
+    private readonly CancellationTokenSource _shutdown = new();
+    private int _disposed;
+    private bool _serving;
+
+    private PreSqHost(int id, int f, Uri address, PartyKeys keys, IdentityKey identity, PublicKeyDirectory enrolled, PreSqFilter filter,
+        SieveLoop loop, OrderingForwarder forwarder, SenderStreams streams, AckResponseRelay relay, PreSqMetrics metrics,
+        SourceConnectionLimiter limiter, PrefaceDeadline preface, WebApplicationBuilder web, PreSqHostOptions options)
+    {
+        Id = id;
+        _f = f;
+        Address = address;
+        _keys = keys;
+        _identity = identity;
+        _enrolled = enrolled;
+        _filter = filter;
+        _loop = loop;
+        _forwarder = forwarder;
+        _streams = streams;
+        _relay = relay;
+        Metrics = metrics;
+        ConnectionLimiter = limiter;
+        metrics.Gauge("open_streams", "{stream}", "Open Exchange streams", () => streams.OpenStreams);
+        metrics.Gauge("bound_senders", "{sender}", "Senders whose ACKRES have a stream to go to", () => streams.BoundSenders);
+        metrics.Gauge("inbound_backlog", "{item}", "Items waiting for the event loop", () => loop.Backlog);
+        metrics.Gauge("ordering_replicas_connected", "{replica}", "Replicas the ordering client has a link to", () => forwarder.ConnectedReplicas);
+        metrics.Gauge("connections_refused_per_source", "{connection}", "Connections closed at once: over the per-source limit", () => limiter.Refused);
+        metrics.Gauge("connections_closed_silent", "{connection}", "Connections closed for sending nothing before the headers timeout", () => preface.Closed);
+        _web = web.Build();
+        new PreSqEndpoints(options, loop, streams, enrolled, metrics, Health, _shutdown.Token).Map(_web);
+    }
+
+    public int Id { get; }
+
+    /// <summary>The URL served (from the deployment file).</summary>
+    public Uri Address { get; }
+
+    public PreSqMetrics Metrics { get; }
+
+    public SourceConnectionLimiter ConnectionLimiter { get; }
+
+    /// <summary>Check (a): operators and the replicas' quarantine notices change it at run time.</summary>
+    public SenderWhitelist Whitelist => _filter.Whitelist;
+
+    /// <summary>The filter's drops by (stage, reason).</summary>
+    public DropCounters Drops => _filter.Drops;
+
+    public long Passed => _filter.PassedCount;
+
+    /// <summary>Completes when the event loop stops; faulted if it crashed (the process should then exit).</summary>
+    public Task Completion => _loop.Completion;
+
+    public static PreSqHost Create(DeploymentContext deployment, int id, PreSqHostOptions? options = null, ILoggerFactory? logs = null)
+    {
+        ArgumentNullException.ThrowIfNull(deployment);
+        options ??= new PreSqHostOptions();
+        options.Validate();
+        logs ??= NullLoggerFactory.Instance;
+        var entry = deployment.Config.PreSq(id);
+        var address = new Uri(entry.Url);
+        if (address.Scheme != Uri.UriSchemeHttp)
+        {
+            throw new DeploymentException($"pre-SQ {id}: URL {address} is not http://; the pre-SQ serves cleartext HTTP/2 only");
+        }
+        if (deployment.Cluster.Protocol.RepliesRememberedPerClient < OrderingSequenceReservation.Block)
+        {
+            throw new DeploymentException($"the ordering cluster remembers {deployment.Cluster.Protocol.RepliesRememberedPerClient} replies per client; "
+                + $"a pre-SQ needs at least {OrderingSequenceReservation.Block} to restart safely");
+        }
+
+        var keys = deployment.Keys(PartyRole.PreSq, id);
+        var identity = ClusterBootstrap.LoadKey(deployment.Cluster, id);
+        var metrics = new PreSqMetrics(id);
+        var whitelist = new SenderWhitelist(deployment.Enrolment.Senders.Select(s => s.Id));
+        var filter = new PreSqFilter(id, options.Filter, whitelist, sender => keys.Ring(MacChannel.SenderPreSq, sender));
+        var sequences = OrderingSequenceReservation.Open(Path.Combine(deployment.Config.Resolve(deployment.Config.DataDirectory), $"pre-sq-{id}"));
+        var client = new BftClient(deployment.Cluster, id, identity,
+            new BftClientOptions { Window = options.MaxOrderingInFlight, FirstSequence = sequences.FirstSequence }, logs);
+        var forwarder = new OrderingForwarder(client, sequences, options.MaxOrderingInFlight, metrics);
+        var streams = new SenderStreams(metrics);
+        var loop = new SieveLoop(filter, new OrderingBatcher(id, options.Filter),
+            new PreSqLoadMonitor(id, options.CapacityPerSecond, options.WarnAtPermille), forwarder, streams, metrics, options.InboundQueueItems);
+        var relay = new AckResponseRelay(id, deployment.Config.Replicas, identity, streams, metrics, options.RelayBackoffMin, options.RelayBackoffMax,
+            logs.CreateLogger($"pre-sq-{id}.relay"));
+        var limiter = new SourceConnectionLimiter(options.MaxConnectionsPerSource);
+        var preface = new PrefaceDeadline(options.RequestHeadersTimeout);
+
+        var web = WebApplication.CreateSlimBuilder(new WebApplicationOptions { ApplicationName = typeof(PreSqHost).Assembly.GetName().Name });
+        web.Logging.ClearProviders();
+        web.Services.AddSingleton(logs);
+        // Open Exchange streams are ended by the host before Kestrel stops, so a short drain is enough.
+        web.Services.Configure<HostOptions>(h => h.ShutdownTimeout = TimeSpan.FromSeconds(5));
+        web.WebHost.ConfigureKestrel(k =>
+        {
+            KestrelHardening.Apply(k, options);
+            KestrelHardening.Listen(k, address, limiter, preface);
+        });
+        return new PreSqHost(id, deployment.Config.F, address, keys, identity, new PublicKeyDirectory(deployment.Enrolment), filter, loop, forwarder, streams,
+            relay, metrics, limiter, preface, web, options);
+    }
+
+    public async Task StartAsync(CancellationToken ct = default)
+    {
+        _loop.Start();
+        _relay.Start();
+        await _web.StartAsync(ct).ConfigureAwait(false);
+        _serving = true;
+    }
+
+    /// <summary>Changes one sender's grant (d) at run time, on the event loop.</summary>
+    public Task AdjustGrantAsync(int sender, long ratePerSecond, long burst, CancellationToken ct = default) =>
+        _loop.RunOnLoopAsync(f => f.AdjustGrant(sender, ratePerSecond, burst), ct);
+
+    public HealthReply Health()
+    {
+        var problems = new List<string>();
+        if (_loop.Completion.IsCompleted)
+        {
+            problems.Add("event loop stopped");
+        }
+        var linked = _forwarder.ConnectedReplicas;
+        if (linked < 2 * _f + 1)
+        {
+            problems.Add($"ordering links to {linked} replicas, {2 * _f + 1} needed");
+        }
+        var subscribed = Metrics.ReplicaSubscriptions;
+        if (subscribed < _f + 1)
+        {
+            problems.Add($"ACKRES subscriptions to {subscribed} replicas, {_f + 1} needed");
+        }
+        var reply = new HealthReply
+        {
+            Component = Component,
+            Id = Id,
+            Healthy = problems.Count == 0,
+            Detail = problems.Count == 0 ? "ok" : string.Join("; ", problems),
+        };
+        reply.Counters.Add(Metrics.Snapshot());
+        reply.Counters["passed"] = _filter.PassedCount;
+        reply.Counters["dropped"] = _filter.Drops.Total;
+        foreach (var (stage, reason, count) in _filter.Drops.NonZero())
+        {
+            reply.Counters[$"drop.{stage}.{reason}"] = count;
+        }
+        return reply;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) == 1)
+        {
+            return;
+        }
+        // Ends the Exchange streams first: Kestrel's stop would otherwise wait for them until its timeout.
+        await _shutdown.CancelAsync().ConfigureAwait(false);
+        try
+        {
+            if (_serving)
+            {
+                await _web.StopAsync().ConfigureAwait(false);
+            }
+        }
+        finally
+        {
+            await _web.DisposeAsync().ConfigureAwait(false);
+            await _relay.DisposeAsync().ConfigureAwait(false);
+            await _loop.DisposeAsync().ConfigureAwait(false);
+            await _forwarder.DisposeAsync().ConfigureAwait(false);
+            _enrolled.Dispose();
+            _keys.Dispose();
+            _identity.Dispose();
+            Metrics.Dispose();
+            _shutdown.Dispose();
+        }
+    }
+}

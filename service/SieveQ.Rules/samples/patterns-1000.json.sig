@@ -1,0 +1,4 @@
+{
+  "signer": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEeIzySSjY/oOX4Evvt/BQS8eQ1fSt+FMwfsWhTihL/7sfD1aplwacsMmAbg819SPwAX3W5qrTm5d8x8TxET3LNg==",
+  "signature": "04Ci3xCIhcOSMDDKA5gG9T3i+5EaHTBiT21FKa0UmSxiXN2L6JO3v7YkNIGVD0g3xWCW/LoLK6bagZkLdQyVaw=="
+}

@@ -1,0 +1,282 @@
+using System.Security.Cryptography;
+using System.Threading.Channels;
+using Google.Protobuf;
+using SieveQ.Bft.Hosting.Config;
+using SieveQ.Core.Envelope;
+using SieveQ.Core.Keys;
+using SieveQ.Core.Receiver;
+using SieveQ.Core.Replica;
+using SieveQ.Deployment;
+using SieveQ.Protocol;
+using SieveQ.Protocol.V1;
+using SieveQ.Transport;
+using static SieveQ.ReplicaSq.Tests.ReplicaSqCluster;
+
+namespace SieveQ.ReplicaSq.Tests;
+
+/// <summary>
+/// Four replica-SQs in this process, ordering for real over their TCP links, fed by an ordering client
+/// acting as a pre-SQ, and observed over real gRPC as a post-SQ and a pre-SQ would. Each test uses its
+/// own sender, so the shared cluster's queues do not couple them.
+/// </summary>
+public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
+{
+    private readonly ReplicaSqCluster _c;
+
+    public ReplicaSqApiTests(ReplicaSqCluster cluster) => _c = cluster;
+
+    [Fact]
+    public async Task A_subscribed_receiver_gets_each_approved_message_from_f_plus_1_replicas_and_the_post_sq_delivers_it()
+    {
+        const int sender = 1;
+        var keys = _c.Keys(PartyRole.Receiver, Receiver);
+        var frames = Channel.CreateUnbounded<(int, ReplicaOutputFrame)>();
+        var readers = await SubscribeAllAsync(frames);
+        try
+        {
+            var data = Enumerable.Range(0, 5).Select(i => RandomNumberGenerator.GetBytes(100 + i * 50)).ToList();
+            var result = await _c.SubmitAsync(data.Select(d => _c.Message(sender, _c.NextSeq(sender), d)).ToArray());
+            Assert.Equal(new ExecuteResult(5, 0, 0), result);
+
+            var voter = new PostSqVoter(Receiver, _c.F, r => keys.Ring(MacChannel.ReplicaReceiver, r), new InMemoryDeliveryCursorStore());
+            var delivered = new List<Delivery>();
+            var votes = new Dictionary<long, HashSet<int>>();
+            var liveFrom = new HashSet<int>();
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(15));
+            while (delivered.Count(d => d.Sender == sender) < data.Count)
+            {
+                var (replica, frame) = await frames.Reader.ReadAsync(timeout.Token);
+                var bytes = frame.Canonical.Memory;
+                Assert.True(ReplicaOutputCodec.VerifyMac(bytes.Span, keys.Ring(MacChannel.ReplicaReceiver, replica)!), $"MAC of replica {replica}");
+                var output = ReplicaOutputCodec.Decode(bytes);
+                Assert.Equal(replica, output.Replica);
+                foreach (var item in output.Items.Where(i => i.Sender == sender))
+                {
+                    if (!votes.TryGetValue(item.RouteSeq, out var voters))
+                    {
+                        votes[item.RouteSeq] = voters = [];
+                    }
+                    voters.Add(replica);
+                    if (output.BatchNo != 0)
+                    {
+                        liveFrom.Add(replica);
+                    }
+                }
+                var step = voter.OnReplicaOutput(bytes, Environment.TickCount64);
+                Assert.True(step.Accepted);
+                delivered.AddRange(step.Deliveries);
+            }
+            var mine = delivered.Where(d => d.Sender == sender).ToList();
+            Assert.Equal(data, mine.Select(d => d.Data.ToArray()));
+            Assert.Equal([1L, 2, 3, 4, 5], mine.Select(d => d.SenderSeq));
+            Assert.All(mine, d => Assert.True(votes[d.RouteSeq].Count >= _c.F + 1, $"route {d.RouteSeq}: {votes[d.RouteSeq].Count} votes"));
+            Assert.True(liveFrom.Count >= _c.F + 1, "live batches (not only retransmissions) reached the receiver");
+
+            // The receiver's acknowledgement, ordered like any other item, trims every replica's queue.
+            voter.CommitDelivered();
+            Assert.Equal(1, (await _c.SubmitAsync(voter.BuildAcknowledgement(keys.Signing!))).Accepted);
+            await EventuallyAsync(() => _c.Hosts.All(h => h.Application.Read(a => a.PendingFor(Receiver, 100_000))?.Items.All(i => i.Sender != sender) ?? true),
+                "every replica dropped the acknowledged items");
+        }
+        finally
+        {
+            foreach (var r in readers)
+            {
+                await r.DisposeAsync();
+            }
+        }
+    }
+
+    [Fact]
+    public async Task Subscriptions_with_a_bad_signature_another_addressee_a_stale_time_or_the_wrong_key_are_refused()
+    {
+        var url = _c.ApiUrl(0);
+        var refusedBefore = _c.Hosts[0].Metrics.RefusedSubscriptions;
+        var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        using var stranger = ECDsa.Create(ECCurve.NamedCurves.nistP256);
+
+        var forged = SubscriptionCodec.Encode(StructureKind.ReceiverSubscription, Receiver, 0, now, stranger);
+        Assert.Equal(GrpcStatusCode.PermissionDenied, await RefusedReceiverAsync(url, forged));
+        Assert.Equal(GrpcStatusCode.PermissionDenied, await RefusedReceiverAsync(url, _c.ReceiverSubscription(replica: 1)));
+        Assert.Equal(GrpcStatusCode.PermissionDenied, await RefusedReceiverAsync(url, _c.ReceiverSubscription(0, now - (long)TimeSpan.FromMinutes(10).TotalMilliseconds)));
+        Assert.Equal(GrpcStatusCode.InvalidArgument, await RefusedReceiverAsync(url, [0x30, 1, 2, 3]));
+
+        // A pre-SQ subscription must carry that pre-SQ's own ordering-client signature.
+        using var otherPreSq = ClusterBootstrap.LoadKey(_c.Context.Cluster, _c.Context.Config.PreSqs[1].Id);
+        var impostor = SubscriptionCodec.Encode(StructureKind.PreSqSubscription, _c.PreSq, 0, now, otherPreSq.Key);
+        var status = await StreamReader<PreSqSubscription, AckResponseFrame>.RefusalAsync(url, ProtocolNames.AckResponses,
+            new PreSqSubscription { Canonical = ByteString.CopyFrom(impostor) }, AckResponseFrame.Parser);
+        Assert.Equal(GrpcStatusCode.PermissionDenied, status);
+
+        Assert.Equal(refusedBefore + 5, _c.Hosts[0].Metrics.RefusedSubscriptions);
+    }
+
+    [Fact]
+    public async Task FetchBodies_answers_for_a_queued_item_and_not_for_a_request_with_a_wrong_mac()
+    {
+        const int sender = 2;
+        var keys = _c.Keys(PartyRole.Receiver, Receiver);
+        var data = RandomNumberGenerator.GetBytes(700);
+        var seq = _c.NextSeq(sender);
+        Assert.Equal(1, (await _c.SubmitAsync(_c.Message(sender, seq, data))).Accepted);
+        var host = _c.Hosts[0];
+        QueuedItem? item = null;
+        await EventuallyAsync(() => (item = host.Application.Read(a => a.PendingFor(Receiver, 100_000))?.Items.FirstOrDefault(i => i.Sender == sender && i.SenderSeq == seq)) is not null,
+            "replica 0 queued the message");
+
+        using var channel = GrpcChannel.ForAddress(_c.ApiUrl(0));
+        var ring = keys.Ring(MacChannel.ReplicaReceiver, 0)!;
+        var wanted = new[] { new BodyWanted(sender, item!.RouteSeq, item.DataDigest) };
+        var reply = await channel.UnaryAsync(ProtocolNames.ReplicaSqService, ProtocolNames.FetchBodies,
+            new BodyFetch { Canonical = ByteString.CopyFrom(BodyFetchCodec.EncodeRequest(Receiver, 0, 7, wanted, ring)) }, BodyFetchReply.Parser);
+        Assert.True(BodyFetchCodec.VerifyResponseMac(reply.Canonical.Span, ring));
+        var answer = BodyFetchCodec.DecodeResponse(reply.Canonical.Memory);
+        Assert.Equal((0, Receiver, 7L), (answer.Replica, answer.Receiver, answer.Nonce));
+        var body = Assert.Single(answer.Items);
+        Assert.Equal((sender, item.RouteSeq, seq), (body.Sender, body.RouteSeq, body.SenderSeq));
+        Assert.Equal(data, body.Body.ToArray());
+
+        var wrongKey = BodyFetchCodec.EncodeRequest(Receiver, 0, 8, wanted, keys.Ring(MacChannel.ReplicaReceiver, 1)!);
+        var refused = await channel.UnaryAsync(ProtocolNames.ReplicaSqService, ProtocolNames.FetchBodies,
+            new BodyFetch { Canonical = ByteString.CopyFrom(wrongKey) }, BodyFetchReply.Parser);
+        Assert.True(refused.Canonical.IsEmpty);
+    }
+
+    [Fact]
+    public async Task A_pre_sq_subscription_receives_the_ackres_of_an_ackreq_it_forwarded()
+    {
+        const int sender = 4;
+        var before = _c.Hosts.Select(h => h.Metrics.PreSqSubscriptions).ToArray();
+        var acks = Channel.CreateUnbounded<(int, AckResponseFrame)>();
+        var readers = new List<StreamReader<PreSqSubscription, AckResponseFrame>>();
+        foreach (var h in _c.Hosts)
+        {
+            readers.Add(await StreamReader<PreSqSubscription, AckResponseFrame>.OpenAsync(_c.ApiUrl(h.Id), h.Id, ProtocolNames.AckResponses,
+                new PreSqSubscription { Canonical = ByteString.CopyFrom(_c.PreSqSubscription(h.Id)) }, AckResponseFrame.Parser, acks));
+        }
+        try
+        {
+            await EventuallyAsync(() => _c.Hosts.Select((h, i) => h.Metrics.PreSqSubscriptions > before[i]).All(x => x), "every replica took the pre-SQ subscription");
+            var seq = _c.NextSeq(sender);
+            Assert.Equal(1, (await _c.SubmitAsync(_c.Message(sender, seq, [1, 2, 3]))).Accepted);
+            const long nonce = 1 << 20;
+            var senderKeys = _c.Keys(PartyRole.Sender, sender);
+            Assert.Equal(1, (await _c.SubmitAsync(AckRequestCodec.Encode(sender, seq, seq + 1, nonce, senderKeys.Signing!))).Accepted);
+
+            var from = new HashSet<int>();
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(15));
+            while (from.Count < _c.Hosts.Count)
+            {
+                var (replica, frame) = await acks.Reader.ReadAsync(timeout.Token);
+                Assert.Equal(sender, frame.Sender);
+                Assert.True(AckResponseCodec.VerifyMac(frame.Canonical.Span, senderKeys.Ring(MacChannel.ReplicaSender, replica)!), $"MAC of replica {replica}");
+                var r = AckResponseCodec.Decode(frame.Canonical.Span);
+                Assert.Equal((replica, sender, nonce, seq, _c.PreSq), (r.Replica, r.Sender, r.Nonce, r.DeliveredUpTo, r.AssignedPreSq));
+                from.Add(replica);
+            }
+        }
+        finally
+        {
+            foreach (var r in readers)
+            {
+                await r.DisposeAsync();
+            }
+        }
+    }
+
+    [Fact]
+    public async Task An_unacknowledged_item_is_sent_again_with_its_body_after_the_retransmission_interval()
+    {
+        const int sender = 3;
+        const int replica = 2;
+        var frames = Channel.CreateUnbounded<(int, ReplicaOutputFrame)>();
+        var host = _c.Hosts[replica];
+        var before = host.Metrics.ReceiverSubscriptions;
+        await using var reader = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), replica, ProtocolNames.Subscribe,
+            new ReceiverSubscription { Canonical = ByteString.CopyFrom(_c.ReceiverSubscription(replica)) }, ReplicaOutputFrame.Parser, frames);
+        await EventuallyAsync(() => host.Metrics.ReceiverSubscriptions > before, "the replica took the subscription");
+
+        var data = RandomNumberGenerator.GetBytes(300);
+        var seq = _c.NextSeq(sender);
+        Assert.Equal(1, (await _c.SubmitAsync(_c.Message(sender, seq, data))).Accepted);
+        long? route = null;
+        var liveAt = 0L;
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(15));
+        while (true)
+        {
+            var (_, frame) = await frames.Reader.ReadAsync(timeout.Token);
+            var output = ReplicaOutputCodec.Decode(frame.Canonical.Memory);
+            var item = output.Items.FirstOrDefault(i => i.Sender == sender && i.SenderSeq == seq);
+            if (item is null)
+            {
+                continue;
+            }
+            if (output.BatchNo != 0 && route is null)
+            {
+                route = item.RouteSeq;
+                liveAt = Environment.TickCount64;
+            }
+            else if (output.BatchNo == 0 && route == item.RouteSeq)
+            {
+                Assert.Equal(data, item.Body?.ToArray());
+                Assert.True(Environment.TickCount64 - liveAt >= 300, "re-sent only once it was old");
+                break;
+            }
+        }
+        Assert.True(host.Metrics.RetransmitFrames > 0);
+    }
+
+    [Fact]
+    public async Task A_newer_subscription_of_the_same_receiver_ends_the_older_stream()
+    {
+        const int replica = 3;
+        var host = _c.Hosts[replica];
+        var opened = host.Metrics.ReceiverSubscriptions;
+        var replaced = host.Metrics.ReplacedSubscriptions;
+        await using var older = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), replica, ProtocolNames.Subscribe,
+            new ReceiverSubscription { Canonical = ByteString.CopyFrom(_c.ReceiverSubscription(replica)) }, ReplicaOutputFrame.Parser);
+        await EventuallyAsync(() => host.Metrics.ReceiverSubscriptions > opened, "the first subscription is live");
+        await using var newer = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), replica, ProtocolNames.Subscribe,
+            new ReceiverSubscription { Canonical = ByteString.CopyFrom(_c.ReceiverSubscription(replica)) }, ReplicaOutputFrame.Parser);
+
+        var ended = await Task.WhenAny(older.Reading, Task.Delay(TimeSpan.FromSeconds(10)));
+        Assert.Same(older.Reading, ended);
+        Assert.Equal(replaced + 1, host.Metrics.ReplacedSubscriptions);
+        Assert.False(newer.Reading.IsCompleted);
+    }
+
+    [Fact]
+    public async Task Health_reports_a_healthy_replica_sq_with_its_counters()
+    {
+        var entry = _c.Context.Config.Replica(1);
+        var deadline = Environment.TickCount64 + 10_000;
+        ComponentHealth health;
+        while (!(health = await DeploymentHealth.ProbeAsync("replica-sq", entry.Name, entry.ApiUrl, ProtocolNames.ReplicaSqService, TimeSpan.FromSeconds(5))).Healthy)
+        {
+            Assert.True(Environment.TickCount64 < deadline, $"replica 1 not healthy: {health.Detail}");
+            await Task.Delay(100);
+        }
+        Assert.True(health.Reachable);
+        foreach (var counter in new[] { "decided", "executed", $"queue.{Receiver}", "output_drop.SlowSubscriber", "controller_notice.RemovePreSq", "subscriptions.receiver.live" })
+        {
+            Assert.True(health.Counters.ContainsKey(counter), counter);
+        }
+    }
+
+    private async Task<List<StreamReader<ReceiverSubscription, ReplicaOutputFrame>>> SubscribeAllAsync(Channel<(int, ReplicaOutputFrame)> into)
+    {
+        var before = _c.Hosts.Select(h => h.Metrics.ReceiverSubscriptions).ToArray();
+        var readers = new List<StreamReader<ReceiverSubscription, ReplicaOutputFrame>>();
+        foreach (var h in _c.Hosts)
+        {
+            readers.Add(await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(h.Id), h.Id, ProtocolNames.Subscribe,
+                new ReceiverSubscription { Canonical = ByteString.CopyFrom(_c.ReceiverSubscription(h.Id)) }, ReplicaOutputFrame.Parser, into));
+        }
+        await EventuallyAsync(() => _c.Hosts.Select((h, i) => h.Metrics.ReceiverSubscriptions > before[i]).All(x => x), "every replica took the subscription");
+        return readers;
+    }
+
+    private static Task<GrpcStatusCode> RefusedReceiverAsync(Uri url, byte[] subscription) =>
+        StreamReader<ReceiverSubscription, ReplicaOutputFrame>.RefusalAsync(url, ProtocolNames.Subscribe,
+            new ReceiverSubscription { Canonical = ByteString.CopyFrom(subscription) }, ReplicaOutputFrame.Parser);
+}

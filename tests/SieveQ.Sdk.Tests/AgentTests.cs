@@ -1,0 +1,144 @@
+using Google.Protobuf;
+using SieveQ.Agent.Hosting;
+using SieveQ.Core.Sender;
+using SieveQ.Protocol;
+using SieveQ.Protocol.V1;
+using SieveQ.Sdk.Receiver;
+using SieveQ.Sdk.Sender;
+using SieveQ.Sdk.Tests.Fakes;
+using SieveQ.Transport;
+
+namespace SieveQ.Sdk.Tests;
+
+/// <summary>The agent over a real Unix socket: caller identity from SO_PEERCRED, refusals, and the message path through it.</summary>
+public sealed class AgentTests
+{
+    private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
+
+    private static async Task<AgentHost> StartAgentAsync(SieveWorld world) =>
+        await AgentHost.StartAsync(world.Context, "agent", world.StateDir("agent"), options: new AgentHostOptions
+        {
+            Endpoint = Path.Combine(world.Directory, "a.sock"),
+            Systemd = new SystemdNotifier(null),
+            Sender = new SieveQSenderOptions { Protocol = new SenderSqOptions { RetransmitAfterMs = 150, AckRequestIntervalMs = 20, AckResponseWaitMs = 150 } },
+        });
+
+    [Fact]
+    public async Task Refuses_a_sender_it_does_not_host_and_names_the_calling_process()
+    {
+        await using var world = await SieveWorld.StartAsync();
+        await using var agent = await StartAgentAsync(world);
+        if (!OperatingSystem.IsWindows())
+        {
+            Assert.Equal(AgentEndpoint.SocketMode, File.GetUnixFileMode(agent.Endpoint) & (UnixFileMode)0x1FF);
+        }
+        using var channel = GrpcChannel.ForUnixSocket(agent.Endpoint);
+
+        var call = await channel.StartCallAsync<AppSend, SendProgress>(ProtocolNames.AgentService, ProtocolNames.Send, SendProgress.Parser);
+        await using (call)
+        {
+            await call.WriteAsync(new AppSend { Open = new OpenSender { Sender = 7 } });
+            var refused = await Assert.ThrowsAsync<GrpcCallException>(async () =>
+            {
+                await foreach (var p in call.ReadAllAsync())
+                {
+                    Assert.Contains("does not host sender 7", p.Error, StringComparison.Ordinal);
+                }
+            });
+            Assert.Equal(GrpcStatusCode.PermissionDenied, refused.Status);
+            Assert.Contains($"pid {Environment.ProcessId} ", refused.Message, StringComparison.Ordinal);
+            Assert.Contains(Environment.ProcessPath!, refused.Message, StringComparison.Ordinal);
+        }
+
+        var receive = await channel.StartCallAsync<ReceiveControl, AppDelivery>(ProtocolNames.AgentService, ProtocolNames.Receive, AppDelivery.Parser);
+        await using (receive)
+        {
+            await receive.WriteAsync(new ReceiveControl { Open = new OpenReceiver { Receiver = 999 } });
+            var refused = await Assert.ThrowsAsync<GrpcCallException>(async () =>
+            {
+                await foreach (var _ in receive.ReadAllAsync())
+                {
+                }
+            });
+            Assert.Equal(GrpcStatusCode.PermissionDenied, refused.Status);
+        }
+
+        var health = await channel.UnaryAsync(ProtocolNames.AgentService, ProtocolNames.Health, new HealthRequest(), HealthReply.Parser);
+        Assert.Equal("agent", health.Component);
+        Assert.Equal(Environment.ProcessId, health.Counters["caller_pid"]);
+    }
+
+    [Fact]
+    public async Task Removes_its_socket_when_stopped()
+    {
+        await using var world = await SieveWorld.StartAsync();
+        var agent = await StartAgentAsync(world);
+        var path = agent.Endpoint;
+        Assert.True(File.Exists(path));
+        await agent.DisposeAsync();
+        Assert.False(File.Exists(path));
+    }
+
+    [Fact]
+    public async Task Carries_messages_from_an_application_to_another_exactly_once()
+    {
+        await using var world = await SieveWorld.StartAsync();
+        await using var agent = await StartAgentAsync(world);
+        using var channel = GrpcChannel.ForUnixSocket(agent.Endpoint);
+        const int count = 30;
+
+        var send = await channel.StartCallAsync<AppSend, SendProgress>(ProtocolNames.AgentService, ProtocolNames.Send, SendProgress.Parser);
+        await using (send)
+        {
+            await send.WriteAsync(new AppSend { Open = new OpenSender { Sender = 1 } });
+            for (var i = 0; i < count; i++)
+            {
+                await send.WriteAsync(new AppSend { Message = new OutgoingMessage { Receiver = SieveWorld.Receiver, Data = ByteString.CopyFromUtf8($"m{i}") } });
+            }
+            await send.CompleteRequestAsync();
+            SendProgress last = new();
+            using var cts = new CancellationTokenSource(Patience);
+            await foreach (var p in send.ReadAllAsync(cts.Token))
+            {
+                last = p;
+            }
+            Assert.Equal(count, last.Accepted);
+            Assert.True(last.Acknowledged >= last.LastSeq);
+        }
+
+        // First stream takes 10 and commits them, then goes away holding 5 more uncommitted.
+        await ReceiveAsync(channel, take: 15, commitAfter: 10, expectFirst: 0);
+        // The next stream gets the 5 uncommitted again, then the rest.
+        await ReceiveAsync(channel, take: 20, commitAfter: 20, expectFirst: 10);
+    }
+
+    private static async Task ReceiveAsync(GrpcChannel channel, int take, int commitAfter, int expectFirst)
+    {
+        var call = await channel.StartCallAsync<ReceiveControl, AppDelivery>(ProtocolNames.AgentService, ProtocolNames.Receive, AppDelivery.Parser);
+        await using (call)
+        {
+            await call.WriteAsync(new ReceiveControl { Open = new OpenReceiver { Receiver = SieveWorld.Receiver } });
+            var got = new List<string>();
+            using var cts = new CancellationTokenSource(Patience);
+            await foreach (var d in call.ReadAllAsync(cts.Token))
+            {
+                if (got.Count == take)
+                {
+                    continue;  // after the half-close: delivered to a closing application, so not committed
+                }
+                got.Add(d.Data.ToStringUtf8());
+                if (got.Count == commitAfter)
+                {
+                    await call.WriteAsync(new ReceiveControl { Commit = commitAfter });
+                }
+                if (got.Count == take)
+                {
+                    // Half-close: the agent applies every commit sent before it and then ends the call.
+                    // (A reset stream may lose the last commit; those messages would come again, not be lost.)
+                    await call.CompleteRequestAsync();
+                }
+            }
+            Assert.Equal(Enumerable.Range(expectFirst, take).Select(i => $"m{i}"), got);
+        }
+    }
+}
