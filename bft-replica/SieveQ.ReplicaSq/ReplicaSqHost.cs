@@ -175,6 +175,15 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         c["connected_replicas"] = status.ConnectedReplicas;
         c["connected_clients"] = status.ConnectedClients;
         c["outbox_backlog"] = _pump.Backlog;
+        c["pending_requests"] = status.PendingRequests;
+        foreach (var (name, value) in status.CoreCounters)
+        {
+            c[$"core.{name}"] = value;
+        }
+        foreach (var (name, value) in status.Transport)
+        {
+            c[$"transport.{name}"] = value;
+        }
         c.Add(Metrics.Snapshot());
         var (queues, preSqs, quarantinedSenders, held, processed, drops) = Application.Read(a =>
             (_receiverIds.Select(r => (r, a.QueueLength(r))).ToArray(),

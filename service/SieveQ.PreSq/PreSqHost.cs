@@ -119,7 +119,7 @@ public sealed class PreSqHost : IAsyncDisposable
         var forwarder = new OrderingForwarder(client, sequences, options.MaxOrderingInFlight, metrics);
         var streams = new SenderStreams(metrics);
         var loop = new SieveLoop(filter, new OrderingBatcher(id, options.Filter),
-            new PreSqLoadMonitor(id, options.CapacityPerSecond, options.WarnAtPermille), forwarder, streams, metrics, options.InboundQueueItems);
+            new PreSqLoadMonitor(id, options.CapacityPerSecond, options.WarnAtPermille), forwarder, streams, metrics, options.InboundQueueItems, options.Fault);
         var relay = new AckResponseRelay(id, deployment.Config.Replicas, identity, streams, metrics, options.RelayBackoffMin, options.RelayBackoffMax,
             logs.CreateLogger($"pre-sq-{id}.relay"));
         var limiter = new SourceConnectionLimiter(options.MaxConnectionsPerSource);

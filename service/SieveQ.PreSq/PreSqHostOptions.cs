@@ -3,6 +3,18 @@ using SieveQ.Core.PreSq;
 
 namespace SieveQ.PreSq;
 
+/// <summary>A deliberate misbehaviour, for fault tests and demonstrations: what a compromised pre-SQ could do.</summary>
+public enum PreSqFault
+{
+    None,
+
+    /// <summary>Alters one byte of every sender message it forwards: replicas must refuse it by signature and suspect this pre-SQ.</summary>
+    Tamper,
+
+    /// <summary>Takes sender frames and forwards none of them: senders must retransmit through another pre-SQ.</summary>
+    Drop,
+}
+
 /// <summary>
 /// Every bound of a pre-SQ process: Kestrel's defences against connection and Slowloris-style
 /// exhaustion, the queues between the network and the event loop, and the filter's own tunables.
@@ -94,6 +106,9 @@ public sealed record PreSqHostOptions
     public TimeSpan RelayBackoffMin { get; init; } = TimeSpan.FromMilliseconds(100);
 
     public TimeSpan RelayBackoffMax { get; init; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>Misbehaviour to simulate (tests only); <see cref="PreSqFault.None"/> in production.</summary>
+    public PreSqFault Fault { get; init; }
 
     /// <summary>Window, grant and batching of the pure filter.</summary>
     public PreSqOptions Filter { get; init; } = new();

@@ -27,13 +27,15 @@ internal sealed class SieveLoop : IAsyncDisposable
     private readonly SenderStreams _streams;
     private readonly PreSqMetrics _metrics;
     private readonly Channel<InboundItem> _inbox;
+    private readonly PreSqFault _fault;
     private readonly Dictionary<int, long> _bindingNonces = [];
     private readonly CancellationTokenSource _stop = new();
     private Task _run = Task.CompletedTask;
 
     public SieveLoop(PreSqFilter filter, OrderingBatcher batcher, PreSqLoadMonitor monitor, OrderingForwarder forwarder,
-        SenderStreams streams, PreSqMetrics metrics, int queueItems)
+        SenderStreams streams, PreSqMetrics metrics, int queueItems, PreSqFault fault = PreSqFault.None)
     {
+        _fault = fault;
         _filter = filter;
         _batcher = batcher;
         _monitor = monitor;
@@ -151,11 +153,36 @@ internal sealed class SieveLoop : IAsyncDisposable
         {
             return;
         }
+        if (_fault == PreSqFault.Drop)
+        {
+            _metrics.FaultApplied();
+            return;
+        }
         if (MayBind(verdict))
         {
             _streams.Bind(verdict.Sender, stream);
         }
+        if (_fault == PreSqFault.Tamper && verdict.Kind == StructureKind.SenderMessage)
+        {
+            _metrics.FaultApplied();
+            await AddAsync(Tampered(verdict.Body.Span), nowMs, ct).ConfigureAwait(false);
+            return;
+        }
         await AddAsync(verdict.Body.Span, nowMs, ct).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// The sender message with one signed byte flipped: the first DATA byte, or the receiver id when the
+    /// DATA is empty. Layout: u8 kind | u32 sender | u64 seq | u32 receiver | u32 len | DATA | auth.
+    /// </summary>
+    private static byte[] Tampered(ReadOnlySpan<byte> message)
+    {
+        var copy = message.ToArray();
+        const int receiverOffset = 1 + 4 + 8;
+        const int dataOffset = receiverOffset + 4 + 4;
+        var dataLength = BinaryPrimitives.ReadInt32LittleEndian(copy.AsSpan(receiverOffset + 4, 4));
+        copy[dataLength > 0 ? dataOffset : receiverOffset] ^= 0x5A;
+        return copy;
     }
 
     /// <summary>

@@ -36,6 +36,18 @@ public static class GrpcEndpointRouteBuilderExtensions
                 context.Response.StatusCode = StatusCodes.Status415UnsupportedMediaType;
                 return;
             }
+            // gRPC streams are long-lived and legitimately quiet (a receiver's commits, a replica's ACKs):
+            // Kestrel's minimum body rate would end them after its grace period and its total body size
+            // would end a busy one after 30 MB. Each message stays bounded by maxMessageBytes, and the
+            // connections behind the stream by the host's Kestrel limits.
+            if (context.Features.Get<Microsoft.AspNetCore.Server.Kestrel.Core.Features.IHttpMinRequestBodyDataRateFeature>() is { } minRate)
+            {
+                minRate.MinDataRate = null;
+            }
+            if (context.Features.Get<Microsoft.AspNetCore.Http.Features.IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } maxBody)
+            {
+                maxBody.MaxRequestBodySize = null;
+            }
             context.Response.ContentType = "application/grpc";
             context.Response.Headers["grpc-accept-encoding"] = "identity";
             // Headers go out at once so a streaming client's SendAsync returns before the first response.

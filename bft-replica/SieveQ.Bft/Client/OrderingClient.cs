@@ -10,10 +10,13 @@ public readonly record struct CompletedRequest(long Sequence, long ConsensusId, 
 /// The client side of ordering as a pure state machine (time comes in as a value): numbers
 /// requests, sends each to every replica, retransmits until f+1 replicas reply with the same
 /// instance and result. Sequence numbers start above <paramref name="firstSequence"/> so a
-/// restarted client with a persisted high-water mark never reuses one.
+/// restarted client with a persisted high-water mark never reuses one. The wait before each
+/// retransmission doubles (up to <see cref="MaxBackoffFactor"/> times the first): under overload
+/// a fixed period multiplies the very load that delays the replies.
 /// </summary>
 public sealed class OrderingClient
 {
+    public const int MaxBackoffFactor = 8;
     private readonly ReplicaConfig _config;
     private readonly long _retransmitMs;
     private readonly int _maxOutstanding;
@@ -83,7 +86,8 @@ public sealed class OrderingClient
         {
             if (o.NextRetransmit <= now)
             {
-                o.NextRetransmit = now + _retransmitMs;
+                o.Attempts++;
+                o.NextRetransmit = now + _retransmitMs * Math.Min(MaxBackoffFactor, 1L << Math.Min(o.Attempts, 10));
                 due.Add(o.Request);
                 Retransmissions++;
             }
@@ -105,6 +109,7 @@ public sealed class OrderingClient
         public ClientRequest Request { get; } = request;
         public long SubmittedAt { get; } = submittedAt;
         public long NextRetransmit { get; set; } = nextRetransmit;
+        public int Attempts { get; set; }
         public Dictionary<int, (long Cid, Digest Result)> Votes { get; } = [];
     }
 }

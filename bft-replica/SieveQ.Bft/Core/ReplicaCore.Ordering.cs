@@ -202,7 +202,13 @@ public sealed partial class ReplicaCore
         }
     }
 
-    /// <summary>Why a proposal must be refused, or null. Timestamps: not before the last decided one, within skew of our clock.</summary>
+    /// <summary>
+    /// Why a proposal must be refused, or null. Timestamps: not before the last decided one, not more
+    /// than the skew ahead of our clock, and not older than the skew plus one request time-out. The
+    /// past side is wider because a large proposal under load waits in send and receive queues before
+    /// it is judged here; refusing it for that lag turned overload into endless regency changes. A
+    /// leader cannot stamp older than that, and a follower complains about a leader that slow anyway.
+    /// </summary>
     /// <param name="resentSync">
     /// The value is the fresh value of a SYNC that may have been built long before this replica sees it
     /// (a replica that missed the regency change asks for it later). Its timestamp was judged by the
@@ -219,7 +225,7 @@ public sealed partial class ReplicaCore
         {
             return "timestamp-backwards";
         }
-        if (resentSync ? value.Timestamp - _now > Config.TimestampSkewMs : Math.Abs(value.Timestamp - _now) > Config.TimestampSkewMs)
+        if (value.Timestamp - _now > Config.TimestampSkewMs || (!resentSync && _now - value.Timestamp > Config.TimestampSkewMs + Config.RequestTimeoutMs))
         {
             return "timestamp-skew";
         }

@@ -30,7 +30,7 @@ internal static class E2eSieveRun
         {
             await using var processes = new ComponentProcesses(a => ClusterProcesses.SelfCommand(a), Path.Combine(dir, "logs"));
             processes.Exited += (name, code) => Console.Error.WriteLine($"!! {name} exited with code {code} (see {processes.LogPath(name)})");
-            await LocalDeploymentLauncher.LaunchAsync(cfg, processes, new LaunchOptions { StartAgents = false }, ct).ConfigureAwait(false);
+            await LocalDeploymentLauncher.LaunchAsync(cfg, processes, new LaunchOptions { StartAgents = false, LogLevel = s.LogLevel }, ct).ConfigureAwait(false);
             var ctx = DeploymentContext.Load(dir);
             var state = Path.Combine(dir, "bench-state");
             var meter = new DeliveryMeter();

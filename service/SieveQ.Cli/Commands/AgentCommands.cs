@@ -191,17 +191,44 @@ internal static class AgentCommands
             return cmd;
         }
 
+        /// <summary>Like any application of the agent, reconnects when its stream ends (agent restart): uncommitted deliveries come again.</summary>
         private static async Task<int> RunAsync(string socketPath, int receiverId, string? statsFile, CancellationToken ct)
+        {
+            var stats = new LatencyWindow();
+            using var stop = CancellationTokenSource.CreateLinkedTokenSource(ct);
+            var printer = PrintAsync(stats, statsFile, stop.Token);
+            try
+            {
+                while (!ct.IsCancellationRequested)
+                {
+                    try
+                    {
+                        await ReceiveStreamAsync(socketPath, receiverId, stats, ct).ConfigureAwait(false);
+                    }
+                    catch (Exception e) when (e is IOException or HttpRequestException && !ct.IsCancellationRequested)
+                    {
+                        await Console.Error.WriteLineAsync($"receive stream ended ({e.Message}); reconnecting").ConfigureAwait(false);
+                    }
+                    await Task.Delay(TimeSpan.FromMilliseconds(500), ct).ConfigureAwait(false);
+                }
+                return 0;
+            }
+            finally
+            {
+                await stop.CancelAsync().ConfigureAwait(false);
+                await printer.ConfigureAwait(false);
+            }
+        }
+
+        private static async Task ReceiveStreamAsync(string socketPath, int receiverId, LatencyWindow stats, CancellationToken ct)
         {
             using var channel = GrpcChannel.ForUnixSocket(socketPath);
             var call = await channel.StartCallAsync<ReceiveControl, AppDelivery>(ProtocolNames.AgentService, ProtocolNames.Receive, AppDelivery.Parser, ct).ConfigureAwait(false);
             await using (call.ConfigureAwait(false))
             {
                 await call.WriteAsync(new ReceiveControl { Open = new OpenReceiver { Receiver = receiverId } }, ct).ConfigureAwait(false);
-                var stats = new LatencyWindow();
                 long uncommitted = 0;
                 using var stop = CancellationTokenSource.CreateLinkedTokenSource(ct);
-                var printer = PrintAsync(stats, statsFile, stop.Token);
                 var committer = CommitIdleAsync(call, () => Interlocked.Exchange(ref uncommitted, 0), stop.Token);
                 try
                 {
@@ -218,10 +245,8 @@ internal static class AgentCommands
                 finally
                 {
                     await stop.CancelAsync().ConfigureAwait(false);
-                    await printer.ConfigureAwait(false);
                     await committer.ConfigureAwait(false);
                 }
-                return 0;
             }
         }
 

@@ -25,9 +25,10 @@ internal static class BenchE2eCommand
         var rules = new Option<FileInfo?>("--rules") { Description = "Rule-set file the replicas enforce (stage f); default: routes and sizes only." };
         var noDurability = new Option<bool>("--no-durability") { Description = "Replicas without the write-ahead log." };
         var keep = new Option<bool>("--keep") { Description = "Keep the deployment directory (logs) afterwards." };
+        var logLevel = new Option<string>("--log-level") { Description = "Components' log level (their logs go to the deployment's logs folder; see --keep).", DefaultValueFactory = _ => "warning" };
         var cmd = new Command("e2e", "End-to-end throughput and latency through SieveQ vs direct delivery, in one run.")
         {
-            size, rate, duration, warmup, json, plot, rules, noDurability, keep,
+            size, rate, duration, warmup, json, plot, rules, noDurability, keep, logLevel,
         };
         cmd.SetAction(async (parse, ct) =>
         {
@@ -38,7 +39,8 @@ internal static class BenchE2eCommand
                 ClusterSupport.ParseDuration(parse.GetValue(warmup)!),
                 parse.GetValue(rules)?.FullName,
                 !parse.GetValue(noDurability),
-                parse.GetValue(keep));
+                parse.GetValue(keep),
+                parse.GetValue(logLevel)!);
             if (s.Size is < DeliveryMeter.StampBytes or > 65_536 || s.Rate is <= 0 || s.Duration <= TimeSpan.Zero)
             {
                 Console.Error.WriteLine("--size must be 8..65536, --rate 'max' or > 0, --duration > 0");
@@ -119,4 +121,4 @@ internal static class BenchE2eCommand
     }
 }
 
-internal sealed record E2eSettings(int Size, int? Rate, TimeSpan Duration, TimeSpan Warmup, string? Rules, bool Durability, bool Keep);
+internal sealed record E2eSettings(int Size, int? Rate, TimeSpan Duration, TimeSpan Warmup, string? Rules, bool Durability, bool Keep, string LogLevel);

@@ -47,8 +47,13 @@ public sealed record ReplicaSieveOptions
 
     public SuspicionPolicy PreSqSuspicion { get; init; } = SuspicionPolicy.Default;
 
-    /// <summary>Evidence weights. Replays are light: correct senders retransmit through a second pre-SQ when the first is slow.</summary>
-    public int ReplayWeight { get; init; } = 1;
+    /// <summary>
+    /// Evidence weights. Replays weigh nothing by default: a correct sender retransmits through a second
+    /// pre-SQ whenever acknowledgements are slow (start-up, a regency change), and a faulty pre-SQ can
+    /// replay a correct sender's signed messages, so a replay is evidence against nobody. Replays are
+    /// dropped and counted; what they can cost is bounded by the pre-SQs' per-sender grant.
+    /// </summary>
+    public int ReplayWeight { get; init; }
 
     public int GrantOverrunWeight { get; init; } = 2;
 
