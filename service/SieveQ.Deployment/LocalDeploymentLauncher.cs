@@ -11,6 +11,8 @@ public sealed record LaunchOptions
     public IReadOnlyDictionary<int, string> ReplicaFaults { get; init; } = new Dictionary<int, string>();
     /// <summary>Pre-SQ id to a `--fault` value of `sieveq pre-sq` (e.g. tamper, drop).</summary>
     public IReadOnlyDictionary<int, string> PreSqFaults { get; init; } = new Dictionary<int, string>();
+    /// <summary>Further `sieveq pre-sq` options for every pre-SQ (e.g. a smaller grant for a test).</summary>
+    public IReadOnlyList<string> PreSqOptions { get; init; } = [];
     public TimeSpan StartTimeout { get; init; } = TimeSpan.FromSeconds(90);
 }
 
@@ -47,6 +49,7 @@ public static class LocalDeploymentLauncher
         {
             args.AddRange(["--fault", fault]);
         }
+        args.AddRange(options.PreSqOptions);
         return args;
     }
 

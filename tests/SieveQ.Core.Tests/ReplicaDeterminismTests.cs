@@ -33,6 +33,7 @@ public sealed class ReplicaDeterminismTests : IClassFixture<TestWorld>
         var next = TestWorld.SenderIds.ToDictionary(s => s, _ => 1L);
         var nonce = TestWorld.SenderIds.ToDictionary(s => s, _ => 0L);
         var sent = new List<byte[]>();
+        var gaps = new Queue<byte[]>();
         var stream = new List<(DecisionContext, List<ClientRequest>)>();
         long time = 1_000;
         long reqSeq = 0;
@@ -48,14 +49,21 @@ public sealed class ReplicaDeterminismTests : IClassFixture<TestWorld>
                 {
                     var s = TestWorld.SenderIds[rng.Next(3)];
                     var roll = rng.Next(100);
-                    if (roll < 55)
+                    if (gaps.Count > 0 && rng.Next(4) == 0)
+                    {
+                        // A correct sender retransmits what a gap is waiting for: replicas never take past a gap.
+                        items.Add(gaps.Dequeue());
+                    }
+                    else if (roll < 55)
                     {
                         // Occasionally skip a number (to be filled later) so the reorder buffer works.
                         var seq = next[s]++;
                         if (rng.Next(8) == 0)
                         {
                             next[s]++;
-                            sent.Add(_w.Message(s, seq + 1, TestWorld.ReceiverIds[rng.Next(2)], RandomData(rng)));
+                            var skipped = _w.Message(s, seq + 1, TestWorld.ReceiverIds[rng.Next(2)], RandomData(rng));
+                            sent.Add(skipped);
+                            gaps.Enqueue(skipped);
                         }
                         var m = _w.Message(s, seq, TestWorld.ReceiverIds[rng.Next(2)], RandomData(rng));
                         sent.Add(m);

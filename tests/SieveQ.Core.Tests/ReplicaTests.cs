@@ -50,7 +50,14 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         Assert.Equal(new ExecuteResult(0, 0, 1), Run(app, 0, tampered));
         Assert.Equal(1, app.Drops[SieveStage.ReplicaAdmission, DropReason.BadSignature]);
         Assert.True(app.PreSqSuspicion(10) > 0);
+        // One pre-SQ's word is not enough against the sender: that pre-SQ may have flipped the bits.
+        Assert.Equal(0, app.SenderSuspicion(1));
+        Run(app, 0, tampered);
+        Assert.Equal(0, app.SenderSuspicion(1));
+        // The same through a second pre-SQ: now the sender is the likelier liar.
+        Run(app, 0, 11, tampered);
         Assert.True(app.SenderSuspicion(1) > 0);
+        Assert.True(app.PreSqSuspicion(11) > 0);
 
         var regions = new[] { SenderMessageCodec.EncodeSignedRegion(1, 1, 100, [1]), SenderMessageCodec.EncodeSignedRegion(1, 2, 100, [2]), SenderMessageCodec.EncodeSignedRegion(1, 3, 100, [3]) };
         var batch = BatchSigner.Sign(1, regions, _w.SenderSigning[1]);
@@ -123,9 +130,31 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         Assert.Equal(1, app.HeldCount);
         Run(app, 0, _w.Message(2, 3, 100, "z"));
         Assert.Equal(0, app.HeldCount);
-        Assert.Equal([1L, 1, 2, 3, 3], seenOrder);
-        // The late message still goes through (after the one that overtook it), since it is unseen.
+        // Sender 1's message 3 was let go untaken: nothing of sender 1 was taken past its gap.
+        Assert.Equal([1L, 1, 2, 3], seenOrder);
+        Assert.Equal(1, app.Drops[SieveStage.ReplicaAdmission, DropReason.GapTimedOut]);
+        // The gap fills and the sender sends 3 again: both go through, in order.
         Assert.Equal(1, Run(app, 0, _w.Message(1, 2, 100, "b")).Accepted);
+        Assert.Equal(1, Run(app, 0, _w.Message(1, 3, 100, "c")).Accepted);
+        Assert.Equal([1L, 1, 2, 3, 2, 3], seenOrder);
+    }
+
+    [Fact]
+    public void Nothing_is_taken_past_a_gap_so_a_late_fill_keeps_the_senders_order()
+    {
+        var seenOrder = new List<long>();
+        var app = _w.Replica(new ReplicaSieveOptions { ReorderThreshold = 2 }, new RecordingRules(seenOrder));
+        Run(app, 0, _w.Message(1, 1, 100, "a"));
+        // 3 and 4 wait for 2; 5 is beyond the threshold and is refused untaken (not acknowledged).
+        var r = Run(app, 0, _w.Message(1, 3, 100, "c"), _w.Message(1, 4, 100, "d"), _w.Message(1, 5, 100, "e"));
+        Assert.Equal((0, 2, 1), (r.Accepted, r.Held, r.Dropped));
+        Assert.Equal(1, app.Drops[SieveStage.ReplicaAdmission, DropReason.OutOfOrder]);
+        // A retransmission of a held message is a replay, not a second hold.
+        Assert.Equal(1, Run(app, 0, _w.Message(1, 3, 100, "c")).Dropped);
+        Assert.Equal(1, Run(app, 0, _w.Message(1, 2, 100, "b")).Accepted);
+        Assert.Equal(1, Run(app, 0, _w.Message(1, 5, 100, "e")).Accepted);
+        Assert.Equal([1L, 2, 3, 4, 5], seenOrder);
+        Assert.Equal([1L, 2, 3, 4, 5], app.Outbox.Drain().Batches.SelectMany(b => b.Items).Select(i => i.SenderSeq));
     }
 
     [Fact]

@@ -74,6 +74,77 @@ public sealed class SenderSqTests : IClassFixture<TestWorld>
     }
 
     [Fact]
+    public void Acknowledgements_that_keep_moving_hold_back_retransmission_and_the_time_out_adapts_to_their_delay()
+    {
+        var s = Sender(o: new SenderSqOptions { RetransmitAfterMs = 100, AckRequestIntervalMs = 1_000_000, AckResponseWaitMs = 1_000_000 });
+        for (var i = 0; i < 4; i++)
+        {
+            s.TryEnqueue(100, [(byte)i], out _);
+        }
+        s.Flush(0);
+        var req = AckRequestCodec.Decode(SenderFrameCodec.Decode(s.Tick(0).Single().Frame).Body);
+        Assert.Equal(100, s.RetransmitTimeoutMs);
+        // Messages 1 and 2 are acknowledged 90 ms after they went out: the first delay sample.
+        s.OnAckResponse(AckRes(0, 1, 2, 10, req.Nonce), 90);
+        s.OnAckResponse(AckRes(1, 1, 2, 10, req.Nonce), 90);
+        Assert.Equal(2, s.AcknowledgedUpTo);
+        Assert.Equal(90 + 4 * 45, s.RetransmitTimeoutMs);
+        // 3 and 4 are past their first deadline, but acknowledgements moved 60 ms ago: queued, not lost.
+        Assert.DoesNotContain(s.Tick(150), f => SenderFrameCodec.Decode(f.Frame).BodyKind == StructureKind.SenderMessage);
+        Assert.Equal(0, s.Retransmissions);
+        Assert.DoesNotContain(s.Tick(359), f => SenderFrameCodec.Decode(f.Frame).BodyKind == StructureKind.SenderMessage);
+        // One whole time-out without progress: they go again, through the other pre-SQ.
+        var re = s.Tick(360).Where(f => SenderFrameCodec.Decode(f.Frame).BodyKind == StructureKind.SenderMessage).ToList();
+        Assert.Equal(2, re.Count);
+        Assert.All(re, f => Assert.Equal(11, f.PreSq));
+        Assert.Equal(2, s.Retransmissions);
+    }
+
+    [Fact]
+    public void A_time_out_resends_only_a_budget_of_the_lowest_messages_and_the_budget_grows_with_progress()
+    {
+        var s = Sender(o: new SenderSqOptions { MaxBatch = 4, RetransmitAfterMs = 100, AckRequestIntervalMs = 1_000_000, AckResponseWaitMs = 1_000_000 });
+        for (var i = 0; i < 20; i++)
+        {
+            s.TryEnqueue(100, [(byte)i], out _);
+        }
+        s.Flush(0);
+        var req = AckRequestCodec.Decode(SenderFrameCodec.Decode(s.Tick(0).Single().Frame).Body);
+        static List<long> Resent(IReadOnlyList<OutgoingFrame> frames) =>
+            frames.Select(f => SenderFrameCodec.Decode(f.Frame)).Where(f => f.BodyKind == StructureKind.SenderMessage)
+                .Select(f => SenderMessageCodec.Decode(f.Body).Seq).ToList();
+        // Nothing acknowledged by the time-out: the 4 lowest go again, not the whole window.
+        Assert.Equal([1L, 2, 3, 4], Resent(s.Tick(100)));
+        // They arrive: progress, so the next round may resend twice as many.
+        s.OnAckResponse(AckRes(0, 1, 4, 10, req.Nonce), 150);
+        s.OnAckResponse(AckRes(1, 1, 4, 10, req.Nonce), 150);
+        Assert.Empty(Resent(s.Tick(200)));
+        var second = Resent(s.Tick(2_000));
+        Assert.Equal([5L, 6, 7, 8, 9, 10, 11, 12], second);
+        // A round without progress falls back to the first budget and waits twice as long.
+        Assert.Empty(Resent(s.Tick(2_000 + 2 * s.RetransmitTimeoutMs - 1)));
+        Assert.Equal(4, Resent(s.Tick(2_000 + 2 * s.RetransmitTimeoutMs)).Count);
+    }
+
+    [Fact]
+    public void Messages_that_come_due_at_different_times_share_one_retransmission_round()
+    {
+        var s = Sender(o: new SenderSqOptions { MaxBatch = 2, RetransmitAfterMs = 100, AckRequestIntervalMs = 1_000_000, AckResponseWaitMs = 1_000_000 });
+        s.TryEnqueue(100, [1], out _);
+        s.Flush(0);
+        s.Tick(0);
+        s.TryEnqueue(100, [2], out _);
+        s.TryEnqueue(100, [3], out _);
+        s.Flush(50);
+        static int Resent(IReadOnlyList<OutgoingFrame> frames) => frames.Count(f => SenderFrameCodec.Decode(f.Frame).BodyKind == StructureKind.SenderMessage);
+        Assert.Equal(1, Resent(s.Tick(100)));
+        // 2 and 3 come due at 150, but a round went out at 100: they wait for the next one (at 100 + 2 x 100).
+        Assert.Equal(0, Resent(s.Tick(150)));
+        Assert.Equal(0, Resent(s.Tick(299)));
+        Assert.Equal(2, Resent(s.Tick(300)));
+    }
+
+    [Fact]
     public void Acknowledgement_needs_f_plus_1_replicas_and_releases_the_window()
     {
         var s = Sender(o: new SenderSqOptions { AckRequestIntervalMs = 10 });

@@ -116,7 +116,9 @@ public sealed class SieveQSender : IAsyncDisposable
         _links.Values.Sum(l => l.FramesDropped),
         Interlocked.Read(ref _ackResponsesTaken),
         Interlocked.Read(ref _ackRejected),
-        _links.Values.Sum(l => l.Reconnects));
+        _links.Values.Sum(l => l.Reconnects),
+        _sq.Retransmissions,
+        _sq.RetransmitTimeoutMs);
 
     /// <summary>
     /// Numbers <paramref name="data"/> for <paramref name="receiver"/> and queues it; returns its

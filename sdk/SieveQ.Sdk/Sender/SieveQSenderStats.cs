@@ -12,4 +12,6 @@ public sealed record SieveQSenderStats(
     long FramesDropped,
     long AckResponses,
     long AckResponsesRejected,
-    long Reconnects);
+    long Reconnects,
+    long Retransmissions,
+    long RetransmitTimeoutMs);

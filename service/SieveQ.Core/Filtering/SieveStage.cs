@@ -50,4 +50,8 @@ public enum DropReason
     Equivocation = 17,
     WrongDestination = 18,
     BodyMismatch = 19,
+    /// <summary>Ahead of a gap and beyond what may be held: not taken, so the sender sends it again once the gap is filled.</summary>
+    OutOfOrder = 20,
+    /// <summary>Held for a gap that did not fill in time: let go without being taken (the sender retransmits it).</summary>
+    GapTimedOut = 21,
 }

@@ -19,11 +19,15 @@ public sealed record ReplicaSieveOptions
 
     public long GrantBurst { get; init; } = 40_000;
 
-    /// <summary>Reorder buffer (4.3.3): hold a message at most this far above the sender's expected number.</summary>
-    public int ReorderThreshold { get; init; } = 1024;
+    /// <summary>
+    /// Reorder buffer (4.3.3): hold a message at most this far above the sender's expected number; further
+    /// ahead it is refused untaken. At least a sender's outstanding window (4,096 by default), so one lost
+    /// message does not make a correct sender retransmit everything it sent after it.
+    /// </summary>
+    public int ReorderThreshold { get; init; } = 8192;
 
-    /// <summary>Give up waiting for a gap after this many other messages were processed.</summary>
-    public int ReorderPatience { get; init; } = 4096;
+    /// <summary>Let held messages go (untaken) when their gap is still open after this many other messages were processed.</summary>
+    public int ReorderPatience { get; init; } = 32_768;
 
     /// <summary>Held messages over all senders.</summary>
     public int MaxHeldTotal { get; init; } = 65_536;

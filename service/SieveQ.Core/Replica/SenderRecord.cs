@@ -34,6 +34,9 @@ internal sealed class SenderRecord
     /// <summary>Sequence numbers up to here were accounted for in an earlier loss rate.</summary>
     public long LossBaseline { get; set; }
 
+    /// <summary>Pre-SQ that last forwarded a badly signed message in this sender's name (-1: none).</summary>
+    public int LastBadSignatureOrigin { get; set; } = -1;
+
     public void WriteTo(CanonicalWriter w)
     {
         Window.WriteTo(w);
@@ -44,6 +47,7 @@ internal sealed class SenderRecord
         w.Seq(LastAckNonce);
         w.I64(LastAckTimeMs);
         w.Seq(LossBaseline);
+        w.I64(LastBadSignatureOrigin);
     }
 
     public static SenderRecord ReadFrom(ref CanonicalReader r, ReplicaSieveOptions options)
@@ -62,6 +66,12 @@ internal sealed class SenderRecord
         s.LastAckNonce = r.Seq("ack nonce");
         s.LastAckTimeMs = r.I64("ack time");
         s.LossBaseline = r.Seq("loss baseline");
+        var badOrigin = r.I64("bad-signature origin");
+        if (badOrigin is < -1 or > int.MaxValue)
+        {
+            throw new MalformedEnvelopeException("bad-signature origin out of range");
+        }
+        s.LastBadSignatureOrigin = (int)badOrigin;
         return s;
     }
 }

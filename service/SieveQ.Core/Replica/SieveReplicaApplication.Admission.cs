@@ -42,7 +42,7 @@ public sealed partial class SieveReplicaApplication
         {
             Drop(SieveStage.ReplicaAdmission, verdict == SignatureVerdict.BadMerklePath ? DropReason.BadMerklePath : DropReason.BadSignature, ref t);
             SuspectPreSq(origin, _options.BadSignaturePreSqWeight);
-            SuspectSender(m.Sender, _options.BadSignatureSenderWeight);
+            SuspectSenderOfBadSignature(s, m.Sender, origin);
             return;
         }
         switch (s.Window.Probe(m.Seq))
@@ -62,15 +62,15 @@ public sealed partial class SieveReplicaApplication
             default:
                 break;
         }
-        if (!_keys.IsReceiver(m.Receiver))
+        var expected = s.RuleCursor + 1;
+        if (m.Seq > expected && _reorder.Contains(m.Sender, m.Seq))
         {
-            // Authentic but undeliverable: taken (so it is acknowledged and not retransmitted forever) and denied.
-            s.Window.TryMark(m.Seq);
-            Drop(SieveStage.Rules, DropReason.UnknownReceiver, ref t);
+            // Held already: a retransmission of something not yet taken.
+            Drop(SieveStage.ReplicaAdmission, DropReason.Replay, ref t);
             return;
         }
-        var q = QueueOf(m.Receiver);
-        if (q.Occupancy >= _options.ReceiverQueueCapacity)
+        var known = _keys.IsReceiver(m.Receiver);
+        if (known && QueueOf(m.Receiver).Occupancy >= _options.ReceiverQueueCapacity)
         {
             // Back-pressure: not taken (the sender retransmits it later), and the sender's grant shrinks.
             s.Grant.Throttle();
@@ -83,21 +83,24 @@ public sealed partial class SieveReplicaApplication
             SuspectSender(m.Sender, _options.GrantOverrunWeight);
             return;
         }
-        s.Window.TryMark(m.Seq);
-        var expected = s.RuleCursor + 1;
-        if (m.Seq > expected && m.Seq - expected <= _options.ReorderThreshold && _reorder.Count < _options.MaxHeldTotal)
-        {
-            _reorder.Hold(new HeldMessage(m.Sender, m.Seq, m.Receiver, m.Data.ToArray(), _processed + _options.ReorderPatience));
-            q.Held++;
-            t.Held++;
-            return;
-        }
         if (m.Seq > expected)
         {
-            // Too far ahead to hold (or the buffer is full): what this sender has held goes first, in order.
-            ReleaseAll(m.Sender, below: m.Seq);
+            // Ahead of a gap: held (not yet taken) while it fits, else refused untaken. Never taken past
+            // the gap: that would deliver this sender's messages out of order once the gap is filled.
+            if (m.Seq - expected <= _options.ReorderThreshold && _reorder.Count < _options.MaxHeldTotal)
+            {
+                _reorder.Hold(new HeldMessage(m.Sender, m.Seq, m.Receiver, m.Data.ToArray(), _processed + _options.ReorderPatience));
+                if (known)
+                {
+                    QueueOf(m.Receiver).Held++;
+                }
+                t.Held++;
+                return;
+            }
+            Drop(SieveStage.ReplicaAdmission, DropReason.OutOfOrder, ref t);
+            return;
         }
-        if (ApplyRules(s, m.Sender, m.Seq, m.Receiver, m.Data.ToArray()))
+        if (Take(s, m.Sender, m.Seq, m.Receiver, m.Data.ToArray()))
         {
             t.Accepted++;
         }
@@ -106,6 +109,27 @@ public sealed partial class SieveReplicaApplication
             t.Dropped++;
         }
         ReleaseConsecutive(s, m.Sender);
+    }
+
+    /// <summary>
+    /// Takes the sender's next message into agreed state: marks its number, moves the sender's cursor,
+    /// and runs (f) for a known receiver. An authentic message for an unknown receiver is taken and
+    /// denied, so it is acknowledged and not retransmitted forever. Returns whether it was approved.
+    /// </summary>
+    private bool Take(SenderRecord s, int sender, long seq, int receiver, byte[] data)
+    {
+        if (s.Window.TryMark(seq) != SequenceCheck.Accepted)
+        {
+            _drops.Count(SieveStage.ReplicaAdmission, DropReason.Replay);
+            return false;
+        }
+        if (!_keys.IsReceiver(receiver))
+        {
+            s.RuleCursor = Math.Max(s.RuleCursor, seq);
+            _drops.Count(SieveStage.Rules, DropReason.UnknownReceiver);
+            return false;
+        }
+        return ApplyRules(s, sender, seq, receiver, data);
     }
 
     /// <summary>Check (f) and, if approved, the receiver queue. Returns whether the message was approved.</summary>
@@ -138,6 +162,22 @@ public sealed partial class SieveReplicaApplication
         }
     }
 
+    /// <summary>
+    /// A bad signature is evidence against the pre-SQ that forwarded it or against the sender: a replica
+    /// cannot tell which. One pre-SQ alone only ever counts against itself, or a faulty pre-SQ could get
+    /// a correct sender quarantined (and its traffic refused everywhere) by flipping bits. Bad signatures
+    /// in the sender's name through two different pre-SQs count against the sender too.
+    /// </summary>
+    private void SuspectSenderOfBadSignature(SenderRecord s, int sender, int origin)
+    {
+        if (s.LastBadSignatureOrigin >= 0 && s.LastBadSignatureOrigin != origin)
+        {
+            SuspectSender(sender, _options.BadSignatureSenderWeight);
+        }
+        s.LastBadSignatureOrigin = origin;
+    }
+
+    /// <summary>Takes what the sender held below <paramref name="below"/>: the sender said the numbers missing there will not come.</summary>
     private void ReleaseAll(int sender, long below)
     {
         var s = _senders[sender];
@@ -147,23 +187,34 @@ public sealed partial class SieveReplicaApplication
         }
     }
 
-    /// <summary>Gives up waiting (4.3.3 case 2) for every sender whose oldest held message ran out of patience.</summary>
+    /// <summary>
+    /// Gives up waiting (4.3.3 case 2) for every sender whose oldest held message ran out of patience. Unlike
+    /// the paper, the held messages are let go untaken rather than checked past the gap: each sender's
+    /// messages reach the rules and the receiver in sequence order, and the sender, which has no
+    /// acknowledgement for them, sends them again. Patience bounds how long a gap that never fills (a
+    /// faulty sender's) occupies the buffer.
+    /// </summary>
     private void ReleaseExpired()
     {
         while (_reorder.TakeExpired(_processed) is { } list)
         {
-            var s = _senders[list[0].Sender];
             foreach (var h in list)
             {
-                Release(s, h);
+                if (_keys.IsReceiver(h.Receiver))
+                {
+                    QueueOf(h.Receiver).Held--;
+                }
+                _drops.Count(SieveStage.ReplicaAdmission, DropReason.GapTimedOut);
             }
-            ReleaseConsecutive(s, list[0].Sender);
         }
     }
 
     private void Release(SenderRecord s, HeldMessage h)
     {
-        QueueOf(h.Receiver).Held--;
-        ApplyRules(s, h.Sender, h.Seq, h.Receiver, h.Data);
+        if (_keys.IsReceiver(h.Receiver))
+        {
+            QueueOf(h.Receiver).Held--;
+        }
+        Take(s, h.Sender, h.Seq, h.Receiver, h.Data);
     }
 }

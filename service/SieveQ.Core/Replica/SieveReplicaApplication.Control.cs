@@ -38,7 +38,7 @@ public sealed partial class SieveReplicaApplication
         {
             Drop(SieveStage.ReplicaAdmission, DropReason.BadSignature, ref t);
             SuspectPreSq(origin, _options.BadSignaturePreSqWeight);
-            SuspectSender(a.Sender, _options.BadSignatureSenderWeight);
+            SuspectSenderOfBadSignature(s, a.Sender, origin);
             return;
         }
         if (a.Nonce <= s.LastAckNonce)
@@ -56,7 +56,6 @@ public sealed partial class SieveReplicaApplication
         s.LastAckTimeMs = _now;
         // Settle what the sender no longer waits for before measuring loss, so it is not counted lost.
         s.Window.Abandon(a.LowestPending);
-        var loss = LossPpm(s, a.LastSentSeq);
         if (a.LowestPending - 1 > s.RuleCursor)
         {
             // Nothing below will come: stop holding this sender's later messages for it.
@@ -64,13 +63,14 @@ public sealed partial class SieveReplicaApplication
             s.RuleCursor = Math.Max(s.RuleCursor, a.LowestPending - 1);
             ReleaseConsecutive(s, a.Sender);
         }
+        var loss = LossPpm(s, a.Sender, a.LastSentSeq);
         var assigned = Reassign(s, origin, loss);
         _outbox.Add(new OutboxAckResponse(a.Sender, origin, loss, s.Window.ContiguousUpTo, assigned, a.Nonce));
         t.Accepted++;
     }
 
-    /// <summary>Share of (baseline, lastSent] not taken into agreed state, in ppm; at most one window is examined.</summary>
-    private int LossPpm(SenderRecord s, long lastSent)
+    /// <summary>Share of (baseline, lastSent] neither taken into agreed state nor held, in ppm; at most one window is examined.</summary>
+    private int LossPpm(SenderRecord s, int sender, long lastSent)
     {
         var low = Math.Max(s.LossBaseline, lastSent - _options.WindowSize);
         if (lastSent <= low)
@@ -80,7 +80,7 @@ public sealed partial class SieveReplicaApplication
         long missing = 0;
         for (var seq = low + 1; seq <= lastSent; seq++)
         {
-            if (!s.Window.Contains(seq))
+            if (!s.Window.Contains(seq) && !_reorder.Contains(sender, seq))
             {
                 missing++;
             }

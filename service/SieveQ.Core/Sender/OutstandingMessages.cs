@@ -12,6 +12,8 @@ internal sealed class OutstandingMessages
         public int PreSq { get; set; }
         public long Deadline { get; set; }
         public int Attempts { get; set; }
+        /// <summary>When it first went out: acknowledgement delays are sampled only from messages sent once (Karn).</summary>
+        public long FirstSentAt { get; init; }
     }
 
     private readonly SortedDictionary<long, Entry> _bySeq = [];
@@ -23,9 +25,11 @@ internal sealed class OutstandingMessages
 
     public long? NextDeadline => _deadlines.Count == 0 ? null : _deadlines.Min.Deadline;
 
-    public void Add(long seq, byte[] message, int preSq, long deadline)
+    public bool TryGet(long seq, out Entry entry) => _bySeq.TryGetValue(seq, out entry!);
+
+    public void Add(long seq, byte[] message, int preSq, long deadline, long sentAt)
     {
-        _bySeq.Add(seq, new Entry { Message = message, PreSq = preSq, Deadline = deadline, Attempts = 1 });
+        _bySeq.Add(seq, new Entry { Message = message, PreSq = preSq, Deadline = deadline, Attempts = 1, FirstSentAt = sentAt });
         _deadlines.Add((deadline, seq));
     }
 

@@ -39,6 +39,7 @@ public sealed class SenderSq
     private readonly List<(long Seq, byte[] Region)> _staged = [];
     private readonly Queue<long> _issuedNonces = new();
     private readonly DropCounters _drops = new(Component);
+    private readonly RetransmitTimeout _rto;
 
     private long _lastSent;
     private long _nonceBase;
@@ -50,6 +51,11 @@ public sealed class SenderSq
     private long _ackWait;
     private long _nextAckAt = long.MinValue;
     private bool _announced;
+    private long _progressAt = long.MinValue;
+    private bool _progressSinceTimeout;
+    private int _retransmitBudget;
+    private int _backoff;
+    private long _nextRoundAt = long.MinValue;
 
     public SenderSq(int sender, ECDsa signingKey, SenderSequencer sequencer, IReadOnlyList<int> preSqs, int initialPreSq, int f,
         Func<int, MacKeyRing?> preSqRing, Func<int, MacKeyRing?> replicaRing, SenderSqOptions? options = null)
@@ -72,7 +78,15 @@ public sealed class SenderSq
         _tally = new AckResponseTally(f);
         _lastSent = sequencer.Peek - 1;
         _ackWait = _options.AckResponseWaitMs;
+        _rto = new RetransmitTimeout(_options.RetransmitAfterMs, _options.MaxRetransmitAfterMs);
+        _retransmitBudget = Math.Max(1, _options.MaxBatch);
     }
+
+    /// <summary>The retransmission time-out in force: adapted to measured acknowledgement delays.</summary>
+    public long RetransmitTimeoutMs => _rto.CurrentMs;
+
+    /// <summary>Messages sent again (each through another pre-SQ than the time before).</summary>
+    public long Retransmissions { get; private set; }
 
     public int AssignedPreSq { get; private set; }
 
@@ -122,7 +136,7 @@ public sealed class SenderSq
             var signed = BatchSigner.Sign(_sender, group.Select(g => g.Region).ToList(), _key);
             for (var i = 0; i < signed.Length; i++)
             {
-                _outstanding.Add(group[i].Seq, signed[i], AssignedPreSq, nowMs + _options.RetransmitAfterMs);
+                _outstanding.Add(group[i].Seq, signed[i], AssignedPreSq, nowMs + _rto.CurrentMs, nowMs);
                 frames.Add(new OutgoingFrame(AssignedPreSq, SenderFrameCodec.Encode(AssignedPreSq, signed[i], ring)));
                 _lastSent = Math.Max(_lastSent, group[i].Seq);
             }
@@ -131,18 +145,59 @@ public sealed class SenderSq
         return frames;
     }
 
-    /// <summary>Retransmissions that are due (each through another pre-SQ than last time) and the ACKREQ if due.</summary>
+    /// <summary>
+    /// Retransmissions that are due (each through another pre-SQ than last time) and the ACKREQ if due.
+    /// While acknowledgements still move forward within one time-out, nothing is lost yet, only queued:
+    /// due messages wait for one more time-out instead of going out again (TCP restarts its timer on
+    /// every new acknowledgement for the same reason). A time-out without progress sends the lowest due
+    /// messages again, at most a budget of them, and backs the time-out off: the budget doubles after a
+    /// round that made progress and falls back after one that did not, so a lost window is recovered in
+    /// a few rounds while a merely slow sieve is not flooded with a whole window of copies per period.
+    /// </summary>
     public IReadOnlyList<OutgoingFrame> Tick(long nowMs)
     {
         var frames = new List<OutgoingFrame>();
-        foreach (var (seq, e) in _outstanding.Due(nowMs))
+        var due = _outstanding.Due(nowMs);
+        if (due.Count > 0)
         {
-            var target = NextPreSq(e.PreSq);
-            e.PreSq = target;
-            e.Attempts++;
-            var wait = Math.Min(_options.MaxRetransmitAfterMs, _options.RetransmitAfterMs << Math.Min(e.Attempts - 1, 20));
-            _outstanding.Reschedule(seq, e, nowMs + wait);
-            frames.Add(new OutgoingFrame(target, SenderFrameCodec.Encode(target, e.Message, RingFor(target))));
+            var rto = _rto.CurrentMs;
+            var holdUntil = _progressAt != long.MinValue && nowMs - _progressAt < rto ? _progressAt + rto
+                : nowMs < _nextRoundAt ? _nextRoundAt
+                : (long?)null;
+            if (holdUntil is { } until)
+            {
+                // Progress, or a round went out less than one backed-off time-out ago: entries that came
+                // due since (they were sent at other times) join the next round rather than start their own.
+                foreach (var (seq, e) in due)
+                {
+                    _outstanding.Reschedule(seq, e, until);
+                }
+            }
+            else
+            {
+                _retransmitBudget = _progressSinceTimeout
+                    ? Math.Min(_options.MaxOutstanding, _retransmitBudget * 2)
+                    : Math.Max(1, _options.MaxBatch);
+                _progressSinceTimeout = false;
+                _backoff = Math.Min(_backoff + 1, 16);
+                var wait = Math.Min(_options.MaxRetransmitAfterMs, rto << _backoff);
+                _nextRoundAt = nowMs + wait;
+                due.Sort((a, b) => a.Seq.CompareTo(b.Seq));
+                for (var i = 0; i < due.Count; i++)
+                {
+                    var (seq, e) = due[i];
+                    _outstanding.Reschedule(seq, e, nowMs + wait);
+                    if (i >= _retransmitBudget)
+                    {
+                        continue;
+                    }
+                    var target = NextPreSq(e.PreSq);
+                    e.PreSq = target;
+                    e.Attempts++;
+                    frames.Add(new OutgoingFrame(target, SenderFrameCodec.Encode(target, e.Message, RingFor(target))));
+                    Retransmissions++;
+                }
+            }
         }
         if ((_outstanding.Count > 0 || !_announced) && nowMs >= _nextAckAt)
         {
@@ -194,6 +249,13 @@ public sealed class SenderSq
         var acked = Math.Min(_tally.AcknowledgedUpTo, _lastSent);
         if (acked > AcknowledgedUpTo)
         {
+            if (_outstanding.TryGet(acked, out var newest) && newest.Attempts == 1)
+            {
+                _rto.Sample(nowMs - newest.FirstSentAt);
+            }
+            _progressAt = nowMs;
+            _progressSinceTimeout = true;
+            _backoff = 0;
             AcknowledgedUpTo = acked;
             _outstanding.AcknowledgeUpTo(acked);
         }

@@ -12,8 +12,12 @@ public sealed record SenderSqOptions
     /// <summary>Staged messages are signed as one Merkle batch; one message alone gets its own signature.</summary>
     public int MaxBatch { get; init; } = 256;
 
-    /// <summary>Time-out before a message is retransmitted, through another pre-SQ; doubles per attempt up to the maximum.</summary>
-    public long RetransmitAfterMs { get; init; } = 500;
+    /// <summary>
+    /// Least time-out before a message is retransmitted, through another pre-SQ, and the time-out until
+    /// the first acknowledgement delay is measured; doubles per attempt up to the maximum. The time-out
+    /// in force adapts to measured acknowledgement delays (see <see cref="RetransmitTimeout"/>).
+    /// </summary>
+    public long RetransmitAfterMs { get; init; } = 1_000;
 
     public long MaxRetransmitAfterMs { get; init; } = 8_000;
 
@@ -23,5 +27,9 @@ public sealed record SenderSqOptions
     /// <summary>First wait for ACKRES; doubles on every unanswered ACKREQ (paper 4.4.2 step 1).</summary>
     public long AckResponseWaitMs { get; init; } = 200;
 
-    public long MaxAckResponseWaitMs { get; init; } = 10_000;
+    /// <summary>
+    /// Longest wait between unanswered ACKREQs. Kept short: while unanswered the window cannot move, so a
+    /// long wait turns one lost ACKRES into seconds of stalled sending; an ACKREQ is one small item.
+    /// </summary>
+    public long MaxAckResponseWaitMs { get; init; } = 2_000;
 }

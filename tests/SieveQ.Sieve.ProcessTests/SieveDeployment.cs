@@ -1,0 +1,162 @@
+using System.Diagnostics;
+using System.Reflection;
+using SieveQ.Deployment;
+using SieveQ.Sdk.Receiver;
+using SieveQ.Sdk.Sender;
+
+namespace SieveQ.Sieve.ProcessTests;
+
+/// <summary>
+/// A whole local deployment as real processes on loopback (4 replica-SQs, 2 pre-SQs, each `dotnet
+/// sieveq.dll ...`), in a temporary directory, with senders and receivers on the in-process SDK.
+/// Every wait is bounded; disposing stops every process it started and removes the directory
+/// (kept, with the components' logs, when a test failed: the path is in the test output).
+/// </summary>
+internal sealed class SieveDeployment : IAsyncDisposable
+{
+    public const int ReceiverId = 100;
+
+    private readonly List<IAsyncDisposable> _parties = [];
+
+    private SieveDeployment(string directory, DeploymentConfig config, ComponentProcesses processes, LaunchOptions options)
+    {
+        Directory = directory;
+        Config = config;
+        Processes = processes;
+        Options = options;
+        Context = DeploymentContext.Load(directory);
+    }
+
+    public string Directory { get; }
+    public DeploymentConfig Config { get; }
+    public DeploymentContext Context { get; }
+    public ComponentProcesses Processes { get; }
+    public LaunchOptions Options { get; }
+
+    /// <summary>Set by a test that passed, so the directory and its logs are removed.</summary>
+    public bool Passed { get; set; }
+
+    public IReadOnlyList<int> PreSqIds => Config.PreSqs.Select(p => p.Id).ToList();
+
+    public static string SieveqDll =>
+        typeof(SieveDeployment).Assembly.GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == "SieveqDll").Value!;
+
+    public static async Task<SieveDeployment> StartAsync(LaunchOptions? options = null, IReadOnlyList<int>? senders = null)
+    {
+        options ??= new LaunchOptions();
+        options = options with { StartAgents = false, LogLevel = "information" };
+        var dir = System.IO.Directory.CreateTempSubdirectory("sieveq-sieve-").FullName;
+        var spec = new LocalDeploymentSpec
+        {
+            BasePort = PortPlan.FindFreeBase(4, 2),
+            Senders = senders ?? [1, 2],
+            Receivers = [ReceiverId],
+            Durability = true,
+        };
+        var config = DeploymentBootstrap.Create(dir, spec);
+        var processes = new ComponentProcesses(Command, Path.Combine(dir, "logs"));
+        try
+        {
+            await LaunchOptionsCheck(options);
+            await LocalDeploymentLauncher.LaunchAsync(config, processes, options);
+        }
+        catch
+        {
+            await processes.DisposeAsync();
+            throw;
+        }
+        return new SieveDeployment(dir, config, processes, options);
+    }
+
+    private static Task LaunchOptionsCheck(LaunchOptions options) =>
+        File.Exists(SieveqDll) ? Task.CompletedTask : throw new FileNotFoundException($"build the CLI first: {SieveqDll} is missing");
+
+    private static ProcessStartInfo Command(IReadOnlyList<string> args)
+    {
+        var psi = new ProcessStartInfo("dotnet") { UseShellExecute = false };
+        psi.ArgumentList.Add(SieveqDll);
+        foreach (var a in args)
+        {
+            psi.ArgumentList.Add(a);
+        }
+        return psi;
+    }
+
+    public SieveQSender Sender(int id, SieveQSenderOptions? options = null)
+    {
+        var s = SieveQSender.Create(Context, id, Path.Combine(Directory, "parties"), options);
+        _parties.Add(s);
+        return s;
+    }
+
+    public SieveQReceiver Receiver(SieveQReceiverOptions? options = null)
+    {
+        var r = SieveQReceiver.Create(Context, ReceiverId, Path.Combine(Directory, "parties", "receiver"), options);
+        _parties.Add(r);
+        return r;
+    }
+
+    /// <summary>Disposes a party early (a restart), so disposal at the end does not touch it again.</summary>
+    public async ValueTask RetireAsync(IAsyncDisposable party)
+    {
+        _parties.Remove(party);
+        await party.DisposeAsync();
+    }
+
+    public Task<ComponentHealth> ReplicaHealthAsync(int id) =>
+        DeploymentHealth.ProbeAsync("replica-sq", $"replica-sq-{id}", Config.Replicas.Single(r => r.Id == id).ApiUrl, Protocol.ProtocolNames.ReplicaSqService, TimeSpan.FromSeconds(5));
+
+    public Task<ComponentHealth> PreSqHealthAsync(int id) =>
+        DeploymentHealth.ProbeAsync("pre-sq", $"pre-sq-{id}", Config.PreSqs.Single(p => p.Id == id).Url, Protocol.ProtocolNames.PreSqService, TimeSpan.FromSeconds(5));
+
+    /// <summary>The replica that leads the current regency, as the replicas report it (regency mod n).</summary>
+    public async Task<int> LeaderAsync()
+    {
+        var h = await ReplicaHealthAsync(0);
+        return (int)(h.Counters["regency"] % Config.N);
+    }
+
+    /// <summary>kill -9: no chance to flush or say goodbye.</summary>
+    public Task KillReplicaAsync(int id) => Processes.StopAsync(LocalDeploymentLauncher.ReplicaName(id), TimeSpan.Zero, kill: true);
+
+    public void StartReplica(int id) =>
+        Processes.Start(LocalDeploymentLauncher.ReplicaName(id), LocalDeploymentLauncher.ReplicaArgs(Config, id, Options));
+
+    public string Logs => Path.Combine(Directory, "logs");
+
+    /// <summary>Every component's health line and counters, for a failing test's output.</summary>
+    public async Task<string> DescribeAsync()
+    {
+        var all = await DeploymentHealth.ProbeAllAsync(Config with { Agents = [] }, TimeSpan.FromSeconds(3));
+        return string.Join(Environment.NewLine, all.Select(h =>
+            $"{h.Name} healthy={h.Healthy} {h.Detail}: " + string.Join(" ", h.Counters.Where(kv => kv.Value != 0).OrderBy(kv => kv.Key, StringComparer.Ordinal).Select(kv => $"{kv.Key}={kv.Value}"))));
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        foreach (var p in Enumerable.Reverse(_parties))
+        {
+            try
+            {
+                await p.DisposeAsync();
+            }
+#pragma warning disable CA1031 // disposal goes on for the rest
+            catch (Exception)
+#pragma warning restore CA1031
+            {
+            }
+        }
+        await Processes.StopAllAsync(TimeSpan.FromSeconds(5));
+        if (Passed)
+        {
+            try
+            {
+                System.IO.Directory.Delete(Directory, recursive: true);
+            }
+            catch (IOException)
+            {
+                // a component still flushing; the temp folder is the OS's to clean
+            }
+        }
+    }
+}
