@@ -28,15 +28,21 @@ static void mask_addr(const uint8_t *addr, uint32_t bytes, uint32_t plen, uint64
     *k2 = le64(m + 8);
 }
 
-static int32_t probe(const sqfw_policy *p, uint64_t k0, uint64_t k1, uint64_t k2, uint16_t port)
+/* One candidate key of a rule lookup: (identity, family, proto, dir, prefix
+ * length, masked address) and where its hash chain starts. */
+typedef struct sq_probe_key {
+    uint64_t k0, k1, k2;
+    uint32_t slot;
+} sq_probe_key;
+
+static int32_t probe(const sqfw_policy *p, const sq_probe_key *k, uint16_t port)
 {
-    uint64_t h = sq_entry_hash(k0, k1, k2);
     for (uint32_t i = 0; i <= p->ent_max_probe; i++) {
-        uint32_t s = p->ent_slots[(h + i) & p->ent_mask];
+        uint32_t s = p->ent_slots[(k->slot + i) & p->ent_mask];
         if (s == 0)
             return -1;
         const sq_pentry *e = &p->entries[s - 1];
-        if (e->k0 != k0 || e->k1 != k1 || e->k2 != k2)
+        if (e->k0 != k->k0 || e->k1 != k->k1 || e->k2 != k->k2)
             continue;
         /* binary search: last interval whose start <= port */
         const sq_iv *iv = p->iv + e->iv_first;
@@ -53,24 +59,51 @@ static int32_t probe(const sqfw_policy *p, uint64_t k0, uint64_t k1, uint64_t k2
     return -1;
 }
 
+/* Keys are probed in batches: all hashes of a batch are computed and their
+ * slots and entries prefetched before the first comparison, so the cache
+ * misses of a large table overlap instead of adding up (the rule count
+ * decides how often a probe misses the cache, not how many probes run). */
+enum { SQ_PROBE_BATCH = 8 };
+
 int32_t sq_lookup_rule(const sqfw_policy *p, uint32_t ident_idx, uint8_t family, uint8_t proto, uint8_t dir,
                        const uint8_t *addr, uint16_t port)
 {
     const sq_ident *id = &p->ident[ident_idx];
     uint32_t bytes = family == 4 ? 4 : 16;
-    int maxlen = family == 4 ? 32 : 128;
-    for (int len = maxlen; len >= 0; len--) {
-        int used = family == 4 ? (int)((id->v4_lens >> len) & 1) : (int)((id->v6_lens[len >> 6] >> (len & 63)) & 1);
-        if (!used)
-            continue;
-        uint64_t k1, k2;
-        mask_addr(addr, bytes, (uint32_t)len, &k1, &k2);
-        uint64_t base = (uint64_t)ident_idx | ((uint64_t)family << 32) | ((uint64_t)dir << 48) | ((uint64_t)len << 56);
-        int32_t rule = probe(p, base | ((uint64_t)proto << 40), k1, k2, port);
-        if (rule < 0 && proto != 0)
-            rule = probe(p, base, k1, k2, port);
-        if (rule >= 0)
-            return rule;
+    int len = family == 4 ? 32 : 128;
+    while (len >= 0) {
+        sq_probe_key keys[SQ_PROBE_BATCH];
+        uint32_t n = 0;
+        /* longest prefix first; each length gives the protocol's key, then the any-protocol key */
+        for (; len >= 0 && n + 2 <= SQ_PROBE_BATCH; len--) {
+            int specific = proto != 0 && (family == 4 ? (int)((id->v4_lens >> len) & 1)
+                                                      : (int)((id->v6_lens[len >> 6] >> (len & 63)) & 1));
+            int any = family == 4 ? (int)((id->v4_any_lens >> len) & 1)
+                                  : (int)((id->v6_any_lens[len >> 6] >> (len & 63)) & 1);
+            if (!specific && !any)
+                continue;
+            uint64_t k1, k2;
+            mask_addr(addr, bytes, (uint32_t)len, &k1, &k2);
+            uint64_t base = (uint64_t)ident_idx | ((uint64_t)family << 32) | ((uint64_t)dir << 48) | ((uint64_t)len << 56);
+            if (specific)
+                keys[n++] = (sq_probe_key){base | ((uint64_t)proto << 40), k1, k2, 0};
+            if (any)
+                keys[n++] = (sq_probe_key){base, k1, k2, 0};
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            keys[i].slot = (uint32_t)(sq_entry_hash(keys[i].k0, keys[i].k1, keys[i].k2) & p->ent_mask);
+            SQ_PREFETCH(&p->ent_slots[keys[i].slot]);
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t s = p->ent_slots[keys[i].slot];
+            if (s != 0)
+                SQ_PREFETCH(&p->entries[s - 1]);
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            int32_t rule = probe(p, &keys[i], port);
+            if (rule >= 0)
+                return rule;
+        }
     }
     return -1;
 }

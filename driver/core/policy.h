@@ -20,9 +20,11 @@ typedef struct sq_ident {
     uint8_t sha256[32];
     /* Prefix lengths used by this identity's rules: the lookup probes only
      * these, longest first, so its cost is bounded by 33 (v4) / 129 (v6)
-     * probes whatever the rule count. */
-    uint64_t v4_lens;
-    uint64_t v6_lens[3];
+     * lengths whatever the rule count. *_lens: rules naming a protocol;
+     * *_any_lens: any-protocol rules, so the second probe per length runs
+     * only where such rules exist. */
+    uint64_t v4_lens, v4_any_lens;
+    uint64_t v6_lens[3], v6_any_lens[3];
     sq_rate conn_rate;
     sq_tokens conn;
 } sq_ident;

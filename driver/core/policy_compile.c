@@ -87,10 +87,14 @@ uint64_t sq_string_hash(int kind, const uint8_t *key, uint32_t len)
     return sq_hash_bytes_fold(key, len) ^ (uint64_t)kind;
 }
 
+/* The three words are multiplied independently (in parallel on the CPU)
+ * and mixed once: a lookup hashes up to two keys per prefix length, so a
+ * chain of three full mixes per key was a measurable part of its cost. The
+ * table is filled only from the policy, so collisions cost probe length,
+ * never correctness. */
 uint64_t sq_entry_hash(uint64_t k0, uint64_t k1, uint64_t k2)
 {
-    uint64_t w[3] = {k0, k1, k2};
-    return sq_hash_words(w, 3, 0);
+    return sq_mix64(k0 * 0x9e3779b97f4a7c15ull ^ k1 * 0xc2b2ae3d27d4eb4full ^ k2 * 0x165667b19e3779f9ull);
 }
 
 static int ident_matches(const sq_ident *id, int kind, const uint8_t *key, uint32_t len)
@@ -278,12 +282,14 @@ static uint32_t build_intervals(sqfw_policy *p, const uint32_t *refs, uint32_t k
     return p->n_iv - first;
 }
 
-static void set_len_bit(sq_ident *id, uint8_t fam, uint8_t prefix)
+static void set_len_bit(sq_ident *id, uint8_t fam, uint8_t prefix, uint8_t proto)
 {
+    uint64_t *v4 = proto ? &id->v4_lens : &id->v4_any_lens;
+    uint64_t *v6 = proto ? id->v6_lens : id->v6_any_lens;
     if (fam == 4)
-        id->v4_lens |= 1ull << prefix;
+        *v4 |= 1ull << prefix;
     else
-        id->v6_lens[prefix >> 6] |= 1ull << (prefix & 63);
+        v6[prefix >> 6] |= 1ull << (prefix & 63);
 }
 
 static void entry_insert(sqfw_policy *p, uint32_t idx)
@@ -332,7 +338,7 @@ static void build_rules(sqfw_policy *p, const sqfw_blob_view *v, const layout *L
         e->iv_count = build_intervals(p, refs + i, j - i, heap, bounds);
         entry_insert(p, p->n_entries);
         p->n_entries++;
-        set_len_bit(&p->ident[(uint32_t)e->k0], (uint8_t)(e->k0 >> 32), (uint8_t)(e->k0 >> 56));
+        set_len_bit(&p->ident[(uint32_t)e->k0], (uint8_t)(e->k0 >> 32), (uint8_t)(e->k0 >> 56), (uint8_t)(e->k0 >> 40));
         i = j;
     }
 }

@@ -27,6 +27,7 @@ var bench = new Command("bench", "Benchmarks.");
 bench.Subcommands.Add(BenchBftCommand.Build());
 bench.Subcommands.Add(BenchRulesCommand.Build());
 bench.Subcommands.Add(BenchE2eCommand.Build());
+bench.Subcommands.Add(BenchFwCommand.Build());
 root.Subcommands.Add(bench);
 root.Subcommands.Add(VersionCommand.Build());
 

@@ -17,6 +17,9 @@ public static class NativeLibraryFixture
 
     public static void EnsureLoaded() => NativeCore.UseLibrary(Library.Value);
 
+    /// <summary>The built libsieveqfw.so (built on first use).</summary>
+    public static string LibraryPath => Library.Value;
+
     private static string FindDriverDir()
     {
         for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
@@ -33,7 +36,7 @@ public static class NativeLibraryFixture
     private static string BuildLibrary()
     {
         string lib = Path.Combine(DriverDir.Value, "build", "libsieveqfw.so");
-        if (!File.Exists(lib))
+        // Always ask make: it rebuilds only when a core source changed, so a stale library never gets tested.
         {
             using var make = Process.Start(new ProcessStartInfo("make", $"-C \"{DriverDir.Value}\" lib")
             {

@@ -8,6 +8,8 @@ using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Agent.Identity;
 using SieveQ.Agent.Services;
 using SieveQ.Deployment;
+using SieveQ.Firewall.Enforcement;
+using SieveQ.Firewall.QGuard;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;
 using SieveQ.Sdk.Receiver;
@@ -31,12 +33,14 @@ public sealed class AgentHost : IAsyncDisposable
     private readonly SystemdNotifier _systemd;
     private readonly CancellationTokenSource _watchdogStop = new();
     private readonly ILogger _log;
+    private readonly FirewallEnforcer? _firewall;
     private Task _watchdog = Task.CompletedTask;
     private int _stopped;
 
-    private AgentHost(WebApplication app, string endpoint, AgentEntry entry, PartyRegistry<SieveQSender> senders, PartyRegistry<HostedReceiver> receivers, SystemdNotifier systemd, ILogger log)
+    private AgentHost(WebApplication app, string endpoint, AgentEntry entry, PartyRegistry<SieveQSender> senders, PartyRegistry<HostedReceiver> receivers, SystemdNotifier systemd, ILogger log, FirewallEnforcer? firewall)
     {
         _app = app;
+        _firewall = firewall;
         Endpoint = endpoint;
         Entry = entry;
         _senders = senders;
@@ -66,7 +70,8 @@ public sealed class AgentHost : IAsyncDisposable
             SieveQReceiver.Create(ctx, id, Path.Combine(stateDir, "receivers"), receiverOptions, logs.CreateLogger("SieveQ.Agent.Receiver")),
             options.MaxUncommittedDeliveries));
         var peers = new ConnectedPeers(log);
-        var agent = new AgentCallContext(entry, new CallerPolicy(entry, PeerCredentials.CurrentUid()), peers, senders, receivers, log);
+        var firewall = options.Firewall is null ? null : StartFirewall(options.Firewall, options.Policy, peers, senders, receivers, logs);
+        var agent = new AgentCallContext(entry, new CallerPolicy(entry, PeerCredentials.CurrentUid()), peers, senders, receivers, log) { Firewall = firewall };
 
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
@@ -98,14 +103,28 @@ public sealed class AgentHost : IAsyncDisposable
         {
             AgentEndpoint.ClearStale(endpoint);
         }
+        if (firewall is not null)
+        {
+            await firewall.StartAsync(ct).ConfigureAwait(false);
+        }
         await app.StartAsync(ct).ConfigureAwait(false);
         if (!OperatingSystem.IsWindows())
         {
             AgentEndpoint.Restrict(endpoint);
         }
-        var host = new AgentHost(app, endpoint, entry, senders, receivers, options.Systemd ?? SystemdNotifier.FromEnvironment(), log);
+        var host = new AgentHost(app, endpoint, entry, senders, receivers, options.Systemd ?? SystemdNotifier.FromEnvironment(), log, firewall);
         host.Announce(stateDir);
         return host;
+    }
+
+    private static FirewallEnforcer StartFirewall(FirewallOptions options, SieveQ.Policy.PolicyMonitor? policy, ConnectedPeers peers,
+        PartyRegistry<SieveQSender> senders, PartyRegistry<HostedReceiver> receivers, ILoggerFactory logs)
+    {
+        var (bridge, unavailable) = DriverBridgeSelection.TryOpen(options, logs);
+        // The agent's own queues: messages not yet acknowledged by the sieve, deliveries not yet committed.
+        long Queued() => senders.Started.Sum(s => (long)s.Party.Stats.Outstanding) + receivers.Started.Sum(r => (long)r.Party.Uncommitted);
+        var sampler = new HostLoadSampler(HostLoadSampler.DefaultCpuMeter(), Queued, () => peers.Accepted);
+        return new FirewallEnforcer(bridge, unavailable, policy, sampler, options, logs);
     }
 
     private void Announce(string stateDir)
@@ -149,6 +168,10 @@ public sealed class AgentHost : IAsyncDisposable
         await _watchdogStop.CancelAsync().ConfigureAwait(false);
         await _watchdog.ConfigureAwait(false);
         await _app.StopAsync().ConfigureAwait(false);
+        if (_firewall is not null)
+        {
+            await _firewall.DisposeAsync().ConfigureAwait(false);
+        }
         await _senders.DisposeAsync().ConfigureAwait(false);
         await _receivers.DisposeAsync().ConfigureAwait(false);
         if (!OperatingSystem.IsWindows())

@@ -1,3 +1,5 @@
+using SieveQ.Firewall.Enforcement;
+using SieveQ.Policy;
 using SieveQ.Sdk.Receiver;
 using SieveQ.Sdk.Sender;
 
@@ -19,4 +21,10 @@ public sealed record AgentHostOptions
 
     /// <summary>Readiness notifications; by default systemd's, when started by systemd.</summary>
     public SystemdNotifier? Systemd { get; init; }
+
+    /// <summary>Layer 0 (the WFP driver, or its core in-process off Windows); null: the agent runs no firewall.</summary>
+    public FirewallOptions? Firewall { get; init; }
+
+    /// <summary>The effective agent policy the firewall enforces; null: the not-configured policy.</summary>
+    public PolicyMonitor? Policy { get; init; }
 }

@@ -14,12 +14,17 @@ internal sealed class ConnectedPeers
 {
     private readonly ConcurrentDictionary<string, PeerCredentials> _byConnection = new(StringComparer.Ordinal);
     private readonly ILogger _log;
+    private long _accepted;
 
     public ConnectedPeers(ILogger log) => _log = log;
+
+    /// <summary>Connections accepted since start: QGuard's accepted-connection rate is derived from it.</summary>
+    public long Accepted => Interlocked.Read(ref _accepted);
 
     /// <summary>Kestrel connection middleware: identify, log, run the connection, forget.</summary>
     public ConnectionDelegate Middleware(ConnectionDelegate next) => async connection =>
     {
+        Interlocked.Increment(ref _accepted);
         var socket = connection.Features.Get<IConnectionSocketFeature>()?.Socket;
         var peer = socket is null ? null : PeerCredentials.FromSocket(socket);
         if (peer is null)

@@ -2,6 +2,7 @@ using Microsoft.Extensions.Logging;
 using SieveQ.Agent.Hosting;
 using SieveQ.Agent.Identity;
 using SieveQ.Deployment;
+using SieveQ.Firewall.Enforcement;
 using SieveQ.Sdk.Sender;
 using SieveQ.Transport;
 
@@ -16,6 +17,9 @@ internal sealed record AgentCallContext(
     PartyRegistry<HostedReceiver> Receivers,
     ILogger Log)
 {
+    /// <summary>Layer 0, when the agent runs it; its counters go into Health.</summary>
+    public FirewallEnforcer? Firewall { get; init; }
+
     /// <summary>Starts a hosted party; a deployment problem (keys missing, state directory in use) becomes FailedPrecondition with the reason.</summary>
     public static T Start<T>(Func<T> start, string role, int id)
     {

@@ -38,6 +38,13 @@ internal static class HealthService
             reply.Counters[$"receiver.{id}.uncommitted"] = r.Uncommitted;
             reply.Counters[$"receiver.{id}.fetches"] = st.FetchesSent;
         }
+        if (agent.Firewall is { } firewall)
+        {
+            foreach (var (name, value) in await firewall.GetCountersAsync(call.CallAborted).ConfigureAwait(false))
+            {
+                reply.Counters[name] = value;
+            }
+        }
         await call.WriteAsync(reply, ct: call.CallAborted).ConfigureAwait(false);
     }
 }

@@ -6,6 +6,8 @@ using Google.Protobuf;
 using Microsoft.Extensions.Logging;
 using SieveQ.Agent.Hosting;
 using SieveQ.Deployment;
+using SieveQ.Firewall.Enforcement;
+using SieveQ.Policy;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;
 using SieveQ.Transport;
@@ -25,12 +27,18 @@ internal static class AgentCommands
         var name = new Option<string>("--name") { Description = "The agent entry of the deployment to run.", DefaultValueFactory = _ => "agent" };
         var state = new Option<DirectoryInfo?>("--state") { Description = "State directory (sequence marks, delivery cursors); default: the deployment's data directory." };
         var logLevel = new Option<LogLevel>("--log-level") { Description = "Minimum log level (logs go to stderr).", DefaultValueFactory = _ => LogLevel.Information };
-        var cmd = new Command("agent", "Run the agent: sender-SQ and post-SQ for local applications on a Unix socket (SIGTERM or Ctrl-C stops it).") { deployment, name, state, logLevel };
+        var firewall = new Option<bool>("--firewall") { Description = "Run layer 0: push the agent policy to the driver (libsieveqfw.so off Windows), attest new identities, QGuard levels." };
+        var policyFile = new Option<string?>("--policy") { Description = "Agent policy JSON mirror for --firewall (default: the registry on Windows, else the standard mirror path)." };
+        var cmd = new Command("agent", "Run the agent: sender-SQ and post-SQ for local applications on a Unix socket (SIGTERM or Ctrl-C stops it).") { deployment, name, state, logLevel, firewall, policyFile };
         cmd.SetAction(async (ParseResult parse, CancellationToken ct) =>
         {
             var ctx = DeploymentContext.Load(parse.GetValue(deployment)!.FullName);
             using var logs = AgentLogging(parse.GetValue(logLevel));
-            var host = await AgentHost.StartAsync(ctx, parse.GetValue(name)!, parse.GetValue(state)?.FullName, logs, ct: ct).ConfigureAwait(false);
+            using var source = parse.GetValue(firewall) ? PolicyCommands.OpenSource(parse.GetValue(policyFile)) : null;
+            using var policy = source is null ? null : new PolicyMonitor(source, logs.CreateLogger<PolicyMonitor>());
+            policy?.Start();
+            var options = new AgentHostOptions { Firewall = policy is null ? null : new FirewallOptions(), Policy = policy };
+            var host = await AgentHost.StartAsync(ctx, parse.GetValue(name)!, parse.GetValue(state)?.FullName, logs, options, ct).ConfigureAwait(false);
             await using (host.ConfigureAwait(false))
             {
                 await Console.Out.WriteLineAsync($"agent '{host.Entry.Name}' listening on {host.Endpoint}").ConfigureAwait(false);

@@ -102,8 +102,18 @@ internal static class FirewallCommands
         };
         cmd.SetAction(async (ParseResult pr, CancellationToken ct) =>
         {
+            if (ExplainInputError(pr.GetValue(remote)!, pr.GetValue(port), pr.GetValue(proto)!, pr.GetValue(sha)) is string bad)
+            {
+                await Console.Error.WriteLineAsync(bad).ConfigureAwait(false);
+                return 2;
+            }
             UseCoreLibrary();
             string policyPath = pr.GetValue(policy)!;
+            if (!File.Exists(policyPath))
+            {
+                await Console.Error.WriteLineAsync($"policy file not found: {policyPath}").ConfigureAwait(false);
+                return 2;
+            }
             byte[] blob;
             try
             {
@@ -116,11 +126,7 @@ internal static class FirewallCommands
                 await Console.Error.WriteLineAsync($"policy rejected: {e.Message}").ConfigureAwait(false);
                 return 2;
             }
-            if (!IPAddress.TryParse(pr.GetValue(remote), out var address))
-            {
-                await Console.Error.WriteLineAsync("remote must be an IP address").ConfigureAwait(false);
-                return 2;
-            }
+            var address = IPAddress.Parse(pr.GetValue(remote)!);
             await using var bridge = new CoreDriverBridge();
             var pushed = await bridge.PushPolicyAsync(blob, ct).ConfigureAwait(false);
             if (!pushed.Accepted)
@@ -133,7 +139,7 @@ internal static class FirewallCommands
                 ImagePath = pr.GetValue(app)!,
                 Remote = address,
                 Port = (ushort)pr.GetValue(port),
-                Protocol = pr.GetValue(proto) == "udp" ? (byte)17 : (byte)6,
+                Protocol = pr.GetValue(proto)!.Equals("udp", StringComparison.OrdinalIgnoreCase) ? (byte)17 : (byte)6,
                 Direction = pr.GetValue(inbound) ? ConnectionDirection.Inbound : ConnectionDirection.Outbound,
                 Service = pr.GetValue(service),
                 User = pr.GetValue(user),
@@ -148,6 +154,28 @@ internal static class FirewallCommands
             return d.Verdict == Verdict.Allow ? 0 : 1;
         });
         return cmd;
+    }
+
+    /// <summary>Why the explain arguments cannot describe a connection, or null when they can.</summary>
+    internal static string? ExplainInputError(string remote, int port, string proto, string? sha256)
+    {
+        if (!IPAddress.TryParse(remote, out _))
+        {
+            return $"remote must be an IP address, not '{remote}'";
+        }
+        if (port is < 0 or > 65535)
+        {
+            return $"--port must be 0 to 65535, not {port}";
+        }
+        if (!proto.Equals("tcp", StringComparison.OrdinalIgnoreCase) && !proto.Equals("udp", StringComparison.OrdinalIgnoreCase))
+        {
+            return $"--proto must be tcp or udp, not '{proto}'";
+        }
+        if (sha256 is not null && (sha256.Length != 64 || !sha256.All(char.IsAsciiHexDigit)))
+        {
+            return "--sha256 must be 64 hexadecimal digits";
+        }
+        return null;
     }
 
     private static string Describe(DecisionReason reason) => reason switch

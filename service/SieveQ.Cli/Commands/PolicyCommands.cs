@@ -69,7 +69,8 @@ internal static class PolicyCommands
         return cmd;
     }
 
-    private static IPolicySource OpenSource(string? file)
+    /// <summary>The registry on Windows without a file, else the JSON mirror (also used by `sieveq agent --firewall`).</summary>
+    internal static IPolicySource OpenSource(string? file)
     {
         if (file is null && OperatingSystem.IsWindows())
         {

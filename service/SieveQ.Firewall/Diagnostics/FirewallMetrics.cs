@@ -12,5 +12,6 @@ public static class FirewallMetrics
     public static readonly Counter<long> Events = Meter.CreateCounter<long>("sieveq.fw.events");
     public static readonly Counter<long> LevelSwitches = Meter.CreateCounter<long>("sieveq.fw.level_switches");
     public static readonly Counter<long> ImagesHashed = Meter.CreateCounter<long>("sieveq.fw.images_hashed");
+    public static readonly Counter<long> Attestations = Meter.CreateCounter<long>("sieveq.fw.attestations");
     public static readonly Histogram<double> LoadIndex = Meter.CreateHistogram<double>("sieveq.fw.load_index");
 }
