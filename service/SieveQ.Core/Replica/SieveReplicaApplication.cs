@@ -62,6 +62,9 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
 
     public ReplicaOutbox Outbox => _outbox;
 
+    /// <summary>The application rules (check f) this replica runs; read them only from the execution thread or under the host's lock.</summary>
+    public IApplicationRules Rules => _rules;
+
     public DropCounters Drops => _drops;
 
     /// <summary>Denials of check (f) by deciding rule (bounded).</summary>
