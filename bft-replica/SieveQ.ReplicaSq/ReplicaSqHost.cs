@@ -66,7 +66,8 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         _options = options;
         Metrics = new ReplicaSqMetrics(id);
 
-        var sieve = new SieveReplicaApplication(enrolled, deployment.Config.Sieve, new RoutePolicy(deployment.Config.RouteList()));
+        // Signed rule sets (replaceable through the ordering) when the deployment has a rules section, fixed routes otherwise.
+        var sieve = new SieveReplicaApplication(enrolled, deployment.Config.Sieve, DeploymentRules.LoadReplicaRules(deployment.Config));
         Application = new GuardedSieveApplication(sieve, options.OutboxQueueCapacity, Metrics);
         _ordering = new ReplicaHost(deployment.Cluster, id, identity, Application, logs, sieve.CreateVerifier(),
             appState: () => Application.Read(a => $"processed:{a.Processed} held:{a.HeldCount}"));
@@ -190,6 +191,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
              _preSqIds.Select(p => (p, a.PreSqSuspicion(p), a.IsPreSqQuarantined(p))).ToArray(),
              _senderIds.Count(a.IsSenderQuarantined),
              a.HeldCount, a.Processed, a.Drops.NonZero()));
+        RuleCounters.Add(c, Application);
         foreach (var (receiver, length) in queues)
         {
             c[$"queue.{receiver}"] = length;

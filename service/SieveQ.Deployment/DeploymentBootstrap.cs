@@ -16,13 +16,18 @@ public sealed record LocalDeploymentSpec
     public bool Durability { get; init; } = true;
     public int MaxBytes { get; init; } = 64 * 1024;
     public ReplicaConfig? Protocol { get; init; }
+    /// <summary>An initial rule set (JSON): the replicas then run signed rule sets instead of fixed routes.</summary>
+    public byte[]? RuleSet { get; init; }
+    /// <summary>The administrator's private key (PEM) to sign <see cref="RuleSet"/> with; null: a new one in keys/administrator.pem.</summary>
+    public string? AdministratorKeyPem { get; init; }
 }
 
 /// <summary>
 /// Creates a complete deployment in one directory: the ordering cluster (replica and pre-SQ identity
 /// keys), every party's signing and agreement keys (PEM, owner-only), the enrolment, and
 /// <c>deployment.json</c> with loopback endpoints: replica links on basePort+i, replica APIs on
-/// basePort+100+i, pre-SQs on basePort+200+j, one agent on a Unix socket in the directory.
+/// basePort+100+i, pre-SQs on basePort+200+j, one agent on a Unix socket in the directory; with a
+/// rule set, also the administrator key and the signed initial rule set (<see cref="DeploymentRules"/>).
 /// </summary>
 public static class DeploymentBootstrap
 {
@@ -54,6 +59,7 @@ public static class DeploymentBootstrap
             Agents = [new AgentEntry { Name = "agent", Socket = "agent.sock", Senders = spec.Senders, Receivers = spec.Receivers }],
             Routes = spec.Senders.SelectMany(s => spec.Receivers.Select(r => new RouteEntry { Sender = s, Receiver = r, MaxBytes = spec.MaxBytes })).ToList(),
             BaseDirectory = full,
+            Rules = spec.RuleSet is { } ruleSet ? DeploymentRules.Install(full, ruleSet, spec.AdministratorKeyPem) : null,
         };
         config.Validate();
         DeploymentFile.Save(config, Path.Combine(full, DeploymentFile.FileName));

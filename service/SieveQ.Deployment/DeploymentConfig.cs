@@ -37,6 +37,21 @@ public sealed record RouteEntry
 }
 
 /// <summary>
+/// Application rules run by the replica-SQs instead of the fixed <see cref="DeploymentConfig.Routes"/>:
+/// the initial rule set (a file, its signature beside it as FILE.sig) and the administrator key every
+/// rule set and rule-set command must be signed by. Later versions arrive through the ordering
+/// (`sieveq rules push`), not through this file.
+/// </summary>
+public sealed record RulesEntry
+{
+    /// <summary>The initial rule set, relative to the deployment directory.</summary>
+    public required string File { get; init; }
+
+    /// <summary>The pinned administrator key: base64 DER SubjectPublicKeyInfo of an ECDSA P-256 key.</summary>
+    public required string AdministratorKey { get; init; }
+}
+
+/// <summary>
 /// The deployment file (<c>deployment.json</c>): everything a component needs to find the others and
 /// its own keys. Paths are relative to the file's directory. The replicas' agreed configuration
 /// (enrolment, routes, sieve options) must be identical on every replica; it comes from this file,
@@ -56,6 +71,8 @@ public sealed record DeploymentConfig
     public IReadOnlyList<AgentEntry> Agents { get; init; } = [];
     public IReadOnlyList<RouteEntry> Routes { get; init; } = [];
     public ReplicaSieveOptions Sieve { get; init; } = new();
+    /// <summary>When set, the replicas run these signed rule sets; otherwise <see cref="Routes"/> only.</summary>
+    public RulesEntry? Rules { get; init; }
 
     /// <summary>Set on load: the directory relative paths are resolved against.</summary>
     public string BaseDirectory { get; init; } = Directory.GetCurrentDirectory();
@@ -101,7 +118,24 @@ public sealed record DeploymentConfig
         {
             throw new DeploymentException("route size limit out of range");
         }
+        if (Rules is not null)
+        {
+            if (string.IsNullOrWhiteSpace(Rules.File))
+            {
+                throw new DeploymentException("rules: \"file\" must name the initial rule set");
+            }
+            if (string.IsNullOrWhiteSpace(Rules.AdministratorKey) || !IsBase64(Rules.AdministratorKey))
+            {
+                throw new DeploymentException("rules: \"administratorKey\" must be the base64 SubjectPublicKeyInfo of the administrator's ECDSA P-256 key");
+            }
+        }
         Sieve.Validate();
+    }
+
+    private static bool IsBase64(string s)
+    {
+        var buffer = new byte[s.Length];
+        return Convert.TryFromBase64String(s, buffer, out var n) && n > 0;
     }
 }
 

@@ -7,6 +7,7 @@ public sealed partial record AgentPolicy
 {
     private const string EcPublicKeyOid = "1.2.840.10045.2.1";
     private const string RsaPublicKeyOid = "1.2.840.113549.1.1.1";
+    private const string P256CurveOid = "1.2.840.10045.3.1.7";
 
     /// <summary>
     /// Every reason this policy cannot be applied, each naming the registry value it comes from; empty when
@@ -121,14 +122,23 @@ public sealed partial record AgentPolicy
             // Loading the key checks the point or modulus, not only the ASN.1 around it.
             switch (key.Oid.Value)
             {
+                // Rule sets are signed with ECDSA P-256 only (SieveQ.Rules SignerKey): a policy pinning any other key
+                // would be accepted here and then refuse every rule set, so it is refused here with the reason.
                 case EcPublicKeyOid:
-                    key.GetECDsaPublicKey()?.Dispose();
+                    using (var ec = key.GetECDsaPublicKey())
+                    {
+                        var curve = ec?.ExportParameters(false).Curve.Oid;
+                        if (curve?.Value != P256CurveOid && curve?.FriendlyName is not ("nistP256" or "ECDSA_P256" or "prime256v1" or "secp256r1"))
+                        {
+                            errors.Add($"{name}: ECDSA key on curve {curve?.FriendlyName ?? curve?.Value ?? "unknown"}; rule sets are signed with ECDSA P-256 (secp256r1) only");
+                        }
+                    }
                     break;
                 case RsaPublicKeyOid:
-                    key.GetRSAPublicKey()?.Dispose();
+                    errors.Add($"{name}: RSA key; rule sets are signed with ECDSA P-256 (secp256r1) only");
                     break;
                 default:
-                    errors.Add($"{name}: key algorithm {key.Oid.FriendlyName ?? key.Oid.Value} is not ECDSA or RSA");
+                    errors.Add($"{name}: key algorithm {key.Oid.FriendlyName ?? key.Oid.Value} is not ECDSA P-256, the only one rule sets are signed with");
                     break;
             }
         }

@@ -44,6 +44,27 @@ internal sealed class OrderingForwarder : IAsyncDisposable
         _ = CompleteAsync(payload);
     }
 
+    /// <summary>
+    /// Submits an ordering request that carries one rule-set command and returns the result bytes f+1
+    /// replicas agreed on. It takes an in-flight slot like a batch, so commands never overtake the
+    /// back-pressure; cancelling only stops the wait (the request may still be executed).
+    /// </summary>
+    public async Task<byte[]> SubmitCommandAsync(byte[] payload, CancellationToken ct)
+    {
+        using var linked = CancellationTokenSource.CreateLinkedTokenSource(ct, _stop.Token);
+        await _slots.WaitAsync(linked.Token).ConfigureAwait(false);
+        try
+        {
+            _sequences.Take();
+            var done = await _client.SubmitAsync(payload, linked.Token).ConfigureAwait(false);
+            return done.Result;
+        }
+        finally
+        {
+            _slots.Release();
+        }
+    }
+
     private async Task CompleteAsync(byte[] payload)
     {
         try

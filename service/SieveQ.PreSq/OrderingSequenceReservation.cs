@@ -15,13 +15,15 @@ namespace SieveQ.PreSq;
 /// <c>RepliesRememberedPerClient</c> (checked) — and they answer with the old result (the new batch is
 /// lost; its senders retransmit), or they were not, and the new batch fills the number.
 /// </para>
-/// Not thread-safe: called on the event loop before each submission.
+/// Called on the event loop before each submission, and by the administrator's rule-set commands from
+/// their gRPC handler, hence the lock.
 /// </summary>
 internal sealed class OrderingSequenceReservation : IDisposable
 {
     public const int Block = 128;
 
     private readonly ISequenceStore _store;
+    private readonly Lock _gate = new();
     private long _reserved;
     private long _last;
 
@@ -46,11 +48,14 @@ internal sealed class OrderingSequenceReservation : IDisposable
     /// <summary>Accounts for the next request number before it is used.</summary>
     public void Take()
     {
-        _last++;
-        if (_last > _reserved)
+        lock (_gate)
         {
-            _reserved = _last + Block - 1;
-            _store.SaveReserved(_reserved);
+            _last++;
+            if (_last > _reserved)
+            {
+                _reserved = _last + Block - 1;
+                _store.SaveReserved(_reserved);
+            }
         }
     }
 

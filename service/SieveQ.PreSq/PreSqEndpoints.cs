@@ -10,7 +10,7 @@ using SieveQ.Transport;
 
 namespace SieveQ.PreSq;
 
-/// <summary>The gRPC service sieveq.v1.PreSq: Exchange for sender-SQs, Acknowledge for post-SQs, Health for operators.</summary>
+/// <summary>The gRPC service sieveq.v1.PreSq: Exchange for sender-SQs, Acknowledge for post-SQs, Health and SubmitRuleSetCommand for operators.</summary>
 internal sealed class PreSqEndpoints
 {
     private const int HealthRequestBytes = 1024;
@@ -21,11 +21,13 @@ internal sealed class PreSqEndpoints
     private readonly PublicKeyDirectory _enrolled;
     private readonly PreSqMetrics _metrics;
     private readonly Func<HealthReply> _health;
+    private readonly RuleSetCommandRelay _ruleSetCommands;
     private readonly CancellationToken _shutdown;
 
     public PreSqEndpoints(PreSqHostOptions options, SieveLoop loop, SenderStreams streams, PublicKeyDirectory enrolled, PreSqMetrics metrics,
-        Func<HealthReply> health, CancellationToken shutdown)
+        Func<HealthReply> health, RuleSetCommandRelay ruleSetCommands, CancellationToken shutdown)
     {
+        _ruleSetCommands = ruleSetCommands;
         _options = options;
         _loop = loop;
         _streams = streams;
@@ -41,6 +43,22 @@ internal sealed class PreSqEndpoints
         routes.MapGrpcMethod<ReceiverAcknowledgement, AcknowledgementQueued>(ProtocolNames.PreSqService, ProtocolNames.Acknowledge, ReceiverAcknowledgement.Parser,
             AcknowledgeAsync, _options.MaxMessageBytes);
         routes.MapGrpcMethod<HealthRequest, HealthReply>(ProtocolNames.PreSqService, ProtocolNames.Health, HealthRequest.Parser, HealthAsync, HealthRequestBytes);
+        routes.MapGrpcMethod<RuleSetCommandSubmission, RuleSetCommandOutcome>(ProtocolNames.PreSqService, ProtocolNames.SubmitRuleSetCommand,
+            RuleSetCommandSubmission.Parser, SubmitRuleSetCommandAsync, RuleSetCommandRelay.MaxSubmissionBytes);
+    }
+
+    private async Task SubmitRuleSetCommandAsync(GrpcServerCall<RuleSetCommandSubmission, RuleSetCommandOutcome> call)
+    {
+        // A command may carry a rule set of several MiB, above the server-wide body limit sized for sender frames.
+        if (call.HttpContext.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } maxBody)
+        {
+            maxBody.MaxRequestBodySize = RuleSetCommandRelay.MaxSubmissionBytes + GrpcFraming.HeaderSize;
+        }
+        var request = await call.ReadOneAsync(call.CallAborted).ConfigureAwait(false)
+            ?? throw new GrpcCallException(GrpcStatusCode.InvalidArgument, "no rule-set command in the call");
+        using var ct = CancellationTokenSource.CreateLinkedTokenSource(call.CallAborted, _shutdown);
+        var result = await _ruleSetCommands.SubmitAsync(request.Canonical.Memory, ct.Token).ConfigureAwait(false);
+        await call.WriteAsync(new RuleSetCommandOutcome { Canonical = Google.Protobuf.ByteString.CopyFrom(result) }, ct: call.CallAborted).ConfigureAwait(false);
     }
 
     private async Task ExchangeAsync(GrpcServerCall<SenderFrame, PreSqEvent> call)

@@ -38,6 +38,7 @@ public sealed class PreSqHost : IAsyncDisposable
     private readonly OrderingForwarder _forwarder;
     private readonly SenderStreams _streams;
     private readonly AckResponseRelay _relay;
+    private readonly RuleSetCommandRelay _ruleSetCommands;
     private readonly WebApplication _web;
     private readonly CancellationTokenSource _shutdown = new();
     private int _disposed;
@@ -45,7 +46,7 @@ public sealed class PreSqHost : IAsyncDisposable
 
     private PreSqHost(int id, int f, Uri address, PartyKeys keys, IdentityKey identity, PublicKeyDirectory enrolled, PreSqFilter filter,
         SieveLoop loop, OrderingForwarder forwarder, SenderStreams streams, AckResponseRelay relay, PreSqMetrics metrics,
-        SourceConnectionLimiter limiter, PrefaceDeadline preface, WebApplicationBuilder web, PreSqHostOptions options)
+        SourceConnectionLimiter limiter, PrefaceDeadline preface, WebApplicationBuilder web, PreSqHostOptions options, byte[]? administratorSpki)
     {
         Id = id;
         _f = f;
@@ -67,7 +68,8 @@ public sealed class PreSqHost : IAsyncDisposable
         metrics.Gauge("connections_refused_per_source", "{connection}", "Connections closed at once: over the per-source limit", () => limiter.Refused);
         metrics.Gauge("connections_closed_silent", "{connection}", "Connections closed for sending nothing before the headers timeout", () => preface.Closed);
         _web = web.Build();
-        new PreSqEndpoints(options, loop, streams, enrolled, metrics, Health, _shutdown.Token).Map(_web);
+        _ruleSetCommands = new RuleSetCommandRelay(id, forwarder, administratorSpki, metrics);
+        new PreSqEndpoints(options, loop, streams, enrolled, metrics, Health, _ruleSetCommands, _shutdown.Token).Map(_web);
     }
 
     public int Id { get; }
@@ -136,7 +138,24 @@ public sealed class PreSqHost : IAsyncDisposable
             KestrelHardening.Listen(k, address, limiter, preface);
         });
         return new PreSqHost(id, deployment.Config.F, address, keys, identity, new PublicKeyDirectory(deployment.Enrolment), filter, loop, forwarder, streams,
-            relay, metrics, limiter, preface, web, options);
+            relay, metrics, limiter, preface, web, options, AdministratorSpki(deployment.Config));
+    }
+
+    /// <summary>The pinned administrator key, so that forged rule-set commands are refused before they take ordering capacity.</summary>
+    private static byte[]? AdministratorSpki(DeploymentConfig config)
+    {
+        if (config.Rules is not { } rules)
+        {
+            return null;
+        }
+        try
+        {
+            return DeploymentRules.Administrator(rules).SubjectPublicKeyInfo;
+        }
+        catch (DeploymentException e)
+        {
+            throw new DeploymentException($"pre-SQ: {e.Message}", e);
+        }
     }
 
     public async Task StartAsync(CancellationToken ct = default)
@@ -206,6 +225,7 @@ public sealed class PreSqHost : IAsyncDisposable
             await _relay.DisposeAsync().ConfigureAwait(false);
             await _loop.DisposeAsync().ConfigureAwait(false);
             await _forwarder.DisposeAsync().ConfigureAwait(false);
+            _ruleSetCommands.Dispose();
             _enrolled.Dispose();
             _keys.Dispose();
             _identity.Dispose();

@@ -42,6 +42,8 @@ public sealed class PreSqMetrics : IDisposable
     private long _streamsUnboundTimeout;
     private long _bindings;
     private long _faultsApplied;
+    private long _ruleSetCommandsOrdered;
+    private long _ruleSetCommandsRefused;
 
     public PreSqMetrics(int preSqId)
     {
@@ -62,6 +64,8 @@ public sealed class PreSqMetrics : IDisposable
         Counter("sieveq.presq.ack_responses.dropped", "{ackres}", "ACKRES not relayed (no stream, stream queue full, malformed)",
             () => AckResponsesQueueFull + AckResponsesUnbound + AckResponsesMalformed);
         Counter("sieveq.presq.relay.reconnects", "{connection}", "Replica ACKRES subscriptions re-established", () => RelayReconnects);
+        Counter("sieveq.presq.rule_set_commands.ordered", "{command}", "Administrator rule-set commands ordered (the replicas' outcome is in the reply)", () => RuleSetCommandsOrdered);
+        Counter("sieveq.presq.rule_set_commands.refused", "{command}", "Rule-set commands refused before ordering (malformed, not signed by the administrator key)", () => RuleSetCommandsRefused);
         _meter.CreateObservableUpDownCounter("sieveq.presq.ordering.in_flight", () => new Measurement<long>(OrderingInFlight, _tag), "{request}", "Ordering requests awaiting f+1 replies");
         _meter.CreateObservableUpDownCounter("sieveq.presq.relay.connected", () => new Measurement<long>(ReplicaSubscriptions, _tag), "{replica}", "Replicas whose ACKRES stream is open");
         _orderingLatency = _meter.CreateHistogram<double>("sieveq.presq.ordering.latency", "ms", "Time from submitting an ordering request to f+1 matching replies");
@@ -140,6 +144,13 @@ public sealed class PreSqMetrics : IDisposable
 
     internal void BatchAbandoned() => Interlocked.Decrement(ref _orderingInFlight);
 
+    public long RuleSetCommandsOrdered => Volatile.Read(ref _ruleSetCommandsOrdered);
+    public long RuleSetCommandsRefused => Volatile.Read(ref _ruleSetCommandsRefused);
+
+    internal void RuleSetCommandOrdered() => Interlocked.Increment(ref _ruleSetCommandsOrdered);
+
+    internal void RuleSetCommandRefused() => Interlocked.Increment(ref _ruleSetCommandsRefused);
+
     /// <summary>A live value owned by another component (open streams, per-source refusals), on the meter and in Health.</summary>
     internal void Gauge(string name, string unit, string description, Func<long> read)
     {
@@ -179,6 +190,8 @@ public sealed class PreSqMetrics : IDisposable
             ["streams_unbound_timeout"] = StreamsUnboundTimeout,
             ["stream_bindings"] = Bindings,
             ["faults_applied"] = FaultsApplied,
+            ["rule_set_commands_ordered"] = RuleSetCommandsOrdered,
+            ["rule_set_commands_refused"] = RuleSetCommandsRefused,
         };
         lock (_gauges)
         {

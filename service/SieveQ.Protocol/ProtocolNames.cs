@@ -15,4 +15,5 @@ public static class ProtocolNames
     public const string AckResponses = "AckResponses";
     public const string Send = "Send";
     public const string Receive = "Receive";
+    public const string SubmitRuleSetCommand = "SubmitRuleSetCommand";
 }

@@ -98,7 +98,7 @@ public sealed class EnvelopeTests : IClassFixture<TestWorld>
         Assert.Equal(tags.Count, tags.Distinct().Count());
     }
 
-    public static TheoryData<string> Decoders => new() { "sender", "frame", "ackreq", "ackres", "warn", "rack", "ordering", "output", "fetchreq", "fetchres", "result" };
+    public static TheoryData<string> Decoders => new() { "sender", "frame", "ackreq", "ackres", "warn", "rack", "ordering", "output", "fetchreq", "fetchres", "result", "rulecmd", "rollbackcmd", "ruleres" };
 
     /// <summary>Valid encodings mutated (bit flips, truncation, extension, splices, random bytes): decoders throw only the dedicated exception.</summary>
     [Theory]
@@ -121,6 +121,10 @@ public sealed class EnvelopeTests : IClassFixture<TestWorld>
             "output" => (ReplicaOutputCodec.Encode(0, 100, 1, [new OutputItem(1, 1, 1, d, "x"u8.ToArray()), new OutputItem(1, 2, 2, d, null)], ring), b => ReplicaOutputCodec.Decode(b)),
             "fetchreq" => (BodyFetchCodec.EncodeRequest(100, 1, 1, [new BodyWanted(1, 1, d)], ring), b => BodyFetchCodec.DecodeRequest(b)),
             "fetchres" => (BodyFetchCodec.EncodeResponse(1, 100, 1, [new FetchedBody(1, 1, 1, "x"u8.ToArray())], ring), b => BodyFetchCodec.DecodeResponse(b)),
+            "rulecmd" => (RuleSetCommandCodec.Sign(RuleSetCommandCodec.EncodeRegion(RuleSetOp.Activate, 1, 2, 9, "{\"version\":2}"u8, "{\"signer\":\"x\"}"u8), _w.SenderSigning[1]),
+                b => RuleSetCommandCodec.Decode(b)),
+            "rollbackcmd" => (RuleSetCommandCodec.Sign(RuleSetCommandCodec.EncodeRegion(RuleSetOp.Rollback, 2, 1, 10, [], []), _w.SenderSigning[1]), b => RuleSetCommandCodec.Decode(b)),
+            "ruleres" => (RuleSetResultCodec.Encode(new RuleSetResult(true, 2, 17, "activated version 2 é")), b => RuleSetResultCodec.Decode(b)),
             _ => (ExecuteResultCodec.Encode(new ExecuteResult(1, 2, 3)), b => ExecuteResultCodec.Decode(b)),
         };
         c.Decode(c.Seed);

@@ -147,17 +147,26 @@ public class AgentPolicyValidationTests
         Assert.Empty(policy.Validate());
     }
 
+    /// <summary>Rule sets are verified with ECDSA P-256 only, so a policy pinning any other key would make every rule set fail later.</summary>
     [Fact]
-    public void An_rsa_signer_is_accepted_and_an_other_algorithm_is_not()
+    public void Only_an_ECDSA_P256_signer_is_accepted()
     {
+        static IReadOnlyList<string> With(byte[] spki) =>
+            (AgentPolicy.NotConfigured with { RuleSet = new RuleSetReference("/etc/sieveq/rules.json", Convert.ToBase64String(spki)) }).Validate();
+
+        using var p256 = ECDsa.Create(ECCurve.NamedCurves.nistP256);
+        Assert.Empty(With(p256.ExportSubjectPublicKeyInfo()));
+
         using var rsa = RSA.Create(2048);
-        var rsaPolicy = AgentPolicy.NotConfigured with { RuleSet = new RuleSetReference("/etc/sieveq/rules.json", Convert.ToBase64String(rsa.ExportSubjectPublicKeyInfo())) };
-        Assert.Empty(rsaPolicy.Validate());
+        Assert.Contains(With(rsa.ExportSubjectPublicKeyInfo()), e => e == "RuleSetSigner: RSA key; rule sets are signed with ECDSA P-256 (secp256r1) only");
+
+        using var p384 = ECDsa.Create(ECCurve.NamedCurves.nistP384);
+        Assert.Contains(With(p384.ExportSubjectPublicKeyInfo()), e => e.StartsWith("RuleSetSigner: ECDSA key on curve", StringComparison.Ordinal)
+            && e.EndsWith("rule sets are signed with ECDSA P-256 (secp256r1) only", StringComparison.Ordinal));
 
         // Ed25519 (1.3.101.112): well-formed SubjectPublicKeyInfo, but not an algorithm rule sets are signed with.
         byte[] ed25519 = [.. Convert.FromHexString("302a300506032b6570032100"), .. new byte[32]];
-        var edPolicy = AgentPolicy.NotConfigured with { RuleSet = new RuleSetReference("/etc/sieveq/rules.json", Convert.ToBase64String(ed25519)) };
-        Assert.Contains(edPolicy.Validate(), e => e.StartsWith("RuleSetSigner: key algorithm", StringComparison.Ordinal));
+        Assert.Contains(With(ed25519), e => e.StartsWith("RuleSetSigner: key algorithm", StringComparison.Ordinal));
     }
 
     [Fact]

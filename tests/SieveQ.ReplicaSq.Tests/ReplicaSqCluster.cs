@@ -13,7 +13,7 @@ namespace SieveQ.ReplicaSq.Tests;
 /// with all four replica-SQ hosts running in this process on loopback, and an ordering client that
 /// acts as pre-SQ <see cref="PreSq"/>. Shared by the tests of one class: starting it costs a few seconds.
 /// </summary>
-public sealed class ReplicaSqCluster : IAsyncLifetime
+public class ReplicaSqCluster : IAsyncLifetime
 {
     public const int Receiver = 100;
     public static readonly int[] Senders = [1, 2, 3, 4];
@@ -37,6 +37,9 @@ public sealed class ReplicaSqCluster : IAsyncLifetime
         RetransmitTick = TimeSpan.FromMilliseconds(200),
     };
 
+    /// <summary>An initial rule set: the replicas then run signed rule sets (administrator key in keys/administrator.pem).</summary>
+    protected virtual byte[]? RuleSet => null;
+
     public async Task InitializeAsync()
     {
         DeploymentBootstrap.Create(Directory, new LocalDeploymentSpec
@@ -47,6 +50,7 @@ public sealed class ReplicaSqCluster : IAsyncLifetime
             Receivers = [Receiver],
             BasePort = PortPlan.FindFreeBase(4, 2),
             Durability = false,
+            RuleSet = RuleSet,
         });
         Context = DeploymentContext.Load(Directory);
         foreach (var r in Context.Config.Replicas)

@@ -15,7 +15,12 @@ internal static class E2eSieveRun
 {
     private const int Receiver = 100;
 
-    public static async Task<E2eFigures> RunAsync(E2eSettings s, CancellationToken ct)
+    /// <param name="ruleSet">
+    /// A rule set (JSON) the replicas enforce: the deployment is created with it, signed by a fresh
+    /// administrator key, and the run checks afterwards that f+1 replicas report it running. Null:
+    /// fixed routes.
+    /// </param>
+    public static async Task<E2eFigures> RunAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct)
     {
         var dir = Path.Combine(Path.GetTempPath(), $"sieveq-bench-e2e-{Environment.ProcessId}-{Guid.NewGuid():N}"[..48]);
         var spec = new LocalDeploymentSpec
@@ -23,6 +28,7 @@ internal static class E2eSieveRun
             BasePort = PortPlan.FindFreeBase(4, 2),
             Durability = s.Durability,
             Receivers = [Receiver],
+            RuleSet = ruleSet,
         };
         var cfg = DeploymentBootstrap.Create(dir, spec);
         Console.WriteLine($"deployment   {dir}");
@@ -57,7 +63,12 @@ internal static class E2eSieveRun
                 await OfferAsync(s.Warmup).ConfigureAwait(false);
                 meter.Open(Stopwatch.GetTimestamp(), s.Duration);
                 var sent = await OfferAsync(s.Duration).ConfigureAwait(false);
-                return meter.Figures("sieveq", s.Duration.TotalSeconds, sent);
+                var figures = meter.Figures(name, s.Duration.TotalSeconds, sent);
+                if (ruleSet is not null)
+                {
+                    await ReportRulesAsync(cfg, ct).ConfigureAwait(false);
+                }
+                return figures;
             }
             finally
             {
@@ -88,6 +99,17 @@ internal static class E2eSieveRun
                 TryDelete(dir);
             }
         }
+    }
+
+    /// <summary>Shows that the rules really ran: the version f+1 replicas report and what replica 0 denied, by rule.</summary>
+    private static async Task ReportRulesAsync(DeploymentConfig cfg, CancellationToken ct)
+    {
+        var state = await RuleSetPublisher.ReadStateAsync(cfg, ct).ConfigureAwait(false);
+        var r0 = cfg.Replicas[0];
+        var health = await DeploymentHealth.ProbeAsync("replica-sq", r0.Name, r0.ApiUrl, Protocol.ProtocolNames.ReplicaSqService, TimeSpan.FromSeconds(3), ct).ConfigureAwait(false);
+        var denials = health.Counters.Where(kv => kv.Key.StartsWith("deny.rule.", StringComparison.Ordinal)).Select(kv => $"{kv.Key[10..]}={kv.Value}").ToList();
+        Console.WriteLine($"rules        version {state.ActiveVersion} running on f+1 replica-SQs; {r0.Name} processed {health.Counters.GetValueOrDefault("processed")}, "
+            + $"denied by rule: {(denials.Count == 0 ? "none" : string.Join(", ", denials))}");
     }
 
     private static void TryDelete(string dir)

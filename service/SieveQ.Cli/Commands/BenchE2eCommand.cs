@@ -4,6 +4,7 @@ using System.Globalization;
 using System.Text.Json;
 using SieveQ.Cli.Bench;
 using SieveQ.Deployment;
+using SieveQ.Rules;
 
 namespace SieveQ.Cli.Commands;
 
@@ -11,6 +12,8 @@ namespace SieveQ.Cli.Commands;
 /// `sieveq bench e2e`: the deployment of `sieveq up` (4 replica-SQs, 2 pre-SQs, each its own process,
 /// every check on) with a load sender and receiver on the SDK in this process, next to direct
 /// sender-to-receiver delivery over the same gRPC transport in the same run; reports both and the ratio.
+/// With --rules, a second SieveQ run enforces that rule set, and the rules' cost is the ratio of the two
+/// SieveQ runs (paper 6.4).
 /// </summary>
 internal static class BenchE2eCommand
 {
@@ -22,7 +25,7 @@ internal static class BenchE2eCommand
         var warmup = new Option<string>("--warmup") { Description = "Unmeasured load before each run.", DefaultValueFactory = _ => "5s" };
         var json = new Option<FileInfo?>("--json") { Description = "Write the figures as JSON." };
         var plot = new Option<FileInfo?>("--plot") { Description = "Write a PNG: delivered/s over time and latency percentiles, both runs." };
-        var rules = new Option<FileInfo?>("--rules") { Description = "Rule-set file the replicas enforce (stage f); default: routes and sizes only." };
+        var rules = new Option<FileInfo?>("--rules") { Description = "Also run SieveQ with this rule set enforced (stage f) and report it next to the run with routes only." };
         var noDurability = new Option<bool>("--no-durability") { Description = "Replicas without the write-ahead log." };
         var keep = new Option<bool>("--keep") { Description = "Keep the deployment directory (logs) afterwards." };
         var logLevel = new Option<string>("--log-level") { Description = "Components' log level (their logs go to the deployment's logs folder; see --keep).", DefaultValueFactory = _ => "warning" };
@@ -46,22 +49,50 @@ internal static class BenchE2eCommand
                 Console.Error.WriteLine("--size must be 8..65536, --rate 'max' or > 0, --duration > 0");
                 return 2;
             }
+            byte[]? ruleSet = null;
+            if (s.Rules is { } rulesFile)
+            {
+                try
+                {
+                    var compiled = RuleSetLoader.CompileUnsigned(File.ReadAllBytes(rulesFile));
+                    Console.WriteLine($"rule set     {compiled.Document.Name ?? Path.GetFileName(rulesFile)} version {compiled.Version}: {compiled.Summary.Rules} rules, "
+                        + $"{compiled.Summary.Literals} literal patterns, {compiled.Summary.Regexes} regexes (signed for the run with a fresh administrator key)");
+                    ruleSet = File.ReadAllBytes(rulesFile);
+                }
+                catch (Exception e) when (e is RuleSetException or IOException)
+                {
+                    Console.Error.WriteLine($"error: --rules {rulesFile}: {e.Message}");
+                    return 1;
+                }
+            }
             ClusterSupport.PreferInlineSocketCompletions();
             var direct = await RunDirectAsync(s, ct).ConfigureAwait(false);
             Print(direct);
             E2eFigures sieve;
+            E2eFigures? withRules = null;
             try
             {
-                sieve = await E2eSieveRun.RunAsync(s, ct).ConfigureAwait(false);
+                sieve = await E2eSieveRun.RunAsync(s, "sieveq", null, ct).ConfigureAwait(false);
+                Print(sieve);
+                if (ruleSet is not null)
+                {
+                    // Same deployment shape, same load, same process: only the rules differ.
+                    withRules = await E2eSieveRun.RunAsync(s, "+rules", ruleSet, ct).ConfigureAwait(false);
+                    Print(withRules);
+                }
             }
-            catch (DeploymentException e)
+            catch (Exception e) when (e is DeploymentException or RuleSetPublishException)
             {
                 Console.Error.WriteLine($"error: {e.Message}");
                 return 1;
             }
-            Print(sieve);
             var ratio = direct.DeliveredPerSecond > 0 ? sieve.DeliveredPerSecond / direct.DeliveredPerSecond : 0;
             Console.WriteLine($"ratio (SieveQ / direct) throughput {ratio:0.000}, p50 latency x{Safe(sieve.Latency.P50Ms, direct.Latency.P50Ms):0.0}");
+            if (withRules is not null)
+            {
+                Console.WriteLine($"ratio (rules / no rules) throughput {Safe(withRules.DeliveredPerSecond, sieve.DeliveredPerSecond):0.000}, "
+                    + $"p50 latency x{Safe(withRules.Latency.P50Ms, sieve.Latency.P50Ms):0.000}, p99 latency x{Safe(withRules.Latency.P99Ms, sieve.Latency.P99Ms):0.000}");
+            }
             if (parse.GetValue(json) is { } j)
             {
                 var doc = new
@@ -74,8 +105,12 @@ internal static class BenchE2eCommand
                     durability = s.Durability,
                     machine = new { Environment.ProcessorCount, os = Environment.OSVersion.ToString() },
                     sieveq = Json(sieve),
+                    sieveqRules = withRules is null ? null : Json(withRules),
                     direct = Json(direct),
                     ratioThroughput = ratio,
+                    rulesRatioThroughput = withRules is null ? (double?)null : Safe(withRules.DeliveredPerSecond, sieve.DeliveredPerSecond),
+                    rulesRatioP50 = withRules is null ? (double?)null : Safe(withRules.Latency.P50Ms, sieve.Latency.P50Ms),
+                    rulesRatioP99 = withRules is null ? (double?)null : Safe(withRules.Latency.P99Ms, sieve.Latency.P99Ms),
                 };
                 await File.WriteAllTextAsync(j.FullName, JsonSerializer.Serialize(doc, new JsonSerializerOptions { WriteIndented = true }), ct).ConfigureAwait(false);
                 Console.WriteLine($"wrote {j.FullName}");

@@ -26,9 +26,17 @@ internal static class DeployCommands
         var receivers = new Option<string>("--receivers") { Description = "Receiver ids, comma-separated.", DefaultValueFactory = _ => "100" };
         var basePort = new Option<int>("--base-port") { Description = "Replica links on base+i, replica APIs on base+100+i, pre-SQs on base+200+j (0: pick free ports).", DefaultValueFactory = _ => 0 };
         var durability = new Option<bool>("--no-durability") { Description = "Turn the replicas' write-ahead log off." };
+        var rules = new Option<FileInfo?>("--rules")
+        {
+            Description = "Initial rule set (JSON): the replicas run signed rule sets instead of fixed routes. It is copied to rules/initial.json and signed with the administrator key.",
+        };
+        var adminKey = new Option<FileInfo?>("--admin-key")
+        {
+            Description = "Administrator private key (PEM, ECDSA P-256) to pin and sign with; default: a new one in keys/administrator.pem. Needs --rules.",
+        };
         var init = new Command("init", "Create a complete local deployment (keys for every party, enrolment, every endpoint on loopback).")
         {
-            dir, f, preSqs, senders, receivers, basePort, durability,
+            dir, f, preSqs, senders, receivers, basePort, durability, rules, adminKey,
         };
         init.SetAction(parse =>
         {
@@ -45,7 +53,14 @@ internal static class DeployCommands
                 Senders = ParseIds(parse.GetValue(senders)!, "--senders"),
                 Receivers = ParseIds(parse.GetValue(receivers)!, "--receivers"),
                 Durability = !parse.GetValue(durability),
+                RuleSet = parse.GetValue(rules) is { } r ? File.ReadAllBytes(r.FullName) : null,
+                AdministratorKeyPem = parse.GetValue(adminKey) is { } k ? File.ReadAllText(k.FullName) : null,
             };
+            if (spec.AdministratorKeyPem is not null && spec.RuleSet is null)
+            {
+                Console.Error.WriteLine("--admin-key needs --rules (the key is pinned for rule sets)");
+                return 2;
+            }
             if (spec.F is < 0 or > 10 || spec.PreSqs is < 1 or > 16)
             {
                 Console.Error.WriteLine("--f must be 0..10 and --pre-sqs 1..16");
@@ -53,8 +68,22 @@ internal static class DeployCommands
             }
             var port = parse.GetValue(basePort);
             spec = spec with { BasePort = port > 0 ? port : PortPlan.FindFreeBase(3 * spec.F + 1, spec.PreSqs) };
-            var cfg = DeploymentBootstrap.Create(d, spec);
+            DeploymentConfig cfg;
+            try
+            {
+                cfg = DeploymentBootstrap.Create(d, spec);
+            }
+            catch (DeploymentException e)
+            {
+                Console.Error.WriteLine($"error: {e.Message}");
+                return 1;
+            }
             PrintEndpoints(cfg);
+            if (cfg.Rules is { } pinned)
+            {
+                Console.WriteLine($"  rules: {cfg.Resolve(pinned.File)} (signed); administrator key {DeploymentRules.Administrator(pinned).KeyId}"
+                    + (spec.AdministratorKeyPem is null ? $" in {Path.Combine(d, "keys", DeploymentRules.AdministratorKeyName + ".pem")}" : ""));
+            }
             return 0;
         });
         var deploy = new Command("deploy", "Deployment files.");

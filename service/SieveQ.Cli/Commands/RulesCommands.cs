@@ -15,17 +15,20 @@ namespace SieveQ.Cli.Commands;
 /// <summary>
 /// `sieveq rules`: stage (f) rule sets. Check one the way a replica would accept it (signature, schema,
 /// references, compilation), dry-run it over sample messages, sign it with the administrator key, and
-/// generate the deterministic pattern samples. Pushing to a cluster goes through the ordering (later).
+/// generate the deterministic pattern samples. Pushing to a running deployment goes through the
+/// ordering (<see cref="RulesPushCommands"/>).
 /// </summary>
 internal static class RulesCommands
 {
     public static Command Build()
     {
-        var rules = new Command("rules", "Application rule sets (stage f): check, dry-run, sign, generate.");
+        var rules = new Command("rules", "Application rule sets (stage f): check, dry-run, sign, generate, push, rollback.");
         rules.Subcommands.Add(BuildCheck());
         rules.Subcommands.Add(BuildTest());
         rules.Subcommands.Add(BuildSign());
         rules.Subcommands.Add(BuildGenerate());
+        rules.Subcommands.Add(RulesPushCommands.BuildPush());
+        rules.Subcommands.Add(RulesPushCommands.BuildRollback());
         return rules;
     }
 

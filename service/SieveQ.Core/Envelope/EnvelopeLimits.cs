@@ -26,4 +26,17 @@ public static class EnvelopeLimits
 
     /// <summary>Largest number of per-sender entries in one receiver acknowledgement.</summary>
     public const int MaxAckEntries = 65_536;
+
+    /// <summary>
+    /// Largest rule-set document a rule-set command may carry (4 MiB). Well under the ordering payload
+    /// limit so that a push never competes with a full batch for it, and far above any real rule set
+    /// (the 1,000-pattern sample is 25 KB); the rules library itself accepts up to 16 MiB from a file.
+    /// </summary>
+    public const int MaxRuleSetDocumentBytes = 4 << 20;
+
+    /// <summary>Largest signature file (FILE.sig JSON) carried next to a rule-set document.</summary>
+    public const int MaxRuleSetSignatureFileBytes = 4096;
+
+    /// <summary>Longest reason text in a rule-set result, in UTF-8 bytes.</summary>
+    public const int MaxReasonBytes = 1024;
 }

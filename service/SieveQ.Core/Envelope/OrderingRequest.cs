@@ -3,7 +3,8 @@ namespace SieveQ.Core.Envelope;
 /// <summary>
 /// The payload of one ordering request (the ordering layer's ClientRequest): the forwarding
 /// pre-SQ's id and a batch of items, each exactly the bytes that arrived from the outside (a sender
-/// message, an ACKREQ) or that the pre-SQ produced (a WARNREQ), or a receiver acknowledgement.
+/// message, an ACKREQ) or that the pre-SQ produced (a WARNREQ), a receiver acknowledgement, or an administrator's rule-set
+/// command (which travels alone in its request).
 /// Items are decoded one by one at execution, so one bad item does not hide the others.
 /// </summary>
 public sealed record OrderingRequest(int Origin, IReadOnlyList<ReadOnlyMemory<byte>> Items);
@@ -28,7 +29,7 @@ public static class OrderingRequestCodec
         {
             if (i.Length == 0 || !IsItemKind(i.Span[0]))
             {
-                throw new ArgumentException("ordering items must be sender messages, ACKREQs, WARNREQs or receiver acks", nameof(items));
+                throw new ArgumentException("ordering items must be sender messages, ACKREQs, WARNREQs, receiver acks or rule-set commands", nameof(items));
             }
             w.Bytes(i.Span);
         }
@@ -66,5 +67,5 @@ public static class OrderingRequestCodec
     }
 
     private static bool IsItemKind(byte b) => (StructureKind)b is StructureKind.SenderMessage or StructureKind.AckRequest
-        or StructureKind.LoadWarning or StructureKind.ReceiverAck;
+        or StructureKind.LoadWarning or StructureKind.ReceiverAck or StructureKind.RuleSetCommand;
 }

@@ -141,6 +141,7 @@ public sealed partial class SieveReplicaApplication
         if (!verdict.Allowed)
         {
             _drops.Count(SieveStage.Rules, DropReason.RuleDenied);
+            _ruleDenials.Count(verdict.Reason);
             return false;
         }
         var item = QueueOf(receiver).Enqueue(sender, seq, data);

@@ -30,6 +30,8 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
     private readonly ItemAuthenticator _auth;
     private readonly ReplicaOutbox _outbox = new();
     private readonly DropCounters _drops = new(Component);
+    private readonly RuleDenialCounters _ruleDenials = new();
+    private readonly IRuleSetControl? _ruleSets;
 
     private SortedDictionary<int, SenderRecord> _senders = [];
     private SortedDictionary<int, PreSqRecord> _preSqs = [];
@@ -51,15 +53,22 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         _keys = keys;
         _options = options;
         _rules = rules;
+        _ruleSets = rules as IRuleSetControl;
         _auth = new ItemAuthenticator(keys, verdicts ?? new SignatureVerdictCache());
     }
 
-    /// <summary>The verifier the ordering host should run before ordering; it shares this replica's verdict cache.</summary>
-    public SieveRequestVerifier CreateVerifier(int parallelFrom = 16) => new(_auth, parallelFrom);
+    /// <summary>The verifier the ordering host should run before ordering; it shares this replica's verdict cache and rule-set preparation.</summary>
+    public SieveRequestVerifier CreateVerifier(int parallelFrom = 16) => new(_auth, parallelFrom, _ruleSets);
 
     public ReplicaOutbox Outbox => _outbox;
 
+    /// <summary>The application rules (check f) this replica runs; read them only from the execution thread or under the host's lock.</summary>
+    public IApplicationRules Rules => _rules;
+
     public DropCounters Drops => _drops;
+
+    /// <summary>Denials of check (f) by deciding rule (bounded).</summary>
+    public RuleDenialCounters RuleDenials => _ruleDenials;
 
     public SignatureVerdictCache Verdicts => _auth.Cache;
 
@@ -76,14 +85,15 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         for (var i = 0; i < requests.Count; i++)
         {
             var tally = new Tally();
-            ExecuteOne(requests[i], ref tally);
-            results[i] = ExecuteResultCodec.Encode(new ExecuteResult(tally.Accepted, tally.Held, tally.Dropped));
+            results[i] = ExecuteOne(requests[i], ref tally)
+                ?? ExecuteResultCodec.Encode(new ExecuteResult(tally.Accepted, tally.Held, tally.Dropped));
         }
         FlushOutputs();
         return results;
     }
 
-    private void ExecuteOne(ClientRequest request, ref Tally t)
+    /// <summary>Null for an ordinary request (its result is the tally); a rule-set command's own result otherwise.</summary>
+    private byte[]? ExecuteOne(ClientRequest request, ref Tally t)
     {
         OrderingRequest payload;
         try
@@ -94,13 +104,17 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         {
             Drop(SieveStage.Parse, DropReason.Malformed, ref t);
             SuspectPreSq(request.From, _options.MalformedPreSqWeight);
-            return;
+            return null;
         }
         if (payload.Origin != request.From)
         {
             Drop(SieveStage.Parse, DropReason.WrongOrigin, ref t, payload.Items.Count);
             SuspectPreSq(request.From, _options.MalformedPreSqWeight);
-            return;
+            return null;
+        }
+        if (RuleSetCommandIn(payload) is { } command)
+        {
+            return ExecuteRuleSetCommand(payload, command, ref t);
         }
         var fromPreSq = _keys.IsPreSq(request.From);
         var preSqQuarantined = fromPreSq && PreSqOf(request.From).Suspicion.IsQuarantined(_now, _options.PreSqSuspicion);
@@ -140,6 +154,7 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
             }
             ReleaseExpired();
         }
+        return null;
     }
 
     private void FlushOutputs()

@@ -1,0 +1,83 @@
+using System.Security.Cryptography;
+using SieveQ.Core.Envelope;
+using SieveQ.Transport;
+
+namespace SieveQ.PreSq;
+
+/// <summary>
+/// Carries an administrator's rule-set command into the ordering and back with the agreed outcome.
+/// The pre-SQ is not trusted with the command (the replicas check everything again), but it keeps
+/// what is plainly bad out of the ordering: malformed structure always, a wrong signature when the
+/// deployment pins the administrator key. One command at a time: a push is rare, and a second caller
+/// gets a clear "busy" instead of a queue.
+/// </summary>
+internal sealed class RuleSetCommandRelay : IDisposable
+{
+    private readonly int _preSqId;
+    private readonly OrderingForwarder _forwarder;
+    private readonly ECDsa? _administrator;
+    private readonly PreSqMetrics _metrics;
+    private readonly SemaphoreSlim _one = new(1, 1);
+
+    /// <param name="administratorSpki">The pinned administrator key (DER SPKI), or null when the deployment runs fixed routes.</param>
+    public RuleSetCommandRelay(int preSqId, OrderingForwarder forwarder, byte[]? administratorSpki, PreSqMetrics metrics)
+    {
+        _preSqId = preSqId;
+        _forwarder = forwarder;
+        _metrics = metrics;
+        if (administratorSpki is not null)
+        {
+            _administrator = ECDsa.Create();
+            _administrator.ImportSubjectPublicKeyInfo(administratorSpki, out _);
+        }
+    }
+
+    /// <summary>Most bytes a submission may have on the wire: the largest command plus protobuf overhead.</summary>
+    public static int MaxSubmissionBytes => EnvelopeLimits.MaxRuleSetDocumentBytes + EnvelopeLimits.MaxRuleSetSignatureFileBytes + 64 * 1024;
+
+    /// <summary>The result bytes (kind 0x12) f+1 replicas agreed on; <see cref="GrpcCallException"/> when refused before ordering.</summary>
+    public async Task<byte[]> SubmitAsync(ReadOnlyMemory<byte> command, CancellationToken ct)
+    {
+        RuleSetCommand decoded;
+        try
+        {
+            decoded = RuleSetCommandCodec.Decode(command);
+        }
+        catch (MalformedEnvelopeException e)
+        {
+            _metrics.RuleSetCommandRefused();
+            throw new GrpcCallException(GrpcStatusCode.InvalidArgument, e.Message);
+        }
+        if (_administrator is not null && !_administrator.VerifyData(RuleSetCommandCodec.SignedBytes(decoded), decoded.Signature.Span,
+                HashAlgorithmName.SHA256, DSASignatureFormat.IeeeP1363FixedFieldConcatenation))
+        {
+            _metrics.RuleSetCommandRefused();
+            throw new GrpcCallException(GrpcStatusCode.Unauthenticated, "rule-set command: not signed by the deployment's administrator key");
+        }
+        if (!_one.Wait(0))
+        {
+            throw new GrpcCallException(GrpcStatusCode.ResourceExhausted, "another rule-set command is being ordered through this pre-SQ; try again");
+        }
+        try
+        {
+            var payload = OrderingRequestCodec.Encode(_preSqId, [command]);
+            var result = await _forwarder.SubmitCommandAsync(payload, ct).ConfigureAwait(false);
+            _metrics.RuleSetCommandOrdered();
+            return result;
+        }
+        catch (OperationCanceledException) when (!ct.IsCancellationRequested)
+        {
+            throw new GrpcCallException(GrpcStatusCode.Unavailable, "pre-SQ shutting down");
+        }
+        finally
+        {
+            _one.Release();
+        }
+    }
+
+    public void Dispose()
+    {
+        _administrator?.Dispose();
+        _one.Dispose();
+    }
+}

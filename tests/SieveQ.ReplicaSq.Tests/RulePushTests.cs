@@ -1,0 +1,103 @@
+using System.Security.Cryptography;
+using System.Text;
+using SieveQ.Core.Envelope;
+using SieveQ.Core.Keys;
+using SieveQ.Deployment;
+using SieveQ.PreSq;
+using SieveQ.Rules;
+using SieveQ.Rules.Signing;
+
+namespace SieveQ.ReplicaSq.Tests;
+
+/// <summary>The cluster started with an open rule set (version 1), so that a push has something to replace.</summary>
+public sealed class RulesReplicaSqCluster : ReplicaSqCluster
+{
+    public static readonly byte[] Open = """
+        { "schema": "sieveq-ruleset/v1", "version": 1, "name": "open",
+          "rules": [{ "name": "open", "action": "allow", "from": "any", "to": "any" }] }
+        """u8.ToArray();
+
+    public static readonly byte[] Screened = """
+        { "schema": "sieveq-ruleset/v1", "version": 2, "name": "screened",
+          "patternSets": [{ "name": "bad", "literals": ["EVIL"] }],
+          "rules": [{ "name": "screen", "action": "allow", "from": "any", "to": "any", "rejectPatterns": ["bad"] }] }
+        """u8.ToArray();
+
+    protected override byte[]? RuleSet => Open;
+}
+
+/// <summary>
+/// `sieveq rules push` and `rollback` end to end: the command is built and signed as the CLI does,
+/// carried by a real pre-SQ host into the ordering of four real replica-SQ hosts (all in this process,
+/// over loopback), and the rules are then enforced by every replica.
+/// </summary>
+public sealed class RulePushTests : IClassFixture<RulesReplicaSqCluster>
+{
+    private readonly RulesReplicaSqCluster _c;
+
+    public RulePushTests(RulesReplicaSqCluster c) => _c = c;
+
+    private Task<ExecuteResult> SendAsync(string text) => _c.SubmitAsync(_c.Message(1, _c.NextSeq(1), Encoding.UTF8.GetBytes(text)));
+
+    private void AllReplicas(string counter, long expected)
+    {
+        foreach (var h in _c.Hosts)
+        {
+            Assert.Equal(expected, h.Health().Counters.GetValueOrDefault(counter));
+        }
+    }
+
+    [Fact]
+    public async Task A_rule_set_pushed_through_a_pre_sq_is_enforced_by_every_replica_and_rolled_back()
+    {
+        var cfg = _c.Context.Config;
+        // The test's own ordering client is pre-SQ 0; the real pre-SQ host is the other one. Pre-SQ 0 has no
+        // server, so the publisher's first attempt fails and it must go on to the next pre-SQ.
+        await using var preSq = PreSqHost.Create(_c.Context, cfg.PreSqs[1].Id);
+        await preSq.StartAsync();
+        using var admin = new PemFileKeyStore(Path.Combine(_c.Directory, "keys")).OpenSigningKey(DeploymentRules.AdministratorKeyName);
+
+        Assert.Equal(new ExecuteResult(1, 0, 0), await SendAsync("an EVIL payload under the open rules"));
+        var state = await RuleSetPublisher.ReadStateAsync(cfg);
+        Assert.Equal(new RulesState(1, 0, 0), state);
+
+        var file = Path.Combine(_c.Directory, "screened.json");
+        await File.WriteAllBytesAsync(file, RulesReplicaSqCluster.Screened);
+        var canonical = RuleSetLoader.CompileUnsigned(RulesReplicaSqCluster.Screened).Document.CanonicalBytes;
+        await File.WriteAllBytesAsync(file + SignatureSidecar.Extension, RuleSetSigner.Sign(canonical, admin).ToJson());
+        var (push, _) = RuleSetPublisher.BuildPush(file, admin, cfg, state);
+        var (pushed, via) = await RuleSetPublisher.SubmitAsync(cfg, push, TimeSpan.FromSeconds(30));
+        Assert.True(pushed.Applied, pushed.Reason);
+        Assert.Equal(2, pushed.ActiveVersion);
+        Assert.Equal(cfg.PreSqs[1].Name, via);
+
+        // Enforced: the denied pattern is dropped, a clean message accepted, and every replica names the rule.
+        Assert.Equal(new ExecuteResult(0, 0, 1), await SendAsync("another EVIL payload"));
+        Assert.Equal(new ExecuteResult(1, 0, 0), await SendAsync("a clean payload"));
+        AllReplicas("rules.active_version", 2);
+        AllReplicas("rules.previous_version", 1);
+        AllReplicas("deny.rule.screen", 1);
+
+        // A replayed push is refused by the replicas; a forged one by the pre-SQ before ordering. Version 2 stays.
+        var (replayed, _) = await RuleSetPublisher.SubmitAsync(cfg, push, TimeSpan.FromSeconds(30));
+        Assert.False(replayed.Applied);
+        Assert.Contains("nonce", replayed.Reason, StringComparison.Ordinal);
+        using (var intruder = ECDsa.Create(ECCurve.NamedCurves.nistP256))
+        {
+            var forged = RuleSetCommandCodec.Sign(RuleSetCommandCodec.EncodeRegion(RuleSetOp.Rollback, 2, 1, long.MaxValue, [], []), intruder);
+            var e = await Assert.ThrowsAsync<RuleSetPublishException>(() => RuleSetPublisher.SubmitAsync(cfg, forged, TimeSpan.FromSeconds(30)));
+            Assert.Contains("not signed by the deployment's administrator key", e.Message, StringComparison.Ordinal);
+        }
+        Assert.Equal(1, preSq.Metrics.RuleSetCommandsRefused);
+        AllReplicas("rules.active_version", 2);
+        AllReplicas("rules.commands_refused", 1);
+
+        var rollback = RuleSetPublisher.BuildRollback(admin, cfg, await RuleSetPublisher.ReadStateAsync(cfg));
+        var (rolledBack, _) = await RuleSetPublisher.SubmitAsync(cfg, rollback, TimeSpan.FromSeconds(30));
+        Assert.True(rolledBack.Applied, rolledBack.Reason);
+        Assert.Equal(1, rolledBack.ActiveVersion);
+        Assert.Equal(new ExecuteResult(1, 0, 0), await SendAsync("EVIL is allowed again after the rollback"));
+        AllReplicas("rules.active_version", 1);
+        AllReplicas("rules.commands_applied", 2);
+    }
+}
