@@ -238,8 +238,7 @@ public sealed partial class ReplicaCore
         }
         else
         {
-            var fresh = _pool.InArrivalOrder().Take(Config.MaxBatchRequests).Select(p => p.Request).ToList();
-            value = new Batch(Math.Max(_now, LastDecidedTimestamp), fresh);
+            value = new Batch(Math.Max(_now, LastDecidedTimestamp), NextBatchRequests());
         }
         var stripped = evidence.Select(s => s with
         {

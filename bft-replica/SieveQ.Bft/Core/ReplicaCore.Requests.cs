@@ -162,6 +162,23 @@ public sealed partial class ReplicaCore
         {
             return;
         }
+        var batch = new Batch(Math.Max(_now, LastDecidedTimestamp), NextBatchRequests());
+        inst.Proposal = batch;
+        inst.ActiveSince = _now;
+        inst.LastRetransmitAt = _now;
+        Broadcast(new Propose(Self, Regency, cid, batch));
+        Counters.Add("proposed");
+        Advance(inst);
+    }
+
+    /// <summary>
+    /// The pending requests a new batch takes, oldest first, within both batch bounds (count and bytes).
+    /// Every batch a leader builds comes from here, a SYNC's fresh value included: one built over the
+    /// byte bound is refused by every replica as oversized, and a new leader would build the same
+    /// one again from the same pool, changing regency forever.
+    /// </summary>
+    private List<ClientRequest> NextBatchRequests()
+    {
         var requests = new List<ClientRequest>(Math.Min(_pool.Count, Config.MaxBatchRequests));
         var bytes = 64;
         foreach (var p in _pool.InArrivalOrder())
@@ -174,12 +191,6 @@ public sealed partial class ReplicaCore
             requests.Add(p.Request);
             bytes += size;
         }
-        var batch = new Batch(Math.Max(_now, LastDecidedTimestamp), requests);
-        inst.Proposal = batch;
-        inst.ActiveSince = _now;
-        inst.LastRetransmitAt = _now;
-        Broadcast(new Propose(Self, Regency, cid, batch));
-        Counters.Add("proposed");
-        Advance(inst);
+        return requests;
     }
 }

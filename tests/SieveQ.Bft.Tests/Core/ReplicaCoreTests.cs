@@ -41,6 +41,28 @@ public class ReplicaCoreTests
         Assert.Equal(0, c.Client(1000).OutstandingCount);
     }
 
+    /// <summary>
+    /// Regression: a new leader's SYNC took its fresh value from the pending pool by count only, so with
+    /// more pending bytes than a batch may hold every replica refused it as oversized, and every later
+    /// leader built the same refused SYNC: regency changes forever, nothing decided.
+    /// </summary>
+    [Fact]
+    public void A_new_leader_with_more_pending_bytes_than_one_batch_holds_still_orders_everything()
+    {
+        var c = new MiniCluster(new ReplicaConfig { MaxBatchBytes = 4_096 });
+        c.Silenced.Add(0);
+        for (var i = 0; i < 20; i++)
+        {
+            var payload = new byte[1_000];
+            payload[0] = (byte)i;
+            c.Submit(1000, payload);
+        }
+        c.Run(20_000);
+        Assert.All([1, 2, 3], i => Assert.Equal(20, c.Apps[i].Executed.Count));
+        Assert.All([1, 2, 3], i => Assert.Equal(0, c.Replicas[i]!.Counters["drop.sync.bad-justification"]));
+        AssertSameHistory(c, [1, 2, 3]);
+    }
+
     [Fact]
     public void Replayed_request_is_never_executed_twice()
     {
