@@ -27,7 +27,6 @@ internal sealed class SieveLoop : IAsyncDisposable
     private readonly SenderStreams _streams;
     private readonly PreSqMetrics _metrics;
     private readonly Channel<InboundItem> _inbox;
-    private readonly Channel<InboundItem> _ackRequests;
     private readonly PreSqFault _fault;
     private readonly Dictionary<int, long> _bindingNonces = [];
     private readonly CancellationTokenSource _stop = new();
@@ -48,26 +47,9 @@ internal sealed class SieveLoop : IAsyncDisposable
             SingleReader = true,
             FullMode = BoundedChannelFullMode.Wait,
         });
-        _ackRequests = Channel.CreateBounded<InboundItem>(new BoundedChannelOptions(AckRequestQueueItems)
-        {
-            SingleReader = true,
-            FullMode = BoundedChannelFullMode.Wait,
-        });
     }
 
-    /// <summary>
-    /// ACKREQ frames wait in a queue of their own, read before sender messages: under load the main queue
-    /// holds thousands of frames, and an ACKREQ stuck behind them leaves its sender without acknowledgements,
-    /// so it retransmits its window and deepens the very backlog. One small frame per sender per interval.
-    /// </summary>
-    public const int AckRequestQueueItems = 1_024;
-
-    private static readonly InboundItem Wake = new(default, null, static _ => { });
-
-    /// <summary>Offset of the body's kind byte in a sender frame: u8 kind | u32 pre-SQ | u32 length | body.</summary>
-    private const int FrameBodyKindOffset = 9;
-
-    public int Backlog => _inbox.Reader.Count + _ackRequests.Reader.Count;
+    public int Backlog => _inbox.Reader.Count;
 
     public void Start() => _run = Task.Run(() => RunAsync(_stop.Token));
 
@@ -77,17 +59,6 @@ internal sealed class SieveLoop : IAsyncDisposable
     public bool TryPostFrame(ReadOnlyMemory<byte> frame, SenderStream from)
     {
         _metrics.FrameReceived();
-        if (frame.Length > FrameBodyKindOffset && frame.Span[FrameBodyKindOffset] == (byte)StructureKind.AckRequest)
-        {
-            if (_ackRequests.Writer.TryWrite(new InboundItem(frame, from, null)))
-            {
-                // The loop waits on the main queue only; when that is full the loop is busy and finds the ACKREQ first anyway.
-                _inbox.Writer.TryWrite(Wake);
-                return true;
-            }
-            _metrics.FrameShed();
-            return false;
-        }
         if (_inbox.Writer.TryWrite(new InboundItem(frame, from, null)))
         {
             return true;
@@ -127,7 +98,7 @@ internal sealed class SieveLoop : IAsyncDisposable
         {
             while (true)
             {
-                while (_ackRequests.Reader.TryRead(out var item) || reader.TryRead(out item))
+                while (reader.TryRead(out var item))
                 {
                     await HandleAsync(item, ct).ConfigureAwait(false);
                     // Under steady load the queue may never run dry: the delay bound is checked per item too.
@@ -267,7 +238,6 @@ internal sealed class SieveLoop : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         _inbox.Writer.TryComplete();
-        _ackRequests.Writer.TryComplete();
         await _stop.CancelAsync().ConfigureAwait(false);
         try
         {
