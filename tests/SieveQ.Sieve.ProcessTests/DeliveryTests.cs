@@ -13,7 +13,7 @@ public sealed class DeliveryTests(ITestOutputHelper output)
     public async Task Ten_thousand_messages_from_two_senders_are_delivered_exactly_once_in_order()
     {
         await using var d = await SieveDeployment.StartAsync();
-        var log = await RunAsync(d);
+        var (log, _, _) = await TwoSenderRun.RunAsync(d, output, PerSender, Bound);
         log.AssertExactlyOnceInOrder(Expected);
         d.Passed = true;
     }
@@ -27,37 +27,10 @@ public sealed class DeliveryTests(ITestOutputHelper output)
     public async Task A_replica_sending_corrupted_bodies_changes_nothing_the_receiver_delivers()
     {
         await using var d = await SieveDeployment.StartAsync(new() { ReplicaFaults = new Dictionary<int, string> { [3] = "corrupt-bodies" } });
-        var log = await RunAsync(d, r =>
-        {
-            output.WriteLine($"receiver: {r.Stats}");
-            Assert.True(r.Stats.FetchesSent > 0, "the receiver should have fetched bodies the lying replica was designated for");
-            Assert.True(r.Stats.FetchesAnswered > 0);
-        });
+        var (log, _, r) = await TwoSenderRun.RunAsync(d, output, PerSender, Bound);
+        Assert.True(r.Stats.FetchesSent > 0, "the receiver should have fetched bodies the lying replica was designated for");
+        Assert.True(r.Stats.FetchesAnswered > 0);
         log.AssertExactlyOnceInOrder(Expected);
         d.Passed = true;
-    }
-
-    private async Task<DeliveryLog> RunAsync(SieveDeployment d, Action<Sdk.Receiver.SieveQReceiver>? check = null)
-    {
-        output.WriteLine($"deployment in {d.Directory}");
-        var receiver = d.Receiver();
-        var log = new DeliveryLog();
-        var reading = log.ReadUntilAsync(receiver, Expected, Bound);
-        var s1 = d.Sender(1);
-        var s2 = d.Sender(2);
-        using var progress = new ProgressLines(output, () => $"delivered {log.Count}; sender 1 {s1.Stats}; sender 2 {s2.Stats}; receiver {receiver.Stats}" + (Environment.GetEnvironmentVariable("SIEVEQ_TEST_DIAG") == "1" ? "\n" + d.DescribeAsync().GetAwaiter().GetResult() : ""));
-        try
-        {
-            await Task.WhenAll(Traffic.SendAsync(s1, PerSender, Bound), Traffic.SendAsync(s2, PerSender, Bound));
-            await reading;
-        }
-        catch (OperationCanceledException)
-        {
-            output.WriteLine(await d.DescribeAsync());
-            throw;
-        }
-        output.WriteLine($"delivered {log.Count}; sender 1 {s1.Stats}; sender 2 {s2.Stats}");
-        check?.Invoke(receiver);
-        return log;
     }
 }

@@ -22,7 +22,7 @@ public sealed class FaultTests(ITestOutputHelper output)
     public async Task A_tampering_pre_sq_is_refused_by_signature_and_suspected_and_nothing_is_lost()
     {
         await using var d = await SieveDeployment.StartAsync(new() { PreSqFaults = new Dictionary<int, string> { [4] = "tamper" } });
-        var (log, senders, _) = await RunAsync(d);
+        var (log, senders, _) = await TwoSenderRun.RunAsync(d, output, PerSender, Bound);
         log.AssertExactlyOnceInOrder(Expected);
         var tamperer = await d.PreSqHealthAsync(4);
         Assert.True(tamperer.Counters["faults_applied"] > 0, "pre-SQ 4 should have altered messages");
@@ -42,7 +42,7 @@ public sealed class FaultTests(ITestOutputHelper output)
     public async Task A_dropping_pre_sq_is_bypassed_by_retransmission_through_the_other()
     {
         await using var d = await SieveDeployment.StartAsync(new() { PreSqFaults = new Dictionary<int, string> { [4] = "drop" } });
-        var (log, senders, _) = await RunAsync(d);
+        var (log, senders, _) = await TwoSenderRun.RunAsync(d, output, PerSender, Bound);
         log.AssertExactlyOnceInOrder(Expected);
         Assert.True((await d.PreSqHealthAsync(4)).Counters["faults_applied"] > 0);
         Assert.Equal(4, d.PreSqIds.Min());
@@ -184,38 +184,5 @@ public sealed class FaultTests(ITestOutputHelper output)
         {
             // quiet for long enough
         }
-    }
-
-    /// <summary>Senders 1 and 2 send <see cref="PerSender"/> each while one receiver reads; <paramref name="onProgress"/> sees the delivered count as it grows.</summary>
-    private async Task<(DeliveryLog Log, IReadOnlyList<Sdk.Sender.SieveQSender> Senders, Sdk.Receiver.SieveQReceiver Receiver)> RunAsync(
-        SieveDeployment d, Func<long, Task>? onProgress = null)
-    {
-        output.WriteLine($"deployment in {d.Directory}");
-        var receiver = d.Receiver();
-        var log = new DeliveryLog();
-        var reading = log.ReadUntilAsync(receiver, Expected, Bound);
-        var senders = new[] { d.Sender(1), d.Sender(2) };
-        using var progress = new ProgressLines(output, () => $"delivered {log.Count}; {senders[0].Stats}; {senders[1].Stats}; {receiver.Stats}");
-        var sending = Task.WhenAll(senders.Select(s => Traffic.SendAsync(s, PerSender, Bound)));
-        if (onProgress is not null)
-        {
-            while (!reading.IsCompleted)
-            {
-                await onProgress(log.Count);
-                await Task.WhenAny(reading, Task.Delay(100));
-            }
-        }
-        try
-        {
-            await sending;
-            await reading;
-        }
-        catch (OperationCanceledException)
-        {
-            output.WriteLine(await d.DescribeAsync());
-            throw;
-        }
-        output.WriteLine($"delivered {log.Count}; {senders[0].Stats}; {senders[1].Stats}; {receiver.Stats}");
-        return (log, senders, receiver);
     }
 }
