@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using SieveQ.Tests.Shared;
 
 namespace SieveQ.Cli.Tests;
 
@@ -86,24 +87,6 @@ public sealed class FirewallExplainTests : IDisposable
         Assert.Equal((2, true), (code, stderr.Contains("policy rejected", StringComparison.Ordinal)));
     }
 
-    private static readonly Lazy<string> Library = new(BuildLibrary);
-
-    private static string BuildLibrary()
-    {
-        for (var d = new DirectoryInfo(AppContext.BaseDirectory); d is not null; d = d.Parent)
-        {
-            string driver = Path.Combine(d.FullName, "driver");
-            if (File.Exists(Path.Combine(driver, "Makefile")))
-            {
-                using var make = Process.Start(new ProcessStartInfo("make", ["-C", driver, "lib"]) { RedirectStandardOutput = true, RedirectStandardError = true })!;
-                string output = make.StandardOutput.ReadToEnd() + make.StandardError.ReadToEnd();
-                make.WaitForExit();
-                Assert.True(make.ExitCode == 0, output);
-                return Path.Combine(driver, "build", "libsieveqfw.so");
-            }
-        }
-        throw new InvalidOperationException("driver/Makefile not found above " + AppContext.BaseDirectory);
-    }
 
     private static async Task<(int Code, string Stdout, string Stderr)> RunAsync(params string[] args)
     {
@@ -113,7 +96,7 @@ public sealed class FirewallExplainTests : IDisposable
         {
             info.ArgumentList.Add(a);
         }
-        info.Environment["SIEVEQ_FW_LIBRARY"] = Library.Value;
+        info.Environment["SIEVEQ_FW_LIBRARY"] = DriverLibrary.LibraryPath;
         using var process = Process.Start(info)!;
         var stdout = process.StandardOutput.ReadToEndAsync();
         var stderr = process.StandardError.ReadToEndAsync();

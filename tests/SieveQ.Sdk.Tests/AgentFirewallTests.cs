@@ -1,10 +1,10 @@
-using System.Diagnostics;
 using SieveQ.Agent.Hosting;
 using SieveQ.Firewall.Enforcement;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;
 using SieveQ.Sdk.Tests.Fakes;
 using SieveQ.Transport;
+using SieveQ.Tests.Shared;
 
 namespace SieveQ.Sdk.Tests;
 
@@ -27,7 +27,7 @@ public sealed class AgentFirewallTests
     public async Task Health_shows_the_pushed_policy_when_the_core_library_is_there()
     {
         await using var world = await SieveWorld.StartAsync();
-        var health = await HealthWithFirewallAsync(world, BuildLibrary());
+        var health = await HealthWithFirewallAsync(world, DriverLibrary.LibraryPath);
         Assert.Equal(1, health.Counters["firewall.available"]);
         Assert.Equal(1, health.Counters["firewall.policy_pushes"]);
         Assert.Equal(1, health.Counters["firewall.policy_serial"]);
@@ -44,20 +44,4 @@ public sealed class AgentFirewallTests
         Assert.False(health.Counters.ContainsKey("firewall.policy_serial"));
     }
 
-    private static string BuildLibrary()
-    {
-        for (var d = new DirectoryInfo(AppContext.BaseDirectory); d is not null; d = d.Parent)
-        {
-            string driver = Path.Combine(d.FullName, "driver");
-            if (File.Exists(Path.Combine(driver, "Makefile")))
-            {
-                using var make = Process.Start(new ProcessStartInfo("make", ["-C", driver, "lib"]) { RedirectStandardOutput = true, RedirectStandardError = true })!;
-                string output = make.StandardOutput.ReadToEnd() + make.StandardError.ReadToEnd();
-                make.WaitForExit();
-                Assert.True(make.ExitCode == 0, output);
-                return Path.Combine(driver, "build", "libsieveqfw.so");
-            }
-        }
-        throw new InvalidOperationException("driver/Makefile not found above " + AppContext.BaseDirectory);
-    }
 }
