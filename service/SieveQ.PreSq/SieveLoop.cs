@@ -173,15 +173,14 @@ internal sealed class SieveLoop : IAsyncDisposable
 
     /// <summary>
     /// The sender message with one signed byte flipped: the first DATA byte, or the receiver id when the
-    /// DATA is empty. Layout: u8 kind | u32 sender | u64 seq | u32 receiver | u32 len | DATA | auth.
+    /// DATA is empty (the header ends u32 receiver | u32 len).
     /// </summary>
     private static byte[] Tampered(ReadOnlySpan<byte> message)
     {
         var copy = message.ToArray();
-        const int receiverOffset = 1 + 4 + 8;
-        const int dataOffset = receiverOffset + 4 + 4;
-        var dataLength = BinaryPrimitives.ReadInt32LittleEndian(copy.AsSpan(receiverOffset + 4, 4));
-        copy[dataLength > 0 ? dataOffset : receiverOffset] ^= 0x5A;
+        const int dataOffset = SenderMessageCodec.HeaderBytes;
+        var dataLength = BinaryPrimitives.ReadInt32LittleEndian(copy.AsSpan(dataOffset - 4, 4));
+        copy[dataLength > 0 ? dataOffset : dataOffset - 8] ^= 0x5A;
         return copy;
     }
 

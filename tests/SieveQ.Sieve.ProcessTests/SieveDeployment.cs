@@ -18,12 +18,11 @@ internal sealed class SieveDeployment : IAsyncDisposable
 
     private readonly List<IAsyncDisposable> _parties = [];
 
-    private SieveDeployment(string directory, DeploymentConfig config, ComponentProcesses processes, LaunchOptions options)
+    private SieveDeployment(string directory, DeploymentConfig config, ComponentProcesses processes)
     {
         Directory = directory;
         Config = config;
         Processes = processes;
-        Options = options;
         Context = DeploymentContext.Load(directory);
     }
 
@@ -31,7 +30,6 @@ internal sealed class SieveDeployment : IAsyncDisposable
     public DeploymentConfig Config { get; }
     public DeploymentContext Context { get; }
     public ComponentProcesses Processes { get; }
-    public LaunchOptions Options { get; }
 
     /// <summary>Set by a test that passed, so the directory and its logs are removed.</summary>
     public bool Passed { get; set; }
@@ -43,6 +41,10 @@ internal sealed class SieveDeployment : IAsyncDisposable
 
     public static async Task<SieveDeployment> StartAsync(LaunchOptions? options = null, IReadOnlyList<int>? senders = null)
     {
+        if (!File.Exists(SieveqDll))
+        {
+            throw new FileNotFoundException($"build the CLI first: {SieveqDll} is missing");
+        }
         options ??= new LaunchOptions();
         options = options with { StartAgents = false, LogLevel = "information" };
         var dir = System.IO.Directory.CreateTempSubdirectory("sieveq-sieve-").FullName;
@@ -57,7 +59,6 @@ internal sealed class SieveDeployment : IAsyncDisposable
         var processes = new ComponentProcesses(Command, Path.Combine(dir, "logs"));
         try
         {
-            await LaunchOptionsCheck(options);
             await LocalDeploymentLauncher.LaunchAsync(config, processes, options);
         }
         catch
@@ -65,11 +66,8 @@ internal sealed class SieveDeployment : IAsyncDisposable
             await processes.DisposeAsync();
             throw;
         }
-        return new SieveDeployment(dir, config, processes, options);
+        return new SieveDeployment(dir, config, processes);
     }
-
-    private static Task LaunchOptionsCheck(LaunchOptions options) =>
-        File.Exists(SieveqDll) ? Task.CompletedTask : throw new FileNotFoundException($"build the CLI first: {SieveqDll} is missing");
 
     private static ProcessStartInfo Command(IReadOnlyList<string> args)
     {
@@ -118,11 +116,6 @@ internal sealed class SieveDeployment : IAsyncDisposable
 
     /// <summary>kill -9: no chance to flush or say goodbye.</summary>
     public Task KillReplicaAsync(int id) => Processes.StopAsync(LocalDeploymentLauncher.ReplicaName(id), TimeSpan.Zero, kill: true);
-
-    public void StartReplica(int id) =>
-        Processes.Start(LocalDeploymentLauncher.ReplicaName(id), LocalDeploymentLauncher.ReplicaArgs(Config, id, Options));
-
-    public string Logs => Path.Combine(Directory, "logs");
 
     /// <summary>Every component's health line and counters, for a failing test's output.</summary>
     public async Task<string> DescribeAsync()

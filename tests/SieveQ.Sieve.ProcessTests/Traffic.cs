@@ -87,7 +87,7 @@ internal sealed class DeliveryLog
     }
 
     /// <summary>Reads <paramref name="receiver"/> into this log until every sender reached its expected count or the timeout passed.</summary>
-    public async Task ReadUntilAsync(SieveQReceiver receiver, IReadOnlyDictionary<int, int> expected, TimeSpan timeout, bool commitEach = false)
+    public async Task ReadUntilAsync(SieveQReceiver receiver, IReadOnlyDictionary<int, int> expected, TimeSpan timeout)
     {
         using var cts = new CancellationTokenSource(timeout);
         if (Done(expected))
@@ -99,10 +99,6 @@ internal sealed class DeliveryLog
             await foreach (var m in receiver.ReadAllAsync(cts.Token))
             {
                 Record(m);
-                if (commitEach)
-                {
-                    await receiver.CommitAsync(cts.Token);
-                }
                 if (Done(expected))
                 {
                     await receiver.CommitAsync(CancellationToken.None);
