@@ -1,6 +1,7 @@
 using System.Threading.Channels;
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Protocol;
+using SieveQ.Core.Diagnostics;
 using SieveQ.Core.Replica;
 
 namespace SieveQ.ReplicaSq;
@@ -47,6 +48,14 @@ public sealed class GuardedSieveApplication : IReplicatedApplication
 
     public IReadOnlyList<byte[]> Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
     {
+        ArgumentNullException.ThrowIfNull(requests);
+        if (StageTrace.Enabled)
+        {
+            foreach (var r in requests)
+            {
+                StageTrace.MarkOrderingPayload(StageNames.ReplicaExecuted, r.Payload);
+            }
+        }
         IReadOnlyList<byte[]> results;
         OutboxContents drained;
         lock (_gate)

@@ -1,4 +1,5 @@
 using Microsoft.Extensions.Logging;
+using SieveQ.Core.Diagnostics;
 using SieveQ.Core.Replica;
 
 namespace SieveQ.ReplicaSq;
@@ -39,6 +40,13 @@ internal sealed partial class OutboxPump
             {
                 foreach (var b in contents.Batches)
                 {
+                    if (StageTrace.Enabled)
+                    {
+                        foreach (var item in b.Items)
+                        {
+                            StageTrace.Mark(StageNames.ReplicaPublished, item.Sender, item.SenderSeq);
+                        }
+                    }
                     _receivers.Publish(b);
                 }
                 foreach (var a in contents.AckResponses)

@@ -30,6 +30,9 @@ internal sealed class OrderingForwarder : IAsyncDisposable
 
     public int ConnectedReplicas => _client.ConnectedReplicas;
 
+    /// <summary>Requests submitted and not yet completed.</summary>
+    public int InFlight => Volatile.Read(ref _pending);
+
     public bool TryTakeSlot() => _slots.Wait(0);
 
     public Task TakeSlotAsync(CancellationToken ct) => _slots.WaitAsync(ct);

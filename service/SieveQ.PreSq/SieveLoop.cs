@@ -1,6 +1,7 @@
 using System.Buffers.Binary;
 using System.Diagnostics;
 using System.Threading.Channels;
+using SieveQ.Core.Diagnostics;
 using SieveQ.Core.Envelope;
 using SieveQ.Core.PreSq;
 
@@ -105,6 +106,14 @@ internal sealed class SieveLoop : IAsyncDisposable
                     await ForwardAsync(_batcher.Poll(NowMs), ct).ConfigureAwait(false);
                 }
                 await ForwardAsync(_batcher.Poll(NowMs), ct).ConfigureAwait(false);
+                if (_batcher.Count > 0 && _forwarder.InFlight == 0)
+                {
+                    // Nagle's rule: with nothing of ours being ordered, waiting only adds latency; while
+                    // requests are in flight the batch keeps filling until one completes or the delay is up,
+                    // so batches grow with load on their own.
+                    await ForwardAsync(_batcher.Flush(), ct).ConfigureAwait(false);
+                    continue;
+                }
                 if (_batcher.Deadline is not { } deadline)
                 {
                     if (!await reader.WaitToReadAsync(ct).ConfigureAwait(false))
@@ -152,6 +161,10 @@ internal sealed class SieveLoop : IAsyncDisposable
         if (!verdict.Passed)
         {
             return;
+        }
+        if (verdict.Kind == StructureKind.SenderMessage)
+        {
+            StageTrace.Mark(StageNames.PreSqPassed, verdict.Sender, verdict.Seq);
         }
         if (_fault == PreSqFault.Drop)
         {
@@ -228,9 +241,13 @@ internal sealed class SieveLoop : IAsyncDisposable
         }
         // Item count of the closed batch: u8 kind | u32 origin | u32 count.
         _forwarder.Submit(payload, BinaryPrimitives.ReadInt32LittleEndian(payload.AsSpan(5, 4)));
+        StageTrace.MarkOrderingPayload(StageNames.PreSqSubmitted, payload);
     }
 
-    private static long NowMs => Environment.TickCount64;
+    /// <summary>Stopwatch, not Environment.TickCount64, whose 4 ms steps on Linux would stretch the batch delay.</summary>
+    private static long NowMs => Stopwatch.GetTimestamp() / TicksPerMs;
+
+    private static readonly long TicksPerMs = Stopwatch.Frequency / 1000;
 
     private static long NowUs => (long)(Stopwatch.GetTimestamp() * (1_000_000.0 / Stopwatch.Frequency));
 

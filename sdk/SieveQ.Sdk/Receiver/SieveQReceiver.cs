@@ -1,3 +1,4 @@
+using SieveQ.Core.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
 using System.Threading.Channels;
@@ -165,6 +166,7 @@ public sealed class SieveQReceiver : IAsyncDisposable
                     continue;
                 }
                 _progress.Hand(message.Sender, message.RouteSeq);
+                StageTrace.Mark(StageNames.ApplicationRead, message.Sender, message.SenderSeq);
                 yield return message;
                 // The application asked for the next one: the previous ones are processed.
                 if (await AutoCommitAsync(lastCommit, idle: false, ct).ConfigureAwait(false))
@@ -303,6 +305,7 @@ public sealed class SieveQReceiver : IAsyncDisposable
     {
         foreach (var d in step.Deliveries)
         {
+            StageTrace.Mark(StageNames.ReceiverVoted, d.Sender, d.SenderSeq);
             // Waits while the application is behind: the voter's inputs back up, then the replica streams.
             await _deliveries.Writer.WriteAsync(new ReceivedMessage(d.Sender, d.SenderSeq, d.RouteSeq, d.Data), stop).ConfigureAwait(false);
             Interlocked.Increment(ref _delivered);

@@ -1,3 +1,4 @@
+using SieveQ.Core.Diagnostics;
 using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
@@ -15,8 +16,9 @@ namespace SieveQ.Sdk.Sender;
 /// retransmitting through another pre-SQ on time-out. Thread-safe: any number of callers may send.
 /// <para>
 /// One pump task owns the <see cref="SenderSq"/> (which is not thread-safe): it numbers queued sends
-/// while the outstanding window has room, signs them in micro-batches (one Merkle signature for
-/// everything staged within <see cref="SieveQSenderOptions.FlushDelay"/>), runs the sender-SQ's timers
+/// while the outstanding window has room, signs them in micro-batches (at most one flush, i.e. one
+/// Merkle signature, per <see cref="SieveQSenderOptions.FlushDelay"/>; the first message after a pause
+/// goes out at once, so batching costs latency only under load), runs the sender-SQ's timers
 /// and feeds it every ACKRES the pre-SQs relay. When the window is full the pump stops taking sends,
 /// so callers wait in <see cref="SendAsync"/> until acknowledgements free room: back-pressure without
 /// polling.
@@ -160,7 +162,7 @@ public sealed class SieveQSender : IAsyncDisposable
         var sendsReadable = new ChannelWaiter<SendRequest>(_sends.Reader);
         var acksReadable = new ChannelWaiter<byte[]>(_ackResponses.Reader);
         var flushDelayMs = (long)Math.Ceiling(_options.FlushDelay.TotalMilliseconds);
-        var firstStagedAt = -1L;
+        var lastFlushAt = long.MinValue / 2;
         var staged = 0;
         try
         {
@@ -182,22 +184,21 @@ public sealed class SieveQSender : IAsyncDisposable
                         request.Fail(new InvalidOperationException("the sender-SQ refused a message despite room in its window"));
                         continue;
                     }
+                    StageTrace.Mark(StageNames.SenderNumbered, Id, seq);
                     request.Complete(seq);
                     Interlocked.Increment(ref _accepted);
                     Interlocked.Exchange(ref _lastSeq, seq);
-                    if (staged++ == 0)
+                    if (++staged >= _options.FlushAtStaged)
                     {
-                        firstStagedAt = now;
-                    }
-                    if (staged >= _options.FlushAtStaged)
-                    {
-                        Dispatch(_sq.Flush(now));
+                        DispatchFlush(now);
+                        lastFlushAt = now;
                         staged = 0;
                     }
                 }
-                if (staged > 0 && now - firstStagedAt >= flushDelayMs)
+                if (staged > 0 && now - lastFlushAt >= flushDelayMs)
                 {
-                    Dispatch(_sq.Flush(now));
+                    DispatchFlush(now);
+                    lastFlushAt = now;
                     staged = 0;
                 }
                 if (_sq.NextWakeupMs is { } due && due <= now)
@@ -209,7 +210,7 @@ public sealed class SieveQSender : IAsyncDisposable
                 var deadline = long.MaxValue;
                 if (staged > 0)
                 {
-                    deadline = firstStagedAt + flushDelayMs;
+                    deadline = lastFlushAt + flushDelayMs;
                 }
                 if (_sq.NextWakeupMs is { } wake)
                 {
@@ -257,6 +258,19 @@ public sealed class SieveQSender : IAsyncDisposable
         }
         Volatile.Write(ref _assignedPreSq, outcome.AssignedPreSq);
         _acknowledged.Advance(outcome.AcknowledgedUpTo);
+    }
+
+    private void DispatchFlush(long now)
+    {
+        var from = _sq.LastSentSeq;
+        Dispatch(_sq.Flush(now));
+        if (StageTrace.Enabled)
+        {
+            for (var seq = from + 1; seq <= _sq.LastSentSeq; seq++)
+            {
+                StageTrace.Mark(StageNames.SenderFlushed, Id, seq);
+            }
+        }
     }
 
     private void Dispatch(IReadOnlyList<OutgoingFrame> frames)

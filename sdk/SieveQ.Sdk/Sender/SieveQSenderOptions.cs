@@ -12,8 +12,9 @@ public sealed record SieveQSenderOptions
     public int FlushAtStaged { get; init; } = 256;
 
     /// <summary>
-    /// Otherwise flush this long after the first message was staged. Short enough not to show in
-    /// latency, long enough that a busy application's messages share one signature.
+    /// Otherwise at most one flush per this interval: a message staged after a quiet interval goes out
+    /// at once (an idle sender pays no delay), and under load everything staged within the interval
+    /// shares one signature, which the replicas then verify once instead of per message.
     /// </summary>
     public TimeSpan FlushDelay { get; init; } = TimeSpan.FromMilliseconds(1);
 

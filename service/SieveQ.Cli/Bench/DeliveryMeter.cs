@@ -80,4 +80,8 @@ internal sealed class DeliveryMeter
 }
 
 /// <summary>One side of an end-to-end benchmark run.</summary>
-internal sealed record E2eFigures(string Name, long Sent, long Delivered, double Seconds, double DeliveredPerSecond, LatencySummary Latency, IReadOnlyList<long> PerSecond, IReadOnlyList<double> LatencySamplesMs);
+internal sealed record E2eFigures(string Name, long Sent, long Delivered, double Seconds, double DeliveredPerSecond, LatencySummary Latency, IReadOnlyList<long> PerSecond, IReadOnlyList<double> LatencySamplesMs)
+{
+    /// <summary>Where the time went, stage by stage (only with --trace).</summary>
+    public IReadOnlyList<SieveQ.Core.Diagnostics.StageFigure>? Profile { get; init; }
+}

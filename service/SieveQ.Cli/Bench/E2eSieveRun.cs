@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using SieveQ.Cli.Commands;
+using SieveQ.Core.Diagnostics;
 using SieveQ.Deployment;
 using SieveQ.Sdk.Receiver;
 using SieveQ.Sdk.Sender;
@@ -61,9 +62,18 @@ internal static class E2eSieveRun
                     return counts.Sum();
                 }
                 await OfferAsync(s.Warmup).ConfigureAwait(false);
-                meter.Open(Stopwatch.GetTimestamp(), s.Duration);
+                var measuredFrom = Stopwatch.GetTimestamp();
+                meter.Open(measuredFrom, s.Duration);
                 var sent = await OfferAsync(s.Duration).ConfigureAwait(false);
+                var measuredTo = Stopwatch.GetTimestamp();
                 var figures = meter.Figures(name, s.Duration.TotalSeconds, sent);
+                if (StageTrace.Enabled)
+                {
+                    // Let the last sampled messages arrive and every process write its marks (each does so twice a second).
+                    await Task.Delay(TimeSpan.FromSeconds(2), ct).ConfigureAwait(false);
+                    StageTrace.Flush();
+                    figures = figures with { Profile = E2eStageReport.Read(cfg.F, measuredFrom, measuredTo) };
+                }
                 if (ruleSet is not null)
                 {
                     await ReportRulesAsync(cfg, ct).ConfigureAwait(false);

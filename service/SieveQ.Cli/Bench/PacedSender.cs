@@ -21,7 +21,10 @@ internal static class PacedSender
                 long due = ratePerSecond is { } r ? (long)(clock.Elapsed.TotalSeconds * r) + 1 : sent + 64;
                 if (sent >= due)
                 {
-                    await Task.Delay(1, ct).ConfigureAwait(false);
+                    // Sleep until the next message is due (at least the timer's 1 ms), not in 1 ms polls:
+                    // the load generator shares the cores with the system it measures.
+                    var nextDueMs = ratePerSecond is { } rr ? sent * 1000.0 / rr - clock.Elapsed.TotalMilliseconds : 1;
+                    await Task.Delay(TimeSpan.FromMilliseconds(Math.Clamp(nextDueMs, 1, 100)), ct).ConfigureAwait(false);
                     continue;
                 }
                 while (sent < due)

@@ -3,6 +3,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Text.Json;
 using SieveQ.Cli.Bench;
+using SieveQ.Core.Diagnostics;
 using SieveQ.Deployment;
 using SieveQ.Rules;
 
@@ -22,16 +23,17 @@ internal static class BenchE2eCommand
         var size = new Option<int>("--size") { Description = "Message size in bytes (100, 500, 1000 in the paper).", DefaultValueFactory = _ => 500 };
         var rate = new Option<string>("--rate") { Description = "'max' (as fast as back-pressure allows) or messages per second.", DefaultValueFactory = _ => "max" };
         var duration = new Option<string>("--duration") { Description = "Measured time per run (e.g. 30s).", DefaultValueFactory = _ => "30s" };
-        var warmup = new Option<string>("--warmup") { Description = "Unmeasured load before each run.", DefaultValueFactory = _ => "5s" };
+        var warmup = new Option<string>("--warmup") { Description = "Unmeasured load before each run (long enough for seven freshly started processes to finish JIT compiling on two cores).", DefaultValueFactory = _ => "20s" };
         var json = new Option<FileInfo?>("--json") { Description = "Write the figures as JSON." };
         var plot = new Option<FileInfo?>("--plot") { Description = "Write a PNG: delivered/s over time and latency percentiles, both runs." };
         var rules = new Option<FileInfo?>("--rules") { Description = "Also run SieveQ with this rule set enforced (stage f) and report it next to the run with routes only." };
         var noDurability = new Option<bool>("--no-durability") { Description = "Replicas without the write-ahead log." };
+        var trace = new Option<bool>("--trace") { Description = "Profile where the time goes: every process marks a sample of messages at each stage (SIEVEQ_STAGE_TRACE_EVERY, default 64)." };
         var keep = new Option<bool>("--keep") { Description = "Keep the deployment directory (logs) afterwards." };
         var logLevel = new Option<string>("--log-level") { Description = "Components' log level (their logs go to the deployment's logs folder; see --keep).", DefaultValueFactory = _ => "warning" };
         var cmd = new Command("e2e", "End-to-end throughput and latency through SieveQ vs direct delivery, in one run.")
         {
-            size, rate, duration, warmup, json, plot, rules, noDurability, keep, logLevel,
+            size, rate, duration, warmup, json, plot, rules, noDurability, trace, keep, logLevel,
         };
         cmd.SetAction(async (parse, ct) =>
         {
@@ -65,6 +67,13 @@ internal static class BenchE2eCommand
                     return 1;
                 }
             }
+            if (parse.GetValue(trace))
+            {
+                // Before anything reads it: the components inherit it, and this process's marks go there too.
+                var folder = Path.Combine(Path.GetTempPath(), $"sieveq-trace-{Environment.ProcessId}");
+                Environment.SetEnvironmentVariable(StageTrace.FolderVariable, folder);
+                Console.WriteLine($"stage trace  {folder}");
+            }
             ClusterSupport.PreferInlineSocketCompletions();
             var direct = await RunDirectAsync(s, ct).ConfigureAwait(false);
             Print(direct);
@@ -74,11 +83,13 @@ internal static class BenchE2eCommand
             {
                 sieve = await E2eSieveRun.RunAsync(s, "sieveq", null, ct).ConfigureAwait(false);
                 Print(sieve);
+                E2eStageReport.Print(sieve);
                 if (ruleSet is not null)
                 {
                     // Same deployment shape, same load, same process: only the rules differ.
                     withRules = await E2eSieveRun.RunAsync(s, "+rules", ruleSet, ct).ConfigureAwait(false);
                     Print(withRules);
+                    E2eStageReport.Print(withRules);
                 }
             }
             catch (Exception e) when (e is DeploymentException or RuleSetPublishException)
@@ -138,6 +149,7 @@ internal static class BenchE2eCommand
         meanMs = f.Latency.MeanMs,
         maxMs = f.Latency.MaxMs,
         perSecond = f.PerSecond,
+        profile = f.Profile?.Select(p => new { stage = p.Stage, samples = p.Samples, firstP50Ms = p.FirstP50Ms, firstP90Ms = p.FirstP90Ms, quorumP50Ms = p.QuorumP50Ms }),
     };
 
     private static void Print(E2eFigures f) =>

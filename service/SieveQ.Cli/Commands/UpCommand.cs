@@ -2,6 +2,7 @@ using System.CommandLine;
 using System.Globalization;
 using System.Text.Json;
 using SieveQ.Deployment;
+using SieveQ.Rules;
 
 namespace SieveQ.Cli.Commands;
 
@@ -20,7 +21,12 @@ internal static class UpCommand
         var size = new Option<int>("--size") { Description = "Demo message size in bytes.", DefaultValueFactory = _ => 500 };
         var duration = new Option<string?>("--duration") { Description = "Stop after this long (e.g. 30s); default: until Ctrl-C." };
         var logLevel = new Option<string>("--log-level") { Description = "Components' log level (their logs go to DIR/logs).", DefaultValueFactory = _ => "warning" };
-        var cmd = new Command("up", "Run a complete local SieveQ deployment on loopback (Ctrl-C stops it).") { dir, fresh, rate, size, duration, logLevel };
+        var rules = new Option<FileInfo?>("--rules")
+        {
+            Description = "Create the deployment with this rule set (JSON) enforced at stage (f), signed by the deployment's new administrator key. "
+                + "For a deployment that exists already, use `sieveq rules push` (or --fresh).",
+        };
+        var cmd = new Command("up", "Run a complete local SieveQ deployment on loopback (Ctrl-C stops it).") { dir, fresh, rate, size, duration, rules, logLevel };
         cmd.SetAction(async (parse, ct) =>
         {
             var d = parse.GetValue(dir)!.FullName;
@@ -36,12 +42,33 @@ internal static class UpCommand
             {
                 Directory.Delete(d, recursive: true);
             }
+            var exists = File.Exists(Path.Combine(d, DeploymentFile.FileName));
+            byte[]? ruleSet = null;
+            if (parse.GetValue(rules) is { } rulesFile)
+            {
+                if (exists)
+                {
+                    Console.Error.WriteLine($"error: {d} already holds a deployment; push the rule set with `sieveq rules push {rulesFile.FullName} --deployment {d} --key ...`, or add --fresh");
+                    return 1;
+                }
+                try
+                {
+                    ruleSet = File.ReadAllBytes(rulesFile.FullName);
+                    var compiled = RuleSetLoader.CompileUnsigned(ruleSet);
+                    Console.WriteLine($"rule set       {compiled.Document.Name ?? rulesFile.Name} version {compiled.Version}: {compiled.Summary.Rules} rules, {compiled.Summary.Literals} literal patterns");
+                }
+                catch (Exception e) when (e is RuleSetException or IOException or UnauthorizedAccessException)
+                {
+                    Console.Error.WriteLine($"error: --rules {rulesFile.FullName}: {e.Message}");
+                    return 1;
+                }
+            }
             DeploymentConfig cfg;
             try
             {
-                cfg = File.Exists(Path.Combine(d, DeploymentFile.FileName))
+                cfg = exists
                     ? DeploymentFile.Load(d)
-                    : DeploymentBootstrap.Create(d, new LocalDeploymentSpec { BasePort = PortPlan.FindFreeBase(4, 2) });
+                    : DeploymentBootstrap.Create(d, new LocalDeploymentSpec { BasePort = PortPlan.FindFreeBase(4, 2), RuleSet = ruleSet });
             }
             catch (DeploymentException e)
             {

@@ -18,6 +18,10 @@ public sealed record PreSqOptions
     /// <summary>... or this many bytes ...</summary>
     public int BatchMaxBytes { get; init; } = 1 << 20;
 
-    /// <summary>... or when its first item has waited this long.</summary>
-    public long BatchMaxDelayMs { get; init; } = 2;
+    /// <summary>
+    /// ... or when its first item has waited this long. The pre-SQ host closes a batch at once when none
+    /// of its requests is being ordered (Nagle's rule), so this delay only applies under load, where it
+    /// sets how many ordering requests per second the pre-SQ makes.
+    /// </summary>
+    public long BatchMaxDelayMs { get; init; } = 4;
 }

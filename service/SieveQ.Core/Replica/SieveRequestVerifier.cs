@@ -1,3 +1,4 @@
+using SieveQ.Core.Diagnostics;
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Protocol;
 using SieveQ.Core.Envelope;
@@ -47,6 +48,7 @@ public sealed class SieveRequestVerifier : IRequestVerifier
         {
             return false;
         }
+        StageTrace.MarkOrderingPayload(StageNames.ReplicaArrived, request.Payload);
         var items = payload.Items;
         if (items.Count == 1 && items[0].Span[0] == (byte)StructureKind.RuleSetCommand)
         {
@@ -65,6 +67,7 @@ public sealed class SieveRequestVerifier : IRequestVerifier
                 _authenticator.Precompute(item);
             }
         }
+        StageTrace.MarkOrderingPayload(StageNames.ReplicaVerified, request.Payload);
         return true;
     }
 }

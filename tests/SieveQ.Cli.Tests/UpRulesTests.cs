@@ -1,0 +1,154 @@
+using System.Diagnostics;
+using System.Text;
+
+namespace SieveQ.Cli.Tests;
+
+/// <summary>
+/// The operator's path for rule sets, all through the real CLI: `sieveq up --rules` starts a whole
+/// local deployment (every component its own process) enforcing a rule set, then `sieveq rules
+/// sign`, `push` and `rollback` change it while it runs, and a push that does not raise the version
+/// is refused with the running version kept.
+/// </summary>
+public sealed class UpRulesTests
+{
+    private const string Open = """
+        { "schema": "sieveq-ruleset/v1", "version": 1, "name": "open",
+          "rules": [{ "name": "open", "action": "allow", "from": "any", "to": "any" }] }
+        """;
+
+    private const string Screened = """
+        { "schema": "sieveq-ruleset/v1", "version": 2, "name": "screened",
+          "patternSets": [{ "name": "bad", "literals": ["EVIL"] }],
+          "rules": [{ "name": "screen", "action": "allow", "from": "any", "to": "any", "rejectPatterns": ["bad"] }] }
+        """;
+
+    [Fact]
+    public async Task Up_with_a_rule_set_then_push_and_rollback_through_the_cli()
+    {
+        var dir = Directory.CreateTempSubdirectory("sieveq-up-rules-").FullName;
+        var deployment = Path.Combine(dir, "deployment");
+        var open = Path.Combine(dir, "open.json");
+        var screened = Path.Combine(dir, "screened.json");
+        await File.WriteAllTextAsync(open, Open);
+        await File.WriteAllTextAsync(screened, Screened);
+        var passed = false;
+        using var up = Start("up", "--dir", deployment, "--rules", open, "--rate", "0", "--duration", "300s");
+        var output = new StringBuilder();
+        var healthy = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        up.OutputDataReceived += (_, e) =>
+        {
+            lock (output)
+            {
+                output.AppendLine(e.Data);
+            }
+            if (e.Data?.StartsWith("all components healthy", StringComparison.Ordinal) == true)
+            {
+                healthy.TrySetResult();
+            }
+        };
+        up.ErrorDataReceived += (_, e) =>
+        {
+            lock (output)
+            {
+                output.AppendLine(e.Data);
+            }
+        };
+        up.BeginOutputReadLine();
+        up.BeginErrorReadLine();
+        try
+        {
+            await Task.WhenAny(healthy.Task, up.WaitForExitAsync(), Task.Delay(TimeSpan.FromMinutes(3)));
+            Assert.True(healthy.Task.IsCompleted, $"sieveq up did not report healthy:\n{Text(output)}");
+            Assert.Contains("rule set       open version 1", Text(output), StringComparison.Ordinal);
+
+            // A deployment that exists refuses --rules: the running rules change only through the ordering.
+            var (code, _, stderr) = await RunAsync("up", "--dir", deployment, "--rules", screened, "--rate", "0", "--duration", "1s");
+            Assert.Equal(1, code);
+            Assert.Contains("sieveq rules push", stderr, StringComparison.Ordinal);
+
+            var key = Path.Combine(deployment, "keys", "administrator.pem");
+            (code, _, stderr) = await RunAsync("rules", "sign", screened, "--key", key);
+            Assert.True(code == 0, stderr);
+
+            (code, var stdout, stderr) = await RunAsync("rules", "push", screened, "--deployment", deployment, "--key", key);
+            Assert.True(code == 0, stdout + stderr);
+            Assert.Contains("in place of version 1", stdout, StringComparison.Ordinal);
+            Assert.Contains("APPLIED", stdout, StringComparison.Ordinal);
+
+            // Pushing the running version again is refused before anything is sent, naming the running version.
+            (code, stdout, stderr) = await RunAsync("rules", "push", screened, "--deployment", deployment, "--key", key);
+            Assert.Equal(1, code);
+            Assert.Contains("version 2 is running, so a push needs a higher version", stderr, StringComparison.Ordinal);
+
+            (code, stdout, stderr) = await RunAsync("rules", "rollback", "--deployment", deployment, "--key", key);
+            Assert.True(code == 0, stdout + stderr);
+            Assert.Contains("from version 2 to version 1", stdout, StringComparison.Ordinal);
+            Assert.Contains("APPLIED", stdout, StringComparison.Ordinal);
+            passed = true;
+        }
+        finally
+        {
+            await StopAsync(up);
+            if (passed)
+            {
+                Directory.Delete(dir, recursive: true);
+            }
+        }
+        Assert.Contains("stopped.", Text(output), StringComparison.Ordinal);
+    }
+
+    private static string Text(StringBuilder output)
+    {
+        lock (output)
+        {
+            return output.ToString();
+        }
+    }
+
+    /// <summary>SIGTERM, as a service manager would send: `up` stops every component it started, then exits.</summary>
+    private static async Task StopAsync(Process up)
+    {
+        if (!up.HasExited)
+        {
+            using var kill = Process.Start("kill", ["-TERM", up.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+            await kill.WaitForExitAsync();
+        }
+        using var limit = new CancellationTokenSource(TimeSpan.FromSeconds(60));
+        try
+        {
+            await up.WaitForExitAsync(limit.Token);
+        }
+        catch (OperationCanceledException)
+        {
+            up.Kill(entireProcessTree: true);
+            throw;
+        }
+    }
+
+    private static Process Start(params string[] args)
+    {
+        var info = Info(args);
+        return Process.Start(info)!;
+    }
+
+    private static ProcessStartInfo Info(string[] args)
+    {
+        var info = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
+        info.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "sieveq.dll"));
+        foreach (var a in args)
+        {
+            info.ArgumentList.Add(a);
+        }
+        return info;
+    }
+
+    private static async Task<(int Code, string Stdout, string Stderr)> RunAsync(params string[] args)
+    {
+        using var process = Process.Start(Info(args))!;
+        var stdout = process.StandardOutput.ReadToEndAsync();
+        var stderr = process.StandardError.ReadToEndAsync();
+        using var limit = new CancellationTokenSource(TimeSpan.FromMinutes(2));
+        await process.WaitForExitAsync(limit.Token);
+        return (process.ExitCode, await stdout, await stderr);
+    }
+}
