@@ -1,3 +1,4 @@
+using SieveQ.Transport;
 using Microsoft.Extensions.Logging;
 using SieveQ.Core.Keys;
 using SieveQ.Core.Replica;
@@ -66,7 +67,7 @@ internal sealed partial class ReceiverStreams
             _metrics.SubscriptionReplaced();
         }
         _metrics.SubscriptionOpened(receiver: true);
-        Resend(stream, onlyOld: false, Environment.TickCount64);
+        Resend(stream, onlyOld: false, MonotonicClock.Ms);
         return stream;
     }
 
@@ -127,7 +128,7 @@ internal sealed partial class ReceiverStreams
     /// <summary>Periodic catch-up: re-sends what is older than the interval (everything after a state jump or lost outputs).</summary>
     public void RetransmitDue()
     {
-        var now = Environment.TickCount64;
+        var now = MonotonicClock.Ms;
         var generation = _app.ResyncGeneration;
         var everything = generation != Interlocked.Exchange(ref _seenResync, generation);
         List<ReceiverStream> streams;

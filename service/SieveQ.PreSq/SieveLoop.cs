@@ -1,9 +1,9 @@
 using System.Buffers.Binary;
-using System.Diagnostics;
 using System.Threading.Channels;
 using SieveQ.Core.Diagnostics;
 using SieveQ.Core.Envelope;
 using SieveQ.Core.PreSq;
+using SieveQ.Transport;
 
 namespace SieveQ.PreSq;
 
@@ -244,12 +244,9 @@ internal sealed class SieveLoop : IAsyncDisposable
         StageTrace.MarkOrderingPayload(StageNames.PreSqSubmitted, payload);
     }
 
-    /// <summary>Stopwatch, not Environment.TickCount64, whose 4 ms steps on Linux would stretch the batch delay.</summary>
-    private static long NowMs => Stopwatch.GetTimestamp() / TicksPerMs;
+    private static long NowMs => MonotonicClock.Ms;
 
-    private static readonly long TicksPerMs = Stopwatch.Frequency / 1000;
-
-    private static long NowUs => (long)(Stopwatch.GetTimestamp() * (1_000_000.0 / Stopwatch.Frequency));
+    private static long NowUs => MonotonicClock.Us;
 
     public async ValueTask DisposeAsync()
     {

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using SieveQ.Tests.Shared;
 
 namespace SieveQ.Cli.Tests;
@@ -88,19 +87,6 @@ public sealed class FirewallExplainTests : IDisposable
     }
 
 
-    private static async Task<(int Code, string Stdout, string Stderr)> RunAsync(params string[] args)
-    {
-        var info = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
-        info.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "sieveq.dll"));
-        foreach (string a in args)
-        {
-            info.ArgumentList.Add(a);
-        }
-        info.Environment["SIEVEQ_FW_LIBRARY"] = DriverLibrary.LibraryPath;
-        using var process = Process.Start(info)!;
-        var stdout = process.StandardOutput.ReadToEndAsync();
-        var stderr = process.StandardError.ReadToEndAsync();
-        await process.WaitForExitAsync();
-        return (process.ExitCode, await stdout, await stderr);
-    }
+    private static Task<(int Code, string Stdout, string Stderr)> RunAsync(params string[] args) =>
+        SieveqProcess.RunAsync(args, new Dictionary<string, string> { ["SIEVEQ_FW_LIBRARY"] = DriverLibrary.LibraryPath });
 }

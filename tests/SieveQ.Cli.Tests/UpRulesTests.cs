@@ -125,30 +125,7 @@ public sealed class UpRulesTests
         }
     }
 
-    private static Process Start(params string[] args)
-    {
-        var info = Info(args);
-        return Process.Start(info)!;
-    }
+    private static Process Start(params string[] args) => Process.Start(SieveqProcess.Info(args))!;
 
-    private static ProcessStartInfo Info(string[] args)
-    {
-        var info = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
-        info.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "sieveq.dll"));
-        foreach (var a in args)
-        {
-            info.ArgumentList.Add(a);
-        }
-        return info;
-    }
-
-    private static async Task<(int Code, string Stdout, string Stderr)> RunAsync(params string[] args)
-    {
-        using var process = Process.Start(Info(args))!;
-        var stdout = process.StandardOutput.ReadToEndAsync();
-        var stderr = process.StandardError.ReadToEndAsync();
-        using var limit = new CancellationTokenSource(TimeSpan.FromMinutes(2));
-        await process.WaitForExitAsync(limit.Token);
-        return (process.ExitCode, await stdout, await stderr);
-    }
+    private static Task<(int Code, string Stdout, string Stderr)> RunAsync(params string[] args) => SieveqProcess.RunAsync(args);
 }

@@ -27,9 +27,6 @@ public static class StageTrace
 
     public static bool Enabled => s_sink is not null;
 
-    /// <summary>Whether <paramref name="seq"/> is in the sample (false when tracing is off).</summary>
-    public static bool Sampled(long seq) => s_sink is { } s && seq % s.Every == 0;
-
     /// <summary>Marks (sender, seq) at <paramref name="stage"/> now, when tracing is on and the number is sampled.</summary>
     public static void Mark(string stage, int sender, long seq)
     {
@@ -52,6 +49,17 @@ public static class StageTrace
             request = OrderingRequestCodec.Decode(payload);
         }
         catch (MalformedEnvelopeException)
+        {
+            return;
+        }
+        MarkOrderingRequest(stage, request);
+    }
+
+    /// <summary>Marks every sampled sender message of an ordering request already decoded.</summary>
+    public static void MarkOrderingRequest(string stage, OrderingRequest request)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        if (s_sink is null)
         {
             return;
         }

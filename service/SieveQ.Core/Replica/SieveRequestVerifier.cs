@@ -48,7 +48,7 @@ public sealed class SieveRequestVerifier : IRequestVerifier
         {
             return false;
         }
-        StageTrace.MarkOrderingPayload(StageNames.ReplicaArrived, request.Payload);
+        StageTrace.MarkOrderingRequest(StageNames.ReplicaArrived, payload);
         var items = payload.Items;
         if (items.Count == 1 && items[0].Span[0] == (byte)StructureKind.RuleSetCommand)
         {
@@ -67,7 +67,7 @@ public sealed class SieveRequestVerifier : IRequestVerifier
                 _authenticator.Precompute(item);
             }
         }
-        StageTrace.MarkOrderingPayload(StageNames.ReplicaVerified, request.Payload);
+        StageTrace.MarkOrderingRequest(StageNames.ReplicaVerified, payload);
         return true;
     }
 }
