@@ -37,8 +37,15 @@ public sealed class ReplicaFaultTests(ITestOutputHelper output)
         // It restarted empty (durability off) behind a checkpoint: only state from the others can have moved it.
         Assert.True(caughtUp.CoreCounters.GetValueOrDefault("state-transfer.checkpoint-installed") >= 1, "the restarted replica should catch up by state transfer");
 
-        var regency = cluster.Status(follower)!.Regency;
-        output.WriteLine($"killing leader {leader} at {load.Count} completed");
+        // Timeouts on a loaded machine may already have moved the regency on while the follower was away:
+        // the leader to kill is the one the live replicas agree on now, not the one the test began with.
+        var current = await cluster.WaitForAsync(() =>
+        {
+            var live = cluster.LiveStatuses();
+            return live.Count == cluster.N && live.All(s => s.Mode == "Normal" && s.Regency == live[0].Regency && s.Leader == live[0].Leader) ? live[0] : null;
+        }, Step, "the four replicas to agree on the current regency");
+        (leader, var regency) = (current.Leader, current.Regency);
+        output.WriteLine($"killing leader {leader} (regency {regency}) at {load.Count} completed");
         cluster.Kill(leader);
         var installed = await cluster.WaitForAsync(() =>
         {

@@ -30,7 +30,7 @@ public sealed class FilteringTests(PreSqTestBed bed)
         var ordered = bed.OrderedItems().Where(i => i[0] == (byte)StructureKind.SenderMessage && SenderMessageCodec.Decode(i).Sender == 1).ToList();
         Assert.All(messages, m => Assert.Contains(ordered, o => o.AsSpan().SequenceEqual(m)));
         Assert.True(await PreSqTestBed.WaitUntilAsync(
-            () => bed.OrderedItems().Any(i => i[0] == (byte)StructureKind.AckRequest && AckRequestCodec.Decode(i).Sender == 1), Patience), "ACKREQ not ordered");
+            () => bed.OrderedItems().Any(i => i[0] == (byte)StructureKind.AckRequest && AckRequestCodec.Decode(i).Sender == 1), Patience), "ACKREQ not ordered " + bed.StateForFailure());
         Assert.True(await PreSqTestBed.WaitUntilAsync(() => Host.Metrics.Accepted >= 21 && Host.Metrics.Batches >= 1, Patience), "ordering results not counted");
     }
 
@@ -89,7 +89,7 @@ public sealed class FilteringTests(PreSqTestBed bed)
         Assert.True(await PreSqTestBed.WaitUntilAsync(() => Host.Drops[SieveStage.Sequence, DropReason.Replay] == before + 3, Patience));
 
         await session.SendAsync(s.Frame(3));
-        Assert.True(await PreSqTestBed.WaitUntilAsync(() => bed.OrderedSeqs(4).Contains(3), Patience));
+        Assert.True(await PreSqTestBed.WaitUntilAsync(() => bed.OrderedSeqs(4).Contains(3), Patience), bed.StateForFailure());
         Assert.Equal([1L, 2L, 3L], bed.OrderedSeqs(4).Order());
     }
 
@@ -139,6 +139,6 @@ public sealed class FilteringTests(PreSqTestBed bed)
             "WARNREQ not ordered");
         var warning = LoadWarningCodec.Decode(bed.OrderedItems().Last(i => i[0] == (byte)StructureKind.LoadWarning));
         Assert.True(warning.LoadPermille >= PreSqTestBed.Options.WarnAtPermille);
-        Assert.True(await PreSqTestBed.WaitUntilAsync(() => bed.OrderedSeqs(7).Count == sent, Patience));
+        Assert.True(await PreSqTestBed.WaitUntilAsync(() => bed.OrderedSeqs(7).Count == sent, Patience), $"{bed.OrderedSeqs(7).Count} of {sent} " + bed.StateForFailure());
     }
 }

@@ -21,6 +21,8 @@ internal sealed class OrderingCluster : IAsyncDisposable
         }
     }
 
+    public List<ReplicaHost> Hosts => _hosts;
+
     public List<RecordingApplication> Apps { get; } = [];
 
     public async ValueTask DisposeAsync()

@@ -1,3 +1,4 @@
+using System.Text.Json;
 using SieveQ.Core.Envelope;
 using SieveQ.Core.PreSq;
 
@@ -58,6 +59,11 @@ public sealed class PreSqTestBed : IAsyncLifetime
             .Where(m => m.Sender == sender)
             .Select(m => m.Seq)
             .ToList();
+
+    /// <summary>What a failed wait prints: each replica's executed count and status, and the pre-SQ's counters.</summary>
+    internal string StateForFailure() =>
+        "replicas: " + string.Join(" | ", Ordering.Hosts.Select((h, i) => $"executed {Ordering.Apps[i].Executed} {JsonSerializer.Serialize(h.Status)}"))
+        + "; pre-SQ: " + JsonSerializer.Serialize(Host.Metrics.Snapshot());
 
     internal static async Task<bool> WaitUntilAsync(Func<bool> condition, TimeSpan timeout)
     {
