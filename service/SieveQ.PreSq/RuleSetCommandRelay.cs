@@ -1,5 +1,7 @@
 using System.Security.Cryptography;
 using SieveQ.Core.Envelope;
+using SieveQ.Rules;
+using SieveQ.Rules.Signing;
 using SieveQ.Transport;
 
 namespace SieveQ.PreSq;
@@ -16,6 +18,7 @@ internal sealed class RuleSetCommandRelay : IDisposable
     private readonly int _preSqId;
     private readonly OrderingForwarder _forwarder;
     private readonly ECDsa? _administrator;
+    private readonly SignerKey? _administratorKey;
     private readonly PreSqMetrics _metrics;
     private readonly SemaphoreSlim _one = new(1, 1);
 
@@ -29,6 +32,7 @@ internal sealed class RuleSetCommandRelay : IDisposable
         {
             _administrator = ECDsa.Create();
             _administrator.ImportSubjectPublicKeyInfo(administratorSpki, out _);
+            _administratorKey = SignerKey.FromSpki(administratorSpki);
         }
     }
 
@@ -48,7 +52,11 @@ internal sealed class RuleSetCommandRelay : IDisposable
             _metrics.RuleSetCommandRefused();
             throw new GrpcCallException(GrpcStatusCode.InvalidArgument, e.Message);
         }
-        if (_administrator is not null && !_administrator.VerifyData(RuleSetCommandCodec.SignedBytes(decoded), decoded.Signature.Span,
+        if (decoded.Op == RuleSetOp.Publish)
+        {
+            CheckPublished(decoded);
+        }
+        else if (_administrator is not null && !_administrator.VerifyData(RuleSetCommandCodec.SignedBytes(decoded), decoded.Signature.Span,
                 HashAlgorithmName.SHA256, DSASignatureFormat.IeeeP1363FixedFieldConcatenation))
         {
             _metrics.RuleSetCommandRefused();
@@ -72,6 +80,34 @@ internal sealed class RuleSetCommandRelay : IDisposable
         finally
         {
             _one.Release();
+        }
+    }
+
+    /// <summary>
+    /// A publish has no command signature, so anyone could send one: the whole document check (its signature
+    /// by the pinned key first, then schema and compilation) runs here, so forged or broken documents cost
+    /// the ordering nothing.
+    /// </summary>
+    private void CheckPublished(RuleSetCommand command)
+    {
+        if (_administratorKey is null)
+        {
+            return;
+        }
+        int version;
+        try
+        {
+            version = RuleSetLoader.Load(command.Document, command.DocumentSignature.Span, _administratorKey).Compiled.Version;
+        }
+        catch (Exception e) when (e is RuleSetException or CryptographicException)
+        {
+            _metrics.RuleSetCommandRefused();
+            throw new GrpcCallException(GrpcStatusCode.Unauthenticated, $"published rule set refused: {e.Message}");
+        }
+        if (version != command.ToVersion)
+        {
+            _metrics.RuleSetCommandRefused();
+            throw new GrpcCallException(GrpcStatusCode.InvalidArgument, $"published rule set is version {version}, the command says {command.ToVersion}");
         }
     }
 

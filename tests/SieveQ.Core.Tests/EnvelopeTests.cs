@@ -98,7 +98,7 @@ public sealed class EnvelopeTests : IClassFixture<TestWorld>
         Assert.Equal(tags.Count, tags.Distinct().Count());
     }
 
-    public static TheoryData<string> Decoders => new() { "sender", "frame", "ackreq", "ackres", "warn", "rack", "ordering", "output", "fetchreq", "fetchres", "result", "rulecmd", "rollbackcmd", "ruleres" };
+    public static TheoryData<string> Decoders => new() { "sender", "frame", "ackreq", "ackres", "warn", "rack", "ordering", "output", "fetchreq", "fetchres", "result", "rulecmd", "rollbackcmd", "publishcmd", "ruleres" };
 
     /// <summary>Valid encodings mutated (bit flips, truncation, extension, splices, random bytes): decoders throw only the dedicated exception.</summary>
     [Theory]
@@ -124,6 +124,7 @@ public sealed class EnvelopeTests : IClassFixture<TestWorld>
             "rulecmd" => (RuleSetCommandCodec.Sign(RuleSetCommandCodec.EncodeRegion(RuleSetOp.Activate, 1, 2, 9, "{\"version\":2}"u8, "{\"signer\":\"x\"}"u8), _w.SenderSigning[1]),
                 b => RuleSetCommandCodec.Decode(b)),
             "rollbackcmd" => (RuleSetCommandCodec.Sign(RuleSetCommandCodec.EncodeRegion(RuleSetOp.Rollback, 2, 1, 10, [], []), _w.SenderSigning[1]), b => RuleSetCommandCodec.Decode(b)),
+            "publishcmd" => (RuleSetCommandCodec.EncodePublish(2, "{\"version\":2}"u8, "{\"signer\":\"x\"}"u8), b => RuleSetCommandCodec.Decode(b)),
             "ruleres" => (RuleSetResultCodec.Encode(new RuleSetResult(true, 2, 17, "activated version 2 é")), b => RuleSetResultCodec.Decode(b)),
             _ => (ExecuteResultCodec.Encode(new ExecuteResult(1, 2, 3)), b => ExecuteResultCodec.Decode(b)),
         };

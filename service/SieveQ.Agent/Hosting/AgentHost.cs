@@ -34,13 +34,16 @@ public sealed class AgentHost : IAsyncDisposable
     private readonly CancellationTokenSource _watchdogStop = new();
     private readonly ILogger _log;
     private readonly FirewallEnforcer? _firewall;
+    private readonly PublishedRuleSetFollower? _ruleSets;
     private Task _watchdog = Task.CompletedTask;
     private int _stopped;
 
-    private AgentHost(WebApplication app, string endpoint, AgentEntry entry, PartyRegistry<SieveQSender> senders, PartyRegistry<HostedReceiver> receivers, SystemdNotifier systemd, ILogger log, FirewallEnforcer? firewall)
+    private AgentHost(WebApplication app, string endpoint, AgentEntry entry, PartyRegistry<SieveQSender> senders, PartyRegistry<HostedReceiver> receivers, SystemdNotifier systemd, ILogger log,
+        FirewallEnforcer? firewall, PublishedRuleSetFollower? ruleSets)
     {
         _app = app;
         _firewall = firewall;
+        _ruleSets = ruleSets;
         Endpoint = endpoint;
         Entry = entry;
         _senders = senders;
@@ -71,7 +74,8 @@ public sealed class AgentHost : IAsyncDisposable
             options.MaxUncommittedDeliveries));
         var peers = new ConnectedPeers(log);
         var firewall = options.Firewall is null ? null : StartFirewall(options.Firewall, options.Policy, peers, senders, receivers, logs);
-        var agent = new AgentCallContext(entry, new CallerPolicy(entry, PeerCredentials.CurrentUid()), peers, senders, receivers, log) { Firewall = firewall };
+        var ruleSets = options.Policy is null ? null : FollowRuleSets(ctx.Config, options.Policy, options.RuleSetPollInterval, logs);
+        var agent = new AgentCallContext(entry, new CallerPolicy(entry, PeerCredentials.CurrentUid()), peers, senders, receivers, log) { Firewall = firewall, RuleSets = ruleSets };
 
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
@@ -112,7 +116,8 @@ public sealed class AgentHost : IAsyncDisposable
         {
             AgentEndpoint.Restrict(endpoint);
         }
-        var host = new AgentHost(app, endpoint, entry, senders, receivers, options.Systemd ?? SystemdNotifier.FromEnvironment(), log, firewall);
+        var host = new AgentHost(app, endpoint, entry, senders, receivers, options.Systemd ?? SystemdNotifier.FromEnvironment(), log, firewall, ruleSets);
+        ruleSets?.Start();
         host.Announce(stateDir);
         return host;
     }
@@ -125,6 +130,20 @@ public sealed class AgentHost : IAsyncDisposable
         long Queued() => senders.Started.Sum(s => (long)s.Party.Stats.Outstanding) + receivers.Started.Sum(r => (long)r.Party.Uncommitted);
         var sampler = new HostLoadSampler(HostLoadSampler.DefaultCpuMeter(), Queued, () => peers.Accepted);
         return new FirewallEnforcer(bridge, unavailable, policy, sampler, options, logs);
+    }
+
+    /// <summary>
+    /// Group Policy's rule-set location: checked now, on every policy change and every poll interval. The
+    /// policy monitor only raises Applied for a complete, validated policy, so a refused edit keeps following
+    /// the last good location.
+    /// </summary>
+    private static PublishedRuleSetFollower FollowRuleSets(DeploymentConfig config, SieveQ.Policy.PolicyMonitor policy, TimeSpan pollInterval, ILoggerFactory logs)
+    {
+        var follower = new PublishedRuleSetFollower(config, logs.CreateLogger("SieveQ.Agent.RuleSets"), pollInterval: pollInterval);
+        policy.Applied += (_, e) => follower.Follow(e.Applied.Policy.RuleSet?.Location, e.Applied.Policy.RuleSet?.SignerSpki);
+        var current = policy.Policy.RuleSet;
+        follower.Follow(current?.Location, current?.SignerSpki);
+        return follower;
     }
 
     private void Announce(string stateDir)
@@ -171,6 +190,10 @@ public sealed class AgentHost : IAsyncDisposable
         if (_firewall is not null)
         {
             await _firewall.DisposeAsync().ConfigureAwait(false);
+        }
+        if (_ruleSets is not null)
+        {
+            await _ruleSets.DisposeAsync().ConfigureAwait(false);
         }
         await _senders.DisposeAsync().ConfigureAwait(false);
         await _receivers.DisposeAsync().ConfigureAwait(false);

@@ -25,6 +25,9 @@ public sealed record AgentHostOptions
     /// <summary>Layer 0 (the WFP driver, or its core in-process off Windows); null: the agent runs no firewall.</summary>
     public FirewallOptions? Firewall { get; init; }
 
-    /// <summary>The effective agent policy the firewall enforces; null: the not-configured policy.</summary>
+    /// <summary>The effective agent policy: the firewall enforces it and its rule-set location is followed; null: the not-configured policy.</summary>
     public PolicyMonitor? Policy { get; init; }
+
+    /// <summary>How often the policy's rule-set location is read again while the policy does not change.</summary>
+    public TimeSpan RuleSetPollInterval { get; init; } = TimeSpan.FromMinutes(5);
 }

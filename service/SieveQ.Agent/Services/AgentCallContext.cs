@@ -20,6 +20,9 @@ internal sealed record AgentCallContext(
     /// <summary>Layer 0, when the agent runs it; its counters go into Health.</summary>
     public FirewallEnforcer? Firewall { get; init; }
 
+    /// <summary>Follows the policy's rule-set location; null when the agent runs without a policy.</summary>
+    public PublishedRuleSetFollower? RuleSets { get; init; }
+
     /// <summary>Starts a hosted party; a deployment problem (keys missing, state directory in use) becomes FailedPrecondition with the reason.</summary>
     public static T Start<T>(Func<T> start, string role, int id)
     {

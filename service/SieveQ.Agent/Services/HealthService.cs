@@ -45,6 +45,12 @@ internal static class HealthService
                 reply.Counters[name] = value;
             }
         }
+        if (agent.RuleSets?.Last is { } published)
+        {
+            reply.Counters["ruleset.published.status"] = (long)published.Status;
+            reply.Counters["ruleset.published.version"] = published.Version ?? 0;
+            reply.Detail += $"; published rule set: {published.Status} ({published.Detail})";
+        }
         await call.WriteAsync(reply, ct: call.CallAborted).ConfigureAwait(false);
     }
 }

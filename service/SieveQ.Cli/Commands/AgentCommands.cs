@@ -28,16 +28,17 @@ internal static class AgentCommands
         var state = new Option<DirectoryInfo?>("--state") { Description = "State directory (sequence marks, delivery cursors); default: the deployment's data directory." };
         var logLevel = new Option<LogLevel>("--log-level") { Description = "Minimum log level (logs go to stderr).", DefaultValueFactory = _ => LogLevel.Information };
         var firewall = new Option<bool>("--firewall") { Description = "Run layer 0: push the agent policy to the driver (libsieveqfw.so off Windows), attest new identities, QGuard levels." };
-        var policyFile = new Option<string?>("--policy") { Description = "Agent policy JSON mirror for --firewall (default: the registry on Windows, else the standard mirror path)." };
+        var policyFile = new Option<string?>("--policy") { Description = "Agent policy JSON mirror (default with --firewall: the registry on Windows, else the standard mirror path); its rule-set location is followed and new versions published to the replicas." };
         var cmd = new Command("agent", "Run the agent: sender-SQ and post-SQ for local applications on a Unix socket (SIGTERM or Ctrl-C stops it).") { deployment, name, state, logLevel, firewall, policyFile };
         cmd.SetAction(async (ParseResult parse, CancellationToken ct) =>
         {
             var ctx = DeploymentContext.Load(parse.GetValue(deployment)!.FullName);
             using var logs = AgentLogging(parse.GetValue(logLevel));
-            using var source = parse.GetValue(firewall) ? PolicyCommands.OpenSource(parse.GetValue(policyFile)) : null;
+            // The policy is read with --firewall (what it enforces) or --policy (its rule-set location is followed too).
+            using var source = parse.GetValue(firewall) || parse.GetValue(policyFile) is not null ? PolicyCommands.OpenSource(parse.GetValue(policyFile)) : null;
             using var policy = source is null ? null : new PolicyMonitor(source, logs.CreateLogger<PolicyMonitor>());
             policy?.Start();
-            var options = new AgentHostOptions { Firewall = policy is null ? null : new FirewallOptions(), Policy = policy };
+            var options = new AgentHostOptions { Firewall = parse.GetValue(firewall) ? new FirewallOptions() : null, Policy = policy };
             var host = await AgentHost.StartAsync(ctx, parse.GetValue(name)!, parse.GetValue(state)?.FullName, logs, options, ct).ConfigureAwait(false);
             await using (host.ConfigureAwait(false))
             {

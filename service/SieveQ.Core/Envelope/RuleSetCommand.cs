@@ -6,6 +6,14 @@ public enum RuleSetOp : byte
 {
     Activate = 1,
     Rollback = 2,
+
+    /// <summary>
+    /// Activate a document on the authority of its own administrator signature, with no command signature:
+    /// what an agent carries when Group Policy points it at a published rule set. Anyone may replay it, which
+    /// is harmless because the replicas take it only when its version is above every version ever run, and
+    /// it leaves the nonce and the version kept for rollback to the administrator's own commands.
+    /// </summary>
+    Publish = 3,
 }
 
 /// <summary>
@@ -27,10 +35,11 @@ public sealed record RuleSetCommand(
     ReadOnlyMemory<byte> Signature);
 
 /// <summary>
-/// Layout: <c>u8 kind=0x05 | u8 op (1 activate, 2 rollback) | u32 fromVersion | u32 toVersion |
-/// u64 nonce</c>, for activate also <c>u32 len | document (JSON) | u32 len | signature file (JSON)</c>,
-/// then <c>64 signature</c>: ECDSA P-256 / SHA-256, IEEE P1363, by the administrator key over
-/// <c>"SIEVEQ/RULESET-COMMAND/v1" || everything before it</c>. The document is capped at
+/// Layout: <c>u8 kind=0x05 | u8 op (1 activate, 2 rollback, 3 publish) | u32 fromVersion | u32 toVersion |
+/// u64 nonce</c>, for activate and publish also <c>u32 len | document (JSON) | u32 len | signature file (JSON)</c>,
+/// then, except for publish, <c>64 signature</c>: ECDSA P-256 / SHA-256, IEEE P1363, by the administrator key over
+/// <c>"SIEVEQ/RULESET-COMMAND/v1" || everything before it</c>. A publish has fromVersion and nonce 0: nothing
+/// signs them, so they may not pretend to say anything. The document is capped at
 /// <see cref="EnvelopeLimits.MaxRuleSetDocumentBytes"/>, the signature file at
 /// <see cref="EnvelopeLimits.MaxRuleSetSignatureFileBytes"/>.
 /// </summary>
@@ -48,13 +57,17 @@ public static class RuleSetCommandCodec
         w.Id(fromVersion);
         w.Id(toVersion);
         w.Seq(nonce);
-        if (op == RuleSetOp.Activate)
+        if (op != RuleSetOp.Rollback)
         {
             w.Bytes(document);
             w.Bytes(documentSignature);
         }
         return w.ToArray();
     }
+
+    /// <summary>A complete publish command: the document and its signature file, authorised by that signature alone.</summary>
+    public static byte[] EncodePublish(int version, ReadOnlySpan<byte> document, ReadOnlySpan<byte> documentSignature) =>
+        EncodeRegion(RuleSetOp.Publish, 0, version, 0, document, documentSignature);
 
     /// <summary>The region followed by the administrator's signature over the tagged region.</summary>
     public static byte[] Sign(ReadOnlySpan<byte> region, ECDsa adminKey)
@@ -76,9 +89,9 @@ public static class RuleSetCommandCodec
         var r = new CanonicalReader(bytes.Span);
         r.Kind(StructureKind.RuleSetCommand);
         var opByte = r.U8("op");
-        if (opByte is not ((byte)RuleSetOp.Activate or (byte)RuleSetOp.Rollback))
+        if (opByte is not ((byte)RuleSetOp.Activate or (byte)RuleSetOp.Rollback or (byte)RuleSetOp.Publish))
         {
-            throw new MalformedEnvelopeException($"rule-set command: op {opByte} is neither 1 (activate) nor 2 (rollback)");
+            throw new MalformedEnvelopeException($"rule-set command: op {opByte} is not 1 (activate), 2 (rollback) or 3 (publish)");
         }
         var op = (RuleSetOp)opByte;
         var from = r.Id("fromVersion");
@@ -86,7 +99,7 @@ public static class RuleSetCommandCodec
         var nonce = r.Seq("nonce");
         ReadOnlyMemory<byte> document = default;
         ReadOnlyMemory<byte> documentSignature = default;
-        if (op == RuleSetOp.Activate)
+        if (op != RuleSetOp.Rollback)
         {
             var docLength = (int)Math.Min(r.U32("document length"), int.MaxValue);
             if (docLength > EnvelopeLimits.MaxRuleSetDocumentBytes)
@@ -102,10 +115,11 @@ public static class RuleSetCommandCodec
             documentSignature = bytes.Slice(at, sigLength);
         }
         var region = r.Position;
-        r.Take(EnvelopeLimits.SignatureBytes, "signature");
+        var signatureBytes = op == RuleSetOp.Publish ? 0 : EnvelopeLimits.SignatureBytes;
+        r.Take(signatureBytes, "signature");
         r.End("rule-set command");
         CheckFields(op, from, to, nonce, document.Length, documentSignature.Length, arguments: false);
-        return new RuleSetCommand(op, from, to, nonce, document, documentSignature, bytes[..region], bytes.Slice(region, EnvelopeLimits.SignatureBytes));
+        return new RuleSetCommand(op, from, to, nonce, document, documentSignature, bytes[..region], bytes.Slice(region, signatureBytes));
     }
 
     /// <summary>The bytes the administrator signature covers.</summary>
@@ -118,15 +132,24 @@ public static class RuleSetCommandCodec
     private static void CheckFields(RuleSetOp op, int from, int to, long nonce, int documentBytes, int signatureBytes, bool arguments)
     {
         string? problem = null;
-        if (op is not (RuleSetOp.Activate or RuleSetOp.Rollback))
+        var carriesDocument = op is RuleSetOp.Activate or RuleSetOp.Publish;
+        if (op is not (RuleSetOp.Activate or RuleSetOp.Rollback or RuleSetOp.Publish))
         {
-            problem = $"op {(byte)op} is neither activate nor rollback";
+            problem = $"op {(byte)op} is not activate, rollback or publish";
         }
-        else if (from < 1 || to < 1)
+        else if (op == RuleSetOp.Publish && (from != 0 || nonce != 0))
+        {
+            problem = "a publish carries no signed fromVersion or nonce: both must be 0";
+        }
+        else if (op == RuleSetOp.Publish && to < 1)
         {
             problem = "versions start at 1";
         }
-        else if (nonce < 1)
+        else if (op != RuleSetOp.Publish && (from < 1 || to < 1))
+        {
+            problem = "versions start at 1";
+        }
+        else if (op != RuleSetOp.Publish && nonce < 1)
         {
             problem = "the nonce must be positive";
         }
@@ -138,11 +161,11 @@ public static class RuleSetCommandCodec
         {
             problem = $"rollback must change the version ({from} -> {to})";
         }
-        else if (op == RuleSetOp.Activate && (documentBytes is < 1 or > EnvelopeLimits.MaxRuleSetDocumentBytes))
+        else if (carriesDocument && (documentBytes is < 1 or > EnvelopeLimits.MaxRuleSetDocumentBytes))
         {
             problem = $"rule-set document of {documentBytes} bytes: it must be 1 to {EnvelopeLimits.MaxRuleSetDocumentBytes} bytes";
         }
-        else if (op == RuleSetOp.Activate && (signatureBytes is < 1 or > EnvelopeLimits.MaxRuleSetSignatureFileBytes))
+        else if (carriesDocument && (signatureBytes is < 1 or > EnvelopeLimits.MaxRuleSetSignatureFileBytes))
         {
             problem = $"signature file of {signatureBytes} bytes: it must be 1 to {EnvelopeLimits.MaxRuleSetSignatureFileBytes} bytes";
         }

@@ -13,7 +13,8 @@ namespace SieveQ.Rules.Activation;
 /// Preparation (<see cref="Prepare"/>, on the verifier's threads) checks the command's signature, the
 /// document's own signature, schema and references and compiles it; the outcome is a pure function of
 /// the command bytes, the pinned key and the compile options, kept in a small cache keyed by the
-/// command's SHA-256. <see cref="Apply"/> (the ordering thread) takes the prepared outcome, or
+/// command's SHA-256. A publish (<see cref="RuleSetOp.Publish"/>) has no command signature: the document's
+/// own signature by the same key authorises it. <see cref="Apply"/> (the ordering thread) takes the prepared outcome, or
 /// computes it inline when preparation was skipped, and adds the agreed-state checks: the command's
 /// <c>fromVersion</c> is the running version, its nonce is above the last applied one, an activation
 /// raises the highest version ever run, a rollback names the version kept for it. So every replica
@@ -93,18 +94,20 @@ public sealed class OrderedRuleSets : IApplicationRules, IRuleSetControl
             return Refused(refusal, nextEvaluation);
         }
         var c = prepared.Command!;
-        if (c.Nonce <= _lastNonce)
+        // A publish is authorised by the document's signature alone; the rule that its version is above
+        // every version ever run (checked when it is scheduled) is what makes replaying it useless.
+        if (c.Op != RuleSetOp.Publish && c.Nonce <= _lastNonce)
         {
             return Refused($"replayed or stale command: nonce {c.Nonce} is not above the last applied nonce {_lastNonce}", nextEvaluation);
         }
-        if (c.FromVersion != ActiveVersion)
+        if (c.Op != RuleSetOp.Publish && c.FromVersion != ActiveVersion)
         {
             return Refused($"stale command: it was written against version {c.FromVersion}, but version {ActiveVersion} is running", nextEvaluation);
         }
         // Past the last switch point, so two commands with no message between them both get one.
         var at = Math.Max(nextEvaluation, _store.Sequence + 1);
         ScheduleResult scheduled;
-        if (c.Op == RuleSetOp.Activate)
+        if (c.Op is RuleSetOp.Activate or RuleSetOp.Publish)
         {
             scheduled = _store.ScheduleActivation(prepared.Compiled!, at);
         }
@@ -131,8 +134,16 @@ public sealed class OrderedRuleSets : IApplicationRules, IRuleSetControl
         }
         var was = ActiveVersion;
         _store.AdvanceTo(at);
-        _lastNonce = c.Nonce;
-        var verb = c.Op == RuleSetOp.Activate ? "activated" : "rolled back to";
+        if (c.Op != RuleSetOp.Publish)
+        {
+            _lastNonce = c.Nonce;
+        }
+        var verb = c.Op switch
+        {
+            RuleSetOp.Activate => "activated",
+            RuleSetOp.Publish => "activated the published",
+            _ => "rolled back to",
+        };
         return new RuleSetResult(true, ActiveVersion, nextEvaluation,
             $"{verb} version {ActiveVersion} (sha256 {_store.Current.DigestHex}) in place of version {was}, deciding from rule evaluation {nextEvaluation}");
     }
@@ -175,7 +186,7 @@ public sealed class OrderedRuleSets : IApplicationRules, IRuleSetControl
         {
             return Prepared.Refuse($"malformed command: {e.Message}");
         }
-        if (!_admin.Verify(RuleSetCommandCodec.SignedBytes(c), c.Signature.Span))
+        if (c.Op != RuleSetOp.Publish && !_admin.Verify(RuleSetCommandCodec.SignedBytes(c), c.Signature.Span))
         {
             return Prepared.Refuse($"the command is not signed by the pinned administrator key {_admin.KeyId}");
         }
