@@ -133,12 +133,14 @@ public sealed class FilteringTests(PreSqTestBed bed)
             sent += 50;
             await PreSqTestBed.WaitUntilAsync(() => Host.Metrics.WarnRequests > before, TimeSpan.FromMilliseconds(300));
         }
-        Assert.True(Host.Metrics.WarnRequests > before, "no WARNREQ");
+        Assert.True(Host.Metrics.WarnRequests > before, "no WARNREQ; " + bed.StateForFailure());
         Assert.True(await PreSqTestBed.WaitUntilAsync(
             () => bed.OrderedItems().Any(i => i[0] == (byte)StructureKind.LoadWarning && LoadWarningCodec.Decode(i).PreSq == bed.PreSqId), Patience),
-            "WARNREQ not ordered");
+            "WARNREQ not ordered; " + bed.StateForFailure());
         var warning = LoadWarningCodec.Decode(bed.OrderedItems().Last(i => i[0] == (byte)StructureKind.LoadWarning));
-        Assert.True(warning.LoadPermille >= PreSqTestBed.Options.WarnAtPermille);
-        Assert.True(await PreSqTestBed.WaitUntilAsync(() => bed.OrderedSeqs(7).Count == sent, Patience), $"{bed.OrderedSeqs(7).Count} of {sent} " + bed.StateForFailure());
+        Assert.True(warning.LoadPermille >= PreSqTestBed.Options.WarnAtPermille, $"warned at {warning.LoadPermille} permille");
+        Assert.True(await PreSqTestBed.WaitUntilAsync(() => bed.OrderedSeqs(7).Distinct().Count() == sent, Patience),
+            $"{bed.OrderedSeqs(7).Distinct().Count()} of {sent} ordered; " + bed.StateForFailure());
+        Assert.Equal(sent, bed.OrderedSeqs(7).Count); // none twice
     }
 }

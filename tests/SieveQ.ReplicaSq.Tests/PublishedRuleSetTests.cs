@@ -22,22 +22,11 @@ public sealed class PublishedRuleSetTests : IClassFixture<RulesReplicaSqCluster>
 
     public PublishedRuleSetTests(RulesReplicaSqCluster c) => _c = c;
 
-    private Task<ExecuteResult> SendAsync(string text) => _c.SubmitAsync(_c.Message(1, _c.NextSeq(1), Encoding.UTF8.GetBytes(text)));
+    private Task<ExecuteResult> SendAsync(string text) => _c.SendTextAsync(text);
 
-    private void AllReplicas(string counter, long expected)
-    {
-        foreach (var h in _c.Hosts)
-        {
-            Assert.Equal(expected, h.Health().Counters.GetValueOrDefault(counter));
-        }
-    }
+    private void AllReplicas(string counter, long expected) => _c.AssertAllReplicas(counter, expected);
 
-    private static async Task WriteSignedAsync(string file, byte[] json, ECDsa signer)
-    {
-        await File.WriteAllBytesAsync(file, json);
-        var canonical = RuleSetLoader.CompileUnsigned(json).Document.CanonicalBytes;
-        await File.WriteAllBytesAsync(file + SignatureSidecar.Extension, RuleSetSigner.Sign(canonical, signer).ToJson());
-    }
+    private static Task WriteSignedAsync(string file, byte[] json, ECDsa signer) => RulesReplicaSqCluster.WriteSignedAsync(file, json, signer);
 
     private static byte[] Version(int version) => Encoding.UTF8.GetBytes(Encoding.UTF8.GetString(RulesReplicaSqCluster.Screened)
         .Replace("\"version\": 2", $"\"version\": {version}", StringComparison.Ordinal));

@@ -24,6 +24,25 @@ public sealed class RulesReplicaSqCluster : ReplicaSqCluster
         """u8.ToArray();
 
     protected override byte[]? RuleSet => Open;
+
+    /// <summary>A message from sender 1 with this text, ordered alone; the result every replica agreed on.</summary>
+    public Task<ExecuteResult> SendTextAsync(string text) => SubmitAsync(Message(1, NextSeq(1), Encoding.UTF8.GetBytes(text)));
+
+    public void AssertAllReplicas(string counter, long expected)
+    {
+        foreach (var h in Hosts)
+        {
+            Assert.Equal(expected, h.Health().Counters.GetValueOrDefault(counter));
+        }
+    }
+
+    /// <summary>FILE and FILE.sig, the signature over the document's canonical form.</summary>
+    public static async Task WriteSignedAsync(string file, byte[] json, ECDsa signer)
+    {
+        await File.WriteAllBytesAsync(file, json);
+        var canonical = RuleSetLoader.CompileUnsigned(json).Document.CanonicalBytes;
+        await File.WriteAllBytesAsync(file + SignatureSidecar.Extension, RuleSetSigner.Sign(canonical, signer).ToJson());
+    }
 }
 
 /// <summary>
@@ -37,15 +56,9 @@ public sealed class RulePushTests : IClassFixture<RulesReplicaSqCluster>
 
     public RulePushTests(RulesReplicaSqCluster c) => _c = c;
 
-    private Task<ExecuteResult> SendAsync(string text) => _c.SubmitAsync(_c.Message(1, _c.NextSeq(1), Encoding.UTF8.GetBytes(text)));
+    private Task<ExecuteResult> SendAsync(string text) => _c.SendTextAsync(text);
 
-    private void AllReplicas(string counter, long expected)
-    {
-        foreach (var h in _c.Hosts)
-        {
-            Assert.Equal(expected, h.Health().Counters.GetValueOrDefault(counter));
-        }
-    }
+    private void AllReplicas(string counter, long expected) => _c.AssertAllReplicas(counter, expected);
 
     [Fact]
     public async Task A_rule_set_pushed_through_a_pre_sq_is_enforced_by_every_replica_and_rolled_back()
@@ -62,9 +75,7 @@ public sealed class RulePushTests : IClassFixture<RulesReplicaSqCluster>
         Assert.Equal(new RulesState(1, 0, 0), state);
 
         var file = Path.Combine(_c.Directory, "screened.json");
-        await File.WriteAllBytesAsync(file, RulesReplicaSqCluster.Screened);
-        var canonical = RuleSetLoader.CompileUnsigned(RulesReplicaSqCluster.Screened).Document.CanonicalBytes;
-        await File.WriteAllBytesAsync(file + SignatureSidecar.Extension, RuleSetSigner.Sign(canonical, admin).ToJson());
+        await RulesReplicaSqCluster.WriteSignedAsync(file, RulesReplicaSqCluster.Screened, admin);
         var (push, _) = RuleSetPublisher.BuildPush(file, admin, cfg, state);
         var (pushed, via) = await RuleSetPublisher.SubmitAsync(cfg, push, TimeSpan.FromSeconds(30));
         Assert.True(pushed.Applied, pushed.Reason);
