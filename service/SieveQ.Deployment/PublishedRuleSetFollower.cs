@@ -134,10 +134,6 @@ public sealed class PublishedRuleSetFollower : IAsyncDisposable
         {
             return Outcome(PublishedRuleSetStatus.Unchanged, version, digest, $"version {version} already settled");
         }
-        if (fetched.Document.Length > EnvelopeLimits.MaxRuleSetDocumentBytes)
-        {
-            return Outcome(PublishedRuleSetStatus.Refused, version, digest, $"{fetched.Document.Length} bytes is over the ordering's limit of {EnvelopeLimits.MaxRuleSetDocumentBytes}");
-        }
         var command = RuleSetCommandCodec.EncodePublish(version, fetched.Document, fetched.Signature);
         RuleSetResult result;
         string via;

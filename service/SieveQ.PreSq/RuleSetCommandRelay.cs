@@ -17,8 +17,7 @@ internal sealed class RuleSetCommandRelay : IDisposable
 {
     private readonly int _preSqId;
     private readonly OrderingForwarder _forwarder;
-    private readonly ECDsa? _administrator;
-    private readonly SignerKey? _administratorKey;
+    private readonly SignerKey? _administrator;
     private readonly PreSqMetrics _metrics;
     private readonly SemaphoreSlim _one = new(1, 1);
 
@@ -28,12 +27,7 @@ internal sealed class RuleSetCommandRelay : IDisposable
         _preSqId = preSqId;
         _forwarder = forwarder;
         _metrics = metrics;
-        if (administratorSpki is not null)
-        {
-            _administrator = ECDsa.Create();
-            _administrator.ImportSubjectPublicKeyInfo(administratorSpki, out _);
-            _administratorKey = SignerKey.FromSpki(administratorSpki);
-        }
+        _administrator = administratorSpki is null ? null : SignerKey.FromSpki(administratorSpki);
     }
 
     /// <summary>Most bytes a submission may have on the wire: the largest command plus protobuf overhead.</summary>
@@ -56,8 +50,7 @@ internal sealed class RuleSetCommandRelay : IDisposable
         {
             CheckPublished(decoded);
         }
-        else if (_administrator is not null && !_administrator.VerifyData(RuleSetCommandCodec.SignedBytes(decoded), decoded.Signature.Span,
-                HashAlgorithmName.SHA256, DSASignatureFormat.IeeeP1363FixedFieldConcatenation))
+        else if (_administrator is not null && !_administrator.Verify(RuleSetCommandCodec.SignedBytes(decoded), decoded.Signature.Span))
         {
             _metrics.RuleSetCommandRefused();
             throw new GrpcCallException(GrpcStatusCode.Unauthenticated, "rule-set command: not signed by the deployment's administrator key");
@@ -90,14 +83,14 @@ internal sealed class RuleSetCommandRelay : IDisposable
     /// </summary>
     private void CheckPublished(RuleSetCommand command)
     {
-        if (_administratorKey is null)
+        if (_administrator is null)
         {
             return;
         }
         int version;
         try
         {
-            version = RuleSetLoader.Load(command.Document, command.DocumentSignature.Span, _administratorKey).Compiled.Version;
+            version = RuleSetLoader.Load(command.Document, command.DocumentSignature.Span, _administrator).Compiled.Version;
         }
         catch (Exception e) when (e is RuleSetException or CryptographicException)
         {
@@ -113,7 +106,6 @@ internal sealed class RuleSetCommandRelay : IDisposable
 
     public void Dispose()
     {
-        _administrator?.Dispose();
         _one.Dispose();
     }
 }

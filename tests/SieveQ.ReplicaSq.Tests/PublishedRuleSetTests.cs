@@ -22,12 +22,6 @@ public sealed class PublishedRuleSetTests : IClassFixture<RulesReplicaSqCluster>
 
     public PublishedRuleSetTests(RulesReplicaSqCluster c) => _c = c;
 
-    private Task<ExecuteResult> SendAsync(string text) => _c.SendTextAsync(text);
-
-    private void AllReplicas(string counter, long expected) => _c.AssertAllReplicas(counter, expected);
-
-    private static Task WriteSignedAsync(string file, byte[] json, ECDsa signer) => RulesReplicaSqCluster.WriteSignedAsync(file, json, signer);
-
     private static byte[] Version(int version) => Encoding.UTF8.GetBytes(Encoding.UTF8.GetString(RulesReplicaSqCluster.Screened)
         .Replace("\"version\": 2", $"\"version\": {version}", StringComparison.Ordinal));
 
@@ -50,12 +44,12 @@ public sealed class PublishedRuleSetTests : IClassFixture<RulesReplicaSqCluster>
             Assert.Equal(PublishedRuleSetStatus.Unreachable, missing.Status);
             Assert.Contains("ruleset.json", missing.Detail, StringComparison.Ordinal);
 
-            await WriteSignedAsync(location, RulesReplicaSqCluster.Screened, admin);
+            await RulesReplicaSqCluster.WriteSignedAsync(location, RulesReplicaSqCluster.Screened, admin);
             var applied = await follower.CheckAsync();
             Assert.Equal(PublishedRuleSetStatus.Applied, applied.Status);
             Assert.Equal(2, applied.Version);
-            AllReplicas("rules.active_version", 2);
-            Assert.Equal(new ExecuteResult(0, 0, 1), await SendAsync("an EVIL payload under the published rules"));
+            _c.AssertAllReplicas("rules.active_version", 2);
+            Assert.Equal(new ExecuteResult(0, 0, 1), await _c.SendTextAsync("an EVIL payload under the published rules"));
 
             // The same document is settled: the next poll sends nothing.
             Assert.Equal(PublishedRuleSetStatus.Unchanged, (await follower.CheckAsync()).Status);
@@ -63,7 +57,7 @@ public sealed class PublishedRuleSetTests : IClassFixture<RulesReplicaSqCluster>
 
             // A document the pinned signer did not sign is refused here and never reaches the ordering.
             using var intruder = ECDsa.Create(ECCurve.NamedCurves.nistP256);
-            await WriteSignedAsync(location, Version(3), intruder);
+            await RulesReplicaSqCluster.WriteSignedAsync(location, Version(3), intruder);
             var forged = await follower.CheckAsync();
             Assert.Equal(PublishedRuleSetStatus.Refused, forged.Status);
             Assert.Equal(1, preSq.Metrics.RuleSetCommandsOrdered);
@@ -79,7 +73,7 @@ public sealed class PublishedRuleSetTests : IClassFixture<RulesReplicaSqCluster>
         }
 
         // The administrator rolls back; a host that starts again with the policy still pointing at version 2 cannot undo it.
-        await WriteSignedAsync(location, RulesReplicaSqCluster.Screened, admin);
+        await RulesReplicaSqCluster.WriteSignedAsync(location, RulesReplicaSqCluster.Screened, admin);
         var (rolledBack, _) = await RuleSetPublisher.SubmitAsync(cfg, RuleSetPublisher.BuildRollback(admin, cfg, await RuleSetPublisher.ReadStateAsync(cfg)), Timeout);
         Assert.True(rolledBack.Applied, rolledBack.Reason);
         await using (var restarted = new PublishedRuleSetFollower(cfg, submitTimeout: Timeout))
@@ -88,14 +82,14 @@ public sealed class PublishedRuleSetTests : IClassFixture<RulesReplicaSqCluster>
             var refused = await restarted.CheckAsync();
             Assert.Equal(PublishedRuleSetStatus.RefusedByReplicas, refused.Status);
             Assert.Contains("not above the highest version run", refused.Detail, StringComparison.Ordinal);
-            AllReplicas("rules.active_version", 1);
-            Assert.Equal(new ExecuteResult(1, 0, 0), await SendAsync("EVIL passes after the rollback"));
+            _c.AssertAllReplicas("rules.active_version", 1);
+            Assert.Equal(new ExecuteResult(1, 0, 0), await _c.SendTextAsync("EVIL passes after the rollback"));
 
             // Publishing a newer version moves every replica forward again.
-            await WriteSignedAsync(location, Version(3), admin);
+            await RulesReplicaSqCluster.WriteSignedAsync(location, Version(3), admin);
             var newer = await restarted.CheckAsync();
             Assert.Equal(PublishedRuleSetStatus.Applied, newer.Status);
-            AllReplicas("rules.active_version", 3);
+            _c.AssertAllReplicas("rules.active_version", 3);
         }
     }
 }
