@@ -254,7 +254,7 @@ public sealed partial class ReplicaCore
         }
         else
         {
-            Execute(inst.ConsensusId, value, Regency);
+            Execute(inst.ConsensusId, value);
         }
         ActivateCurrent();
     }
@@ -275,7 +275,7 @@ public sealed partial class ReplicaCore
     }
 
     /// <summary>Runs a decided batch: requests already executed or outside their window are skipped, identically everywhere.</summary>
-    private void Execute(long cid, Batch value, int regency)
+    private void Execute(long cid, Batch value)
     {
         Emit(new Persist(new DecisionRecord(cid, value)));
         var fresh = new List<ClientRequest>(value.Requests.Count);
@@ -308,7 +308,7 @@ public sealed partial class ReplicaCore
         LastDecided = cid;
         LastDecidedTimestamp = Math.Max(LastDecidedTimestamp, value.Timestamp);
         _lastDecisionAt = _now;
-        _decidedLog[cid] = new DecidedEntry(cid, regency, value.Hash, value);
+        _decidedLog[cid] = new DecidedEntry(cid, value.Hash, value);
         _instances.Remove(cid);
         Counters.Add("decided");
         Counters.Add("executed", fresh.Count);
@@ -365,9 +365,15 @@ public sealed partial class ReplicaCore
         }
     }
 
+    /// <summary>
+    /// Answers in the peer's regency whatever regency we decided in: a decided value is the only one
+    /// any regency can ever decide for that instance, so vouching for it there cannot mislead. Matching
+    /// regencies only left a peer stuck when it joined a re-run of an instance the others had already
+    /// re-decided (or had taken by state transfer) while the fleet was idle.
+    /// </summary>
     private void HelpLaggingPeer(int peer, long cid, int regency)
     {
-        if (!_decidedLog.TryGetValue(cid, out var e) || e.Regency != regency)
+        if (!_decidedLog.TryGetValue(cid, out var e))
         {
             return;
         }

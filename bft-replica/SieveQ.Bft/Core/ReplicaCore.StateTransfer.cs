@@ -41,7 +41,13 @@ public sealed partial class ReplicaCore
         return values[Config.F];
     }
 
-    /// <summary>Starts a transfer only on evidence a correct replica vouches for, never on one peer's word.</summary>
+    /// <summary>
+    /// Starts a transfer on evidence a correct replica vouches for or, once nothing has been decided
+    /// here for a transfer time-out, on the leader's heartbeat alone. When the fleet is idle the
+    /// heartbeat is the only sign that we missed the last decision: followers send nothing more
+    /// about it, so f+1 vouchers never come. A transfer installs only what f+1 replicas vouch for,
+    /// so a lying leader costs us one round of hash requests per time-out, never a wrong state.
+    /// </summary>
     private void CheckBehind()
     {
         if (_transfer is not null)
@@ -49,10 +55,22 @@ public sealed partial class ReplicaCore
             return;
         }
         var vouched = VouchedProgress();
-        if (vouched >= LastDecided + 2
-            || (vouched == LastDecided + 1 && Mode == ReplicaMode.Normal && _now - _lastDecisionAt >= Config.StateTransferTimeoutMs))
+        if (vouched >= LastDecided + 2)
         {
             StartStateTransfer("peers-ahead");
+            return;
+        }
+        if (Mode != ReplicaMode.Normal || _now - _lastDecisionAt < Config.StateTransferTimeoutMs)
+        {
+            return;
+        }
+        if (vouched == LastDecided + 1)
+        {
+            StartStateTransfer("peers-ahead");
+        }
+        else if (_peerProgress[Leader] > LastDecided)
+        {
+            StartStateTransfer("leader-ahead");
         }
     }
 
@@ -176,7 +194,7 @@ public sealed partial class ReplicaCore
             {
                 break;
             }
-            Execute(next, value, regency: -1);
+            Execute(next, value);
             progressed = true;
         }
         if (!progressed)

@@ -165,9 +165,12 @@ public sealed partial class ReplicaCore
                 else
                 {
                     t = Math.Min(t, _lastHeardFromLeader + Config.LeaderSilenceTimeoutMs);
-                    if (_pool.Oldest is { } oldest)
+                    // Once we have complained, the request deadlines have done their work (the STOP is
+                    // re-sent on its own timer); waking for a deadline already past spun the tick every
+                    // millisecond for as long as the other replicas did not join the complaint.
+                    if (_pool.Oldest is { } oldest && _wanted[Self] <= Regency)
                     {
-                        t = Math.Min(t, oldest.ArrivedAt + Config.RequestTimeoutMs);
+                        t = Math.Min(t, oldest.ArrivedAt + (oldest.Forwarded ? 2 : 1) * Config.RequestTimeoutMs);
                         if (Config.MaxDecisionIntervalMs > 0)
                         {
                             t = Math.Min(t, Math.Max(oldest.ArrivedAt, Math.Max(_lastDecisionAt, _regencySince)) + Config.MaxDecisionIntervalMs);
@@ -232,7 +235,7 @@ public sealed partial class ReplicaCore
             {
                 if (d.ConsensusId == LastDecided + 1)
                 {
-                    Execute(d.ConsensusId, d.Value, regency: -1);
+                    Execute(d.ConsensusId, d.Value);
                 }
             }
             foreach (var r in list.OfType<RegencyRecord>())
@@ -255,5 +258,5 @@ public sealed partial class ReplicaCore
         }
     }
 
-    private sealed record DecidedEntry(long ConsensusId, int Regency, Digest Hash, Batch Value);
+    private sealed record DecidedEntry(long ConsensusId, Digest Hash, Batch Value);
 }

@@ -103,6 +103,156 @@ public class CoreReproductions
         Assert.True(c.Cores[3].Regency == 1, string.Join(", ", c.Cores[3].Counters.Snapshot().Select(kv => $"{kv.Key}={kv.Value}")));
     }
 
+    /// <summary>
+    /// Found by CI (the pre-SQ test bed, 22 Nov): a replica that missed every message of the last
+    /// instance before the fleet went quiet stayed one decision behind until new traffic arrived. Only
+    /// the leader's heartbeat still spoke of the decision, and a transfer needed f+1 vouchers; the
+    /// follower meanwhile re-armed its request time-out every millisecond. Fixed: with nothing decided
+    /// for a transfer time-out, the leader's heartbeat is enough to ask (ReplicaCore.CheckBehind), and
+    /// a complaint already made stops the request deadlines from waking the core (NextWakeup).
+    /// </summary>
+    [Fact]
+    public void A_replica_that_missed_the_last_decision_before_a_quiet_spell_catches_up()
+    {
+        var c = new ScriptedCluster(Config);
+        var r1 = new ClientRequest(1000, 1, [1]);
+        foreach (var r in new[] { 0, 1, 2, 3 })
+        {
+            c.Step(r, r1, now: 10);
+        }
+        c.Deliver(from: 0, to: [1, 2], now: 11, only: m => m is Propose or Write);
+        c.Deliver(from: 1, to: [0, 2], now: 12, only: m => m is Write);
+        c.Deliver(from: 2, to: [0, 1], now: 12, only: m => m is Write);
+        foreach (var r in new[] { 0, 1, 2 })
+        {
+            c.Deliver(from: r, to: [0, 1, 2], now: 13, only: m => m is Accept);
+        }
+        Assert.All(new[] { 0, 1, 2 }, r => Assert.Equal(1, c.Cores[r].LastDecided));
+        c.Discard(to: 3);
+
+        // Quiet from now on: every message is delivered, every replica ticks, no request arrives.
+        for (long now = 50; now <= 10_000; now += 50)
+        {
+            foreach (var r in new[] { 0, 1, 2, 3 })
+            {
+                if (c.Cores[r].NextWakeup <= now)
+                {
+                    c.Tick(r, now);
+                }
+            }
+            foreach (var r in new[] { 0, 1, 2, 3 })
+            {
+                c.Deliver(from: r, to: [0, 1, 2, 3], now: now + 1);
+            }
+        }
+
+        var counters = string.Join(", ", c.Cores[3].Counters.Snapshot().Select(kv => $"{kv.Key}={kv.Value}"));
+        Assert.True(c.Cores[3].LastDecided == 1, counters);
+        Assert.Equal(c.Decisions.Single(d => d.Replica == 0).Hash, c.Decisions.Single(d => d.Replica == 3).Hash);
+    }
+
+    /// <summary>
+    /// Same CI run, the way the replica fell behind: every regency change re-runs the highest certified
+    /// instance, usually one already decided. A replica that joined the re-run after the others had
+    /// finished it re-sent its WRITE, and they answered only if they had decided that instance in the
+    /// same regency, which a re-run never changes. Fixed: a decided value is vouched for in the asking
+    /// replica's regency (ReplicaCore.HelpLaggingPeer).
+    /// </summary>
+    [Fact]
+    public void A_replica_that_joins_a_rerun_after_the_others_finished_it_is_helped_to_decide()
+    {
+        var c = new ScriptedCluster(Config);
+        var r1 = new ClientRequest(1000, 1, [1]);
+        foreach (var r in new[] { 0, 1, 2, 3 })
+        {
+            c.Step(r, r1, now: 10);
+        }
+        c.Deliver(from: 0, to: [1, 2], now: 11, only: m => m is Propose or Write);
+        c.Deliver(from: 1, to: [0, 2], now: 12, only: m => m is Write);
+        c.Deliver(from: 2, to: [0, 1], now: 12, only: m => m is Write);
+        foreach (var r in new[] { 0, 1, 2 })
+        {
+            c.Deliver(from: r, to: [0, 1, 2], now: 13, only: m => m is Accept);
+        }
+        c.Discard(to: 3);
+
+        // Leader 0 falls silent for everyone; all four move to regency 1, led by replica 1.
+        var late = Config.LeaderSilenceTimeoutMs + 100;
+        foreach (var r in new[] { 1, 2, 3 })
+        {
+            c.Tick(r, late);
+        }
+        foreach (var r in new[] { 1, 2, 3 })
+        {
+            c.Deliver(from: r, to: [0, 1, 2, 3], now: late + 1, only: m => m is Stop);
+        }
+        foreach (var r in new[] { 0, 2, 3 })
+        {
+            c.Deliver(from: r, to: [1], now: late + 2, only: m => m is StopData);
+        }
+        c.Deliver(from: 1, to: [0, 2], now: late + 3, only: m => m is Sync);
+        // 0, 1, 2 re-run instance 1 in regency 1 without replica 3.
+        for (var i = 0; i < 3; i++)
+        {
+            foreach (var r in new[] { 0, 1, 2 })
+            {
+                c.Deliver(from: r, to: [0, 1, 2], now: late + 4 + i, only: m => m is Write or Accept);
+            }
+        }
+        Assert.All(new[] { 0, 1, 2 }, r => Assert.Equal((1, 1L, ReplicaMode.Normal), (c.Cores[r].Regency, c.Cores[r].LastDecided, c.Cores[r].Mode)));
+        c.Discard(to: 3, only: m => m is Write or Accept);
+
+        // Only now does replica 3 get the SYNC; its WRITE for instance 1 reaches the others, who answer.
+        c.Deliver(from: 1, to: [3], now: late + 10, only: m => m is Sync);
+        Assert.Equal((1, ReplicaMode.Normal), (c.Cores[3].Regency, c.Cores[3].Mode));
+        c.Deliver(from: 3, to: [0, 1, 2], now: late + 11, only: m => m is Write);
+        foreach (var r in new[] { 0, 1, 2 })
+        {
+            c.Deliver(from: r, to: [3], now: late + 12, only: m => m is Accept);
+        }
+
+        var counters = string.Join(", ", c.Cores[3].Counters.Snapshot().Select(kv => $"{kv.Key}={kv.Value}"));
+        Assert.True(c.Cores[3].LastDecided == 1, counters);
+        Assert.Equal(c.Decisions.First(d => d.Replica == 0).Hash, c.Decisions.Single(d => d.Replica == 3).Hash);
+    }
+
+    /// <summary>
+    /// Same CI run: a follower whose complaint nobody joined woke its core every millisecond, because
+    /// its oldest request's deadline stayed in the past. Here only replica 3 holds a request and
+    /// everything it sends is lost, so its complaint stays alone while leader 0 keeps heartbeating.
+    /// </summary>
+    [Fact]
+    public void A_complaint_nobody_joins_does_not_spin_the_core()
+    {
+        var c = new ScriptedCluster(Config);
+        c.Step(3, new ClientRequest(1000, 1, [1]), now: 0);
+        var complainedAt = 0L;
+        var ticksAfterComplaint = 0;
+        for (long now = 10; now <= 10_000; now += 10)
+        {
+            foreach (var r in new[] { 0, 1, 2, 3 })
+            {
+                if (c.Cores[r].NextWakeup <= now)
+                {
+                    c.Tick(r, now);
+                    ticksAfterComplaint += r == 3 && complainedAt > 0 ? 1 : 0;
+                }
+            }
+            c.Deliver(from: 0, to: [3], now: now, only: m => m is Heartbeat);
+            c.Discard(from: 3);
+            if (complainedAt == 0 && c.Cores[3].Counters.Snapshot().Keys.Any(k => k.StartsWith("complaint.", StringComparison.Ordinal)))
+            {
+                complainedAt = now;
+            }
+        }
+
+        Assert.True(complainedAt > 0, "replica 3 never complained");
+        Assert.Equal(0, c.Cores[3].Regency);
+        // The STOP is re-sent every two heartbeat intervals; a spinning core ticks on every 10 ms step.
+        var steps = (10_000 - complainedAt) / 10;
+        Assert.True(ticksAfterComplaint < steps / 4, $"replica 3 ticked {ticksAfterComplaint} times in {steps} steps after complaining");
+    }
+
     /// <summary>Four real cores, a per-replica outbox and disk, and nothing delivered unless the script says so.</summary>
     private sealed class ScriptedCluster
     {
@@ -148,6 +298,15 @@ public class CoreReproductions
             foreach (var (dest, m) in batch)
             {
                 Step(dest, m, now);
+            }
+        }
+
+        /// <summary>Loses what is queued so far for <paramref name="to"/>, or by <paramref name="from"/> (of one kind).</summary>
+        public void Discard(int? to = null, int? from = null, Func<BftMessage, bool>? only = null)
+        {
+            for (var r = 0; r < _outbox.Length; r++)
+            {
+                _outbox[r].RemoveAll(x => (x.To == to || r == from) && (only is null || only(x.Message)));
             }
         }
 
