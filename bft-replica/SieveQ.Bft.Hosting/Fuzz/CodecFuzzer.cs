@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Security.Cryptography;
 using SieveQ.Bft.Codec;
 using SieveQ.Bft.Hosting.Transport;
+using SieveQ.Bft.Protocol;
 
 namespace SieveQ.Bft.Hosting.Fuzz;
 
@@ -37,6 +38,15 @@ public static class CodecFuzzer
                 var m = MessageCodec.Decode(input);
                 // Whatever decodes must re-encode and decode again: the canonical form is stable.
                 _ = MessageCodec.Decode(MessageCodec.Encode(m));
+                // A decoded batch's hash is taken over the bytes it was read from; that is only sound
+                // while those bytes are the one canonical encoding of what was read.
+                foreach (var b in BatchesIn(m))
+                {
+                    if (b.Hash != Digest.Compute(BatchCodec.Encode(b)))
+                    {
+                        failures.Add($"batch hash seed={seed} iteration={i}: decoded hash differs from the canonical encoding's");
+                    }
+                }
                 accepted++;
             }
             catch (MalformedMessageException)
@@ -65,6 +75,24 @@ public static class CodecFuzzer
     }
 
     /// <summary>Seals the input as a frame, damages the stream, and runs the reader and authenticator over it.</summary>
+    private static IEnumerable<Batch> BatchesIn(BftMessage m)
+    {
+        var certificates = m switch
+        {
+            StopData sd => sd.Certificates,
+            Sync sy => sy.Evidence.SelectMany(e => e.Certificates),
+            _ => [],
+        };
+        var values = m switch
+        {
+            Propose p => [p.Value],
+            Sync { Value: { } v } => [v],
+            StateReply r => r.Log.Select(l => l.Value),
+            _ => [],
+        };
+        return values.Concat(certificates.Select(c => c.Value)).OfType<Batch>();
+    }
+
     private static void FrameRound(Random rng, byte[] payload, IncrementalHash sealMac, IncrementalHash openMac)
     {
         // A body of one or two message records; the mutations below damage records, lengths and tags.

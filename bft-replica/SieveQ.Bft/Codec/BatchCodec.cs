@@ -1,4 +1,6 @@
 using System.Buffers;
+using System.Buffers.Binary;
+using System.Security.Cryptography;
 using SieveQ.Bft.Protocol;
 
 namespace SieveQ.Bft.Codec;
@@ -13,6 +15,31 @@ public static class BatchCodec
         var buf = new ArrayBufferWriter<byte>(EncodedSize(batch));
         Write(new WireWriter(buf), batch);
         return buf.WrittenSpan.ToArray();
+    }
+
+    /// <summary>
+    /// SHA-256 of <see cref="Encode"/>'s bytes, fed piece by piece: a full batch is megabytes, and
+    /// encoding it into a fresh array only to hash it cost a tenth of a replica's CPU at full load.
+    /// </summary>
+    public static Digest ComputeHash(Batch batch)
+    {
+        using var sha = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
+        Span<byte> head = stackalloc byte[16];
+        sha.AppendData(Tag);
+        BinaryPrimitives.WriteInt64LittleEndian(head, batch.Timestamp);
+        BinaryPrimitives.WriteInt32LittleEndian(head[8..], batch.Requests.Count);
+        sha.AppendData(head[..12]);
+        foreach (var r in batch.Requests)
+        {
+            BinaryPrimitives.WriteInt32LittleEndian(head, r.From);
+            BinaryPrimitives.WriteInt64LittleEndian(head[4..], r.Sequence);
+            BinaryPrimitives.WriteInt32LittleEndian(head[12..], r.Payload.Length);
+            sha.AppendData(head);
+            sha.AppendData(r.Payload);
+        }
+        Span<byte> h = stackalloc byte[Digest.Size];
+        sha.GetHashAndReset(h);
+        return new Digest(h);
     }
 
     public static int EncodedSize(Batch batch)
@@ -38,8 +65,13 @@ public static class BatchCodec
         }
     }
 
+    /// <summary>
+    /// Reads a batch and takes its hash over the bytes just read: the layout has exactly one encoding
+    /// per batch (fixed-width fields, length-prefixed payloads), so they are the canonical bytes.
+    /// </summary>
     internal static Batch Read(ref WireReader r)
     {
+        var start = r.Position;
         Span<byte> tag = stackalloc byte[Tag.Length];
         for (var i = 0; i < tag.Length; i++)
         {
@@ -56,7 +88,7 @@ public static class BatchCodec
         {
             requests[i] = ReadRequestBody(ref r);
         }
-        return new Batch(ts, requests);
+        return new Batch(ts, requests, Digest.Compute(r.ReadSince(start)));
     }
 
     internal static ClientRequest ReadRequestBody(ref WireReader r)

@@ -17,6 +17,11 @@ internal ref struct WireReader
 
     public readonly int Remaining => _data.Length - _pos;
 
+    public readonly int Position => _pos;
+
+    /// <summary>The bytes read since <paramref name="start"/> (a <see cref="Position"/> taken earlier).</summary>
+    public readonly ReadOnlySpan<byte> ReadSince(int start) => _data[start.._pos];
+
     private ReadOnlySpan<byte> Take(int n, string field)
     {
         if (n < 0 || n > Remaining)

@@ -15,10 +15,17 @@ public sealed class Batch
         Requests = requests;
     }
 
+    /// <summary>A batch decoded from its canonical bytes, whose hash the decoder took over them.</summary>
+    internal Batch(long timestamp, IReadOnlyList<ClientRequest> requests, Digest hashOfEncoding)
+        : this(timestamp, requests)
+    {
+        _hash = hashOfEncoding;
+    }
+
     public long Timestamp { get; }
     public IReadOnlyList<ClientRequest> Requests { get; }
 
-    public Digest Hash => _hash ??= Digest.Compute(Codec.BatchCodec.Encode(this));
+    public Digest Hash => _hash ??= Codec.BatchCodec.ComputeHash(this);
 
     public int EncodedSize => _encodedSize >= 0 ? _encodedSize : (_encodedSize = Codec.BatchCodec.EncodedSize(this));
 
