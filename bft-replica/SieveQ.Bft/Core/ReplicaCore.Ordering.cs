@@ -308,7 +308,7 @@ public sealed partial class ReplicaCore
         LastDecided = cid;
         LastDecidedTimestamp = Math.Max(LastDecidedTimestamp, value.Timestamp);
         _lastDecisionAt = _now;
-        _decidedLog[cid] = new DecidedEntry(cid, value.Hash, value);
+        _decidedLog[cid] = new DecidedEntry(cid, value.Hash, value, _now);
         _instances.Remove(cid);
         Counters.Add("decided");
         Counters.Add("executed", fresh.Count);
@@ -370,10 +370,16 @@ public sealed partial class ReplicaCore
     /// any regency can ever decide for that instance, so vouching for it there cannot mislead. Matching
     /// regencies only left a peer stuck when it joined a re-run of an instance the others had already
     /// re-decided (or had taken by state transfer) while the fleet was idle.
+    /// <para>
+    /// Only a peer still asking a heartbeat interval after our decision is helped. In the normal case
+    /// the slowest replica's WRITE and ACCEPT arrive just after the quorum decided without it; answering
+    /// each of those cost one and a half extra messages per instance per replica, for peers that were
+    /// about to decide anyway. A peer that is really stuck re-sends every two heartbeat intervals.
+    /// </para>
     /// </summary>
     private void HelpLaggingPeer(int peer, long cid, int regency)
     {
-        if (!_decidedLog.TryGetValue(cid, out var e))
+        if (!_decidedLog.TryGetValue(cid, out var e) || _now - e.DecidedAt < Config.HeartbeatIntervalMs)
         {
             return;
         }

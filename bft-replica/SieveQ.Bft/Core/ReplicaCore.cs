@@ -258,5 +258,5 @@ public sealed partial class ReplicaCore
         }
     }
 
-    private sealed record DecidedEntry(long ConsensusId, Digest Hash, Batch Value);
+    private sealed record DecidedEntry(long ConsensusId, Digest Hash, Batch Value, long DecidedAt);
 }
