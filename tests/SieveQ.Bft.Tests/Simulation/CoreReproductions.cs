@@ -115,18 +115,7 @@ public class CoreReproductions
     public void A_replica_that_missed_the_last_decision_before_a_quiet_spell_catches_up()
     {
         var c = new ScriptedCluster(Config);
-        var r1 = new ClientRequest(1000, 1, [1]);
-        foreach (var r in new[] { 0, 1, 2, 3 })
-        {
-            c.Step(r, r1, now: 10);
-        }
-        c.Deliver(from: 0, to: [1, 2], now: 11, only: m => m is Propose or Write);
-        c.Deliver(from: 1, to: [0, 2], now: 12, only: m => m is Write);
-        c.Deliver(from: 2, to: [0, 1], now: 12, only: m => m is Write);
-        foreach (var r in new[] { 0, 1, 2 })
-        {
-            c.Deliver(from: r, to: [0, 1, 2], now: 13, only: m => m is Accept);
-        }
+        c.DecideFirstRequestWithoutReplica3(proposalReaches3: false);
         Assert.All(new[] { 0, 1, 2 }, r => Assert.Equal(1, c.Cores[r].LastDecided));
         c.Discard(to: 3);
 
@@ -146,9 +135,7 @@ public class CoreReproductions
             }
         }
 
-        var counters = string.Join(", ", c.Cores[3].Counters.Snapshot().Select(kv => $"{kv.Key}={kv.Value}"));
-        Assert.True(c.Cores[3].LastDecided == 1, counters);
-        Assert.Equal(c.Decisions.Single(d => d.Replica == 0).Hash, c.Decisions.Single(d => d.Replica == 3).Hash);
+        c.AssertReplica3DecidedWhatReplica0Did();
     }
 
     /// <summary>
@@ -162,18 +149,7 @@ public class CoreReproductions
     public void A_replica_that_joins_a_rerun_after_the_others_finished_it_is_helped_to_decide()
     {
         var c = new ScriptedCluster(Config);
-        var r1 = new ClientRequest(1000, 1, [1]);
-        foreach (var r in new[] { 0, 1, 2, 3 })
-        {
-            c.Step(r, r1, now: 10);
-        }
-        c.Deliver(from: 0, to: [1, 2], now: 11, only: m => m is Propose or Write);
-        c.Deliver(from: 1, to: [0, 2], now: 12, only: m => m is Write);
-        c.Deliver(from: 2, to: [0, 1], now: 12, only: m => m is Write);
-        foreach (var r in new[] { 0, 1, 2 })
-        {
-            c.Deliver(from: r, to: [0, 1, 2], now: 13, only: m => m is Accept);
-        }
+        c.DecideFirstRequestWithoutReplica3(proposalReaches3: false);
         c.Discard(to: 3);
 
         // Leader 0 falls silent for everyone; all four move to regency 1, led by replica 1.
@@ -211,9 +187,7 @@ public class CoreReproductions
             c.Deliver(from: r, to: [3], now: late + 12, only: m => m is Accept);
         }
 
-        var counters = string.Join(", ", c.Cores[3].Counters.Snapshot().Select(kv => $"{kv.Key}={kv.Value}"));
-        Assert.True(c.Cores[3].LastDecided == 1, counters);
-        Assert.Equal(c.Decisions.First(d => d.Replica == 0).Hash, c.Decisions.Single(d => d.Replica == 3).Hash);
+        c.AssertReplica3DecidedWhatReplica0Did();
     }
 
     /// <summary>
@@ -225,18 +199,7 @@ public class CoreReproductions
     public void A_straggler_that_is_about_to_decide_is_not_sent_help()
     {
         var c = new ScriptedCluster(Config);
-        var r1 = new ClientRequest(1000, 1, [1]);
-        foreach (var r in new[] { 0, 1, 2, 3 })
-        {
-            c.Step(r, r1, now: 10);
-        }
-        c.Deliver(from: 0, to: [1, 2, 3], now: 11, only: m => m is Propose or Write);
-        c.Deliver(from: 1, to: [0, 2], now: 12, only: m => m is Write);
-        c.Deliver(from: 2, to: [0, 1], now: 12, only: m => m is Write);
-        foreach (var r in new[] { 0, 1, 2 })
-        {
-            c.Deliver(from: r, to: [0, 1, 2], now: 13, only: m => m is Accept);
-        }
+        c.DecideFirstRequestWithoutReplica3(proposalReaches3: true);
         Assert.All(new[] { 0, 1, 2 }, r => Assert.Equal(1, c.Cores[r].LastDecided));
 
         c.Deliver(from: 3, to: [0, 1, 2], now: 14, only: m => m is Write);
@@ -307,6 +270,33 @@ public class CoreReproductions
         {
             Cores[replica].Step(m, now);
             Drain(replica);
+        }
+
+        /// <summary>
+        /// A request reaches all four; replicas 0, 1 and 2 order it as instance 1 in regency 0 at times
+        /// 10-13, and only the PROPOSE (if <paramref name="proposalReaches3"/>) reaches replica 3.
+        /// </summary>
+        public void DecideFirstRequestWithoutReplica3(bool proposalReaches3)
+        {
+            var request = new ClientRequest(1000, 1, [1]);
+            foreach (var r in new[] { 0, 1, 2, 3 })
+            {
+                Step(r, request, now: 10);
+            }
+            Deliver(from: 0, to: proposalReaches3 ? [1, 2, 3] : [1, 2], now: 11, only: m => m is Propose or Write);
+            Deliver(from: 1, to: [0, 2], now: 12, only: m => m is Write);
+            Deliver(from: 2, to: [0, 1], now: 12, only: m => m is Write);
+            foreach (var r in new[] { 0, 1, 2 })
+            {
+                Deliver(from: r, to: [0, 1, 2], now: 13, only: m => m is Accept);
+            }
+        }
+
+        public void AssertReplica3DecidedWhatReplica0Did()
+        {
+            var counters = string.Join(", ", Cores[3].Counters.Snapshot().Select(kv => $"{kv.Key}={kv.Value}"));
+            Assert.True(Cores[3].LastDecided == 1, counters);
+            Assert.Equal(Decisions.First(d => d.Replica == 0).Hash, Decisions.Single(d => d.Replica == 3).Hash);
         }
 
         public void Tick(int replica, long now)
