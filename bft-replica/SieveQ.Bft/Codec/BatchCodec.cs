@@ -1,6 +1,4 @@
 using System.Buffers;
-using System.Buffers.Binary;
-using System.Security.Cryptography;
 using SieveQ.Bft.Protocol;
 
 namespace SieveQ.Bft.Codec;
@@ -18,28 +16,15 @@ public static class BatchCodec
     }
 
     /// <summary>
-    /// SHA-256 of <see cref="Encode"/>'s bytes, fed piece by piece: a full batch is megabytes, and
-    /// encoding it into a fresh array only to hash it cost a tenth of a replica's CPU at full load.
+    /// SHA-256 of <see cref="Encode"/>'s bytes, written by the same <see cref="Write"/> straight into the
+    /// hash: a full batch is megabytes, and encoding it into a fresh array only to hash it cost a tenth of
+    /// a replica's CPU at full load.
     /// </summary>
     public static Digest ComputeHash(Batch batch)
     {
-        using var sha = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
-        Span<byte> head = stackalloc byte[16];
-        sha.AppendData(Tag);
-        BinaryPrimitives.WriteInt64LittleEndian(head, batch.Timestamp);
-        BinaryPrimitives.WriteInt32LittleEndian(head[8..], batch.Requests.Count);
-        sha.AppendData(head[..12]);
-        foreach (var r in batch.Requests)
-        {
-            BinaryPrimitives.WriteInt32LittleEndian(head, r.From);
-            BinaryPrimitives.WriteInt64LittleEndian(head[4..], r.Sequence);
-            BinaryPrimitives.WriteInt32LittleEndian(head[12..], r.Payload.Length);
-            sha.AppendData(head);
-            sha.AppendData(r.Payload);
-        }
-        Span<byte> h = stackalloc byte[Digest.Size];
-        sha.GetHashAndReset(h);
-        return new Digest(h);
+        using var hashing = new HashingBufferWriter();
+        Write(new WireWriter(hashing), batch);
+        return hashing.Finish();
     }
 
     public static int EncodedSize(Batch batch)

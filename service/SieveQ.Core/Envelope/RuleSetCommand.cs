@@ -141,11 +141,7 @@ public static class RuleSetCommandCodec
         {
             problem = "a publish carries no signed fromVersion or nonce: both must be 0";
         }
-        else if (op == RuleSetOp.Publish && to < 1)
-        {
-            problem = "versions start at 1";
-        }
-        else if (op != RuleSetOp.Publish && (from < 1 || to < 1))
+        else if (to < 1 || (op != RuleSetOp.Publish && from < 1))
         {
             problem = "versions start at 1";
         }
