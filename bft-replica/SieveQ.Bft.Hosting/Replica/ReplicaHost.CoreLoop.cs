@@ -72,6 +72,7 @@ public sealed partial class ReplicaHost
         var sends = new List<PendingSend>();
         List<SendTo>? replies = null;
         List<CoreOutput>? records = null;
+        var gating = false;
         foreach (var o in outputs)
         {
             switch (o)
@@ -93,12 +94,18 @@ public sealed partial class ReplicaHost
                     _executed += d.Executed;
                     _metrics.Decided(d.Value.Requests.Count, d.Executed);
                     break;
-                case Persist or TruncateDurableLog when _durability is not null:
+                case Persist p when _durability is not null:
                     (records ??= []).Add(o);
+                    gating |= p.Record.GatesLaterSends;
+                    break;
+                case TruncateDurableLog when _durability is not null:
+                    (records ??= []).Add(o);
+                    gating = true;
                     break;
             }
         }
-        var durable = _durability is not null && (records is not null || _durability.Busy);
+        // Sends wait for the disk only behind records that gate them, or behind earlier gating work (FIFO).
+        var durable = _durability is not null && (gating || _durability.Busy);
         if (!durable)
         {
             // Replica traffic (the next PROPOSE, WRITEs, ACCEPTs) is on the critical path of the next decision;
@@ -122,6 +129,10 @@ public sealed partial class ReplicaHost
         else
         {
             SendAll(sends);
+            if (records is not null)
+            {
+                await _durability!.SubmitLazyAsync(records, ct).ConfigureAwait(false);
+            }
         }
     }
 

@@ -29,6 +29,7 @@ public sealed partial class ReplicaHost
         CpuMs = Process.GetCurrentProcess().TotalProcessorTime.TotalMilliseconds,
         GcCollections = [GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2)],
         GcPauseMs = GC.GetTotalPauseDuration().TotalMilliseconds,
+        Wal = new WalStatus(_wal?.Syncs ?? 0, _durability?.LazyRecords ?? 0, _durability?.LazySyncs ?? 0),
     };
 
     private async Task WriteStatusAsync(CancellationToken ct)

@@ -32,6 +32,8 @@ public sealed record ReplicaStatus
     /// <summary>Garbage collections by generation (0, 1, 2) and total GC pause time: large batches allocate on the large-object heap.</summary>
     public IReadOnlyList<int> GcCollections { get; init; } = [];
     public double GcPauseMs { get; init; }
+    /// <summary>Write-ahead log activity (zero without durability): fsyncs, decision records appended without holding a send, syncs made only for those.</summary>
+    public WalStatus Wal { get; init; } = new(0, 0, 0);
 
     public static readonly JsonSerializerOptions Json = new()
     {
@@ -60,3 +62,6 @@ public sealed record ReplicaStatus
         File.Move(tmp, path, overwrite: true);
     }
 }
+
+/// <summary>The write-ahead log's share of <see cref="ReplicaStatus"/>.</summary>
+public sealed record WalStatus(long Syncs, long LazyRecords, long LazySyncs);

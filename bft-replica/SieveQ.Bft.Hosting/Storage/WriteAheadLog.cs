@@ -33,7 +33,10 @@ public sealed class WriteAheadLog : IDisposable
 
     public long Generation => _generation;
     public long BytesWritten { get; private set; }
-    public long Syncs { get; private set; }
+    private long _syncs;
+
+    /// <summary>fsyncs so far; read by status snapshots on another thread.</summary>
+    public long Syncs => Interlocked.Read(ref _syncs);
 
     /// <summary>Opens (or creates) the log in <paramref name="directory"/> and returns the records to replay, oldest first.</summary>
     public static WriteAheadLog Open(string directory, out List<DurableRecord> recovered)
@@ -103,7 +106,7 @@ public sealed class WriteAheadLog : IDisposable
         var start = Stopwatch.GetTimestamp();
         _file.Flush(flushToDisk: true);
         _dirty = false;
-        Syncs++;
+        Interlocked.Increment(ref _syncs);
         StageTimings.Add(Stage.Wal, start, 0);
     }
 

@@ -220,9 +220,17 @@ internal sealed class InvariantChecker : IExecutionObserver
         _stateServedAt[(from, to)] = localNow;
     }
 
-    /// <summary>The serving rate limit is soft state: a restarted replica starts afresh.</summary>
-    public void OnRestart(int replica)
+    /// <summary>
+    /// The serving rate limit is soft state: a restarted replica starts afresh. A restart may also take a
+    /// replica back below its last decision, to the last one its disk holds: decision records are synced
+    /// lazily (they gate no message). Deciding those instances again is judged like any decision: the same
+    /// value as every other decision of that instance (agreement), and each request at the same position with
+    /// the same result (identical prefixes).
+    /// </summary>
+    public void OnRestart(int replica, long recoveredLastDecided)
     {
+        _lastDecided[replica] = recoveredLastDecided;
+        _lastDecidedOutput[replica] = recoveredLastDecided;
         foreach (var key in _stateServedAt.Keys.Where(k => k.From == replica).ToList())
         {
             _stateServedAt.Remove(key);

@@ -60,7 +60,7 @@ internal sealed class ReplicaHost
         {
             return;
         }
-        _sim.Checker.OnRestart(Id);
+        _sim.Checker.OnRestart(Id, Core!.LastDecided);
         _nextPeriodicTick = _sim.Now + _tickPeriod;
         _armedFor = long.MaxValue;
         AfterStep();
@@ -94,6 +94,7 @@ internal sealed class ReplicaHost
         Core = null;
         App = null;
         _armedFor = long.MaxValue;
+        _sim.Stats.Count("disk.volatile-records-lost", Disk.LoseVolatile());
     }
 
     public void Receive(Delivery d)
@@ -189,6 +190,7 @@ internal sealed class ReplicaHost
         {
             _nextPeriodicTick = _sim.Now + _tickPeriod;
         }
+        Disk.Sync();  // the host's lazy sync: decisions are durable by the next quiet moment
         var core = Core;
         if (Guard("tick", () => core.Tick(LocalNow)))
         {

@@ -151,6 +151,28 @@ public class CheckerTests
     }
 
     [Fact]
+    public void Deciding_an_instance_again_is_caught_unless_a_restart_lost_it()
+    {
+        var c = NewChecker();
+        c.OnDecided(0, 1, new Batch(10, []));
+        c.OnDecided(0, 2, new Batch(11, []));
+        c.OnDecided(0, 2, new Batch(11, []));
+        Assert.StartsWith("instance order", c.Failure);
+
+        // A restart back to instance 1 (its decision record for 2 was not synced yet) may decide 2 again...
+        var restarted = NewChecker();
+        restarted.OnDecided(0, 1, new Batch(10, []));
+        restarted.OnDecided(0, 2, new Batch(11, []));
+        restarted.OnRestart(0, recoveredLastDecided: 1);
+        restarted.OnDecided(0, 2, new Batch(11, []));
+        Assert.False(restarted.Failed);
+        // ...but only with the value it decided before.
+        restarted.OnRestart(0, recoveredLastDecided: 1);
+        restarted.OnDecided(0, 2, new Batch(12, []));
+        Assert.StartsWith("agreement", restarted.Failure);
+    }
+
+    [Fact]
     public void Only_the_first_violation_is_kept()
     {
         var c = NewChecker();
