@@ -68,6 +68,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
 
         // Signed rule sets (replaceable through the ordering) when the deployment has a rules section, fixed routes otherwise.
         var sieve = new SieveReplicaApplication(enrolled, deployment.Config.Sieve, DeploymentRules.LoadReplicaRules(deployment.Config));
+        Metrics.ObserveVerdictCache(sieve.Verdicts);
         Application = new GuardedSieveApplication(sieve, options.OutboxQueueCapacity, Metrics);
         _ordering = new ReplicaHost(deployment.Cluster, id, identity, Application, logs, sieve.CreateVerifier(),
             appState: () => Application.Read(a => $"processed:{a.Processed} held:{a.HeldCount}"));

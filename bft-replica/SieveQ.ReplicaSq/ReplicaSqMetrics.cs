@@ -88,6 +88,18 @@ public sealed class ReplicaSqMetrics : IDisposable
 
     public long Notices(ControllerAction action) => Volatile.Read(ref _notices[(int)action]);
 
+    /// <summary>The signature verdict cache's bound and effect: entries and item bytes held, hits and misses at execution.</summary>
+    internal void ObserveVerdictCache(SignatureVerdictCache cache)
+    {
+        _meter.CreateObservableUpDownCounter("sieveq.replicasq.verdict_cache.entries", () => new Measurement<long>(cache.Count, _tag), "{item}", "Signature verdicts held for execution");
+        _meter.CreateObservableUpDownCounter("sieveq.replicasq.verdict_cache.bytes", () => new Measurement<long>(cache.Bytes, _tag), "By", "Item bytes the verdict cache holds as keys");
+        _meter.CreateObservableCounter("sieveq.replicasq.verdict_cache.lookups", () => new[]
+        {
+            new Measurement<long>(cache.Hits, _tag, new("result", "hit")),
+            new Measurement<long>(cache.Misses, _tag, new("result", "miss")),
+        }, "{item}", "Verdicts looked up at execution");
+    }
+
     /// <summary>Wired once the parts that know the live subscriptions exist.</summary>
     internal void ObserveLive(Func<long> receivers, Func<long> preSqs)
     {

@@ -11,7 +11,7 @@ public sealed class BoundedVerdictCacheTests
     [Fact]
     public void Stays_within_its_capacity_and_keeps_the_newest_generation()
     {
-        var cache = new BoundedVerdictCache<int>(capacity: 1_000);
+        var cache = new BoundedVerdictCache<Digest, int>(capacity: 1_000);
         for (var i = 0; i < 10_000; i++)
         {
             cache.Put(Key(i), i);
@@ -24,7 +24,7 @@ public sealed class BoundedVerdictCacheTests
     [Fact]
     public void Stays_within_its_capacity_under_parallel_puts()
     {
-        var cache = new BoundedVerdictCache<int>(capacity: 1_000);
+        var cache = new BoundedVerdictCache<Digest, int>(capacity: 1_000);
         Parallel.For(0, 50_000, new ParallelOptions { MaxDegreeOfParallelism = 4 }, i => cache.Put(Key(i), i));
         // A rotation can race with puts in flight; they may land in either generation, never unbounded.
         Assert.InRange(cache.Count, 1, 1_000 + 4);

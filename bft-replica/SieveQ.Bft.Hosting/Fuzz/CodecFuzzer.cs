@@ -171,7 +171,7 @@ public static class CodecFuzzer
         return b;
     }
 
-    private static byte[] Mutate(Random rng, byte[] original, byte[][] pool)
+    internal static byte[] Mutate(Random rng, byte[] original, byte[][] pool)
     {
         var b = (byte[])original.Clone();
         var rounds = rng.Next(1, 4);

@@ -9,7 +9,9 @@ namespace SieveQ.Bft.Hosting.Storage;
 /// On-disk record: <c>[u32 length of type+body][u32 CRC-32C of type+body][u8 type][body]</c>.
 /// Batches and certificates reuse the wire codec so the log never invents a second encoding of them:
 /// a decision is stored as the PROPOSE that would carry it, a prepared certificate as a STOPDATA holding
-/// only that certificate.
+/// only that certificate. A decision whose batch a prepared record earlier in the same segment already
+/// holds is stored as a reference to it (<c>[i64 consensus id][32 batch hash]</c>), so a prepared-then-decided
+/// batch is written once, not twice; <see cref="WriteAheadLog"/> resolves references as it reads.
 /// </summary>
 public static class WalRecordCodec
 {
@@ -17,7 +19,7 @@ public static class WalRecordCodec
     /// <summary>Largest record accepted on read: a checkpoint holds a full snapshot.</summary>
     public const int MaxRecordBytes = WireLimits.MaxSnapshotBytes + 1024;
 
-    private const byte RegencyType = 1, PreparedType = 2, DecisionType = 3, CheckpointType = 4;
+    private const byte RegencyType = 1, PreparedType = 2, DecisionType = 3, CheckpointType = 4, DecisionReferenceType = 5;
 
     /// <summary>Appends one framed record to <paramref name="output"/>.</summary>
     public static void Encode(DurableRecord record, RecordBuffer output)
@@ -38,6 +40,13 @@ public static class WalRecordCodec
             case DecisionRecord d:
                 Type(output, DecisionType);
                 MessageCodec.Encode(new Propose(0, 0, d.ConsensusId, d.Value), output);
+                break;
+            case DecisionReference d:
+                Type(output, DecisionReferenceType);
+                BinaryPrimitives.WriteInt64LittleEndian(output.GetSpan(8), d.ConsensusId);
+                output.Advance(8);
+                d.BatchHash.CopyTo(output.GetSpan(Digest.Size));
+                output.Advance(Digest.Size);
                 break;
             case CheckpointRecord c:
                 Type(output, CheckpointType);
@@ -112,9 +121,17 @@ public static class WalRecordCodec
             RegencyType when rest.Length == 4 => new RegencyRecord(BinaryPrimitives.ReadInt32LittleEndian(rest)),
             PreparedType => MessageCodec.Decode(rest) is StopData { Certificates.Count: 1 } sd ? new PreparedRecord(sd.Certificates[0]) : null,
             DecisionType => MessageCodec.Decode(rest) is Propose p ? new DecisionRecord(p.ConsensusId, p.Value) : null,
+            DecisionReferenceType when rest.Length == 8 + Digest.Size =>
+                new DecisionReference(BinaryPrimitives.ReadInt64LittleEndian(rest), new Digest(rest.Slice(8, Digest.Size))),
             CheckpointType when rest.Length >= 8 + Digest.Size =>
                 new CheckpointRecord(BinaryPrimitives.ReadInt64LittleEndian(rest), new Digest(rest.Slice(8, Digest.Size)), rest[(8 + Digest.Size)..].ToArray()),
             _ => null,
         };
     }
 }
+
+/// <summary>
+/// A decision as the log stores it when a prepared record earlier in the same segment holds its batch.
+/// Only the log reads and writes it; recovery gets the <see cref="DecisionRecord"/> it stands for.
+/// </summary>
+public sealed record DecisionReference(long ConsensusId, Digest BatchHash) : DurableRecord;

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Globalization;
 using SieveQ.Bft.Core;
+using SieveQ.Bft.Protocol;
 
 namespace SieveQ.Bft.Hosting.Storage;
 
@@ -22,6 +23,8 @@ public sealed class WriteAheadLog : IDisposable
     private RegencyRecord? _regency;
     private CheckpointRecord? _checkpoint;
     private List<DurableRecord> _tail = [];
+    /// <summary>(instance, batch hash) of the prepared records with a batch in the live segment: a decision on one is logged as a reference.</summary>
+    private HashSet<(long, Digest)> _segmentBatches = [];
     private bool _dirty;
 
     private WriteAheadLog(string directory, long generation, FileStream file)
@@ -62,12 +65,7 @@ public sealed class WriteAheadLog : IDisposable
                 File.Delete(old.Path);  // superseded by a completed roll
             }
             var bytes = File.ReadAllBytes(newest.Path);
-            var pos = 0;
-            while (WalRecordCodec.TryDecode(bytes.AsSpan(pos), out var record, out var consumed))
-            {
-                recovered.Add(record!);
-                pos += consumed;
-            }
+            recovered = ReadSegment(bytes, out var pos);
             if (pos < bytes.Length)
             {
                 using var cut = new FileStream(newest.Path, FileMode.Open, FileAccess.Write);
@@ -80,15 +78,49 @@ public sealed class WriteAheadLog : IDisposable
         foreach (var r in recovered)
         {
             wal.Track(r);
+            AsLogged(r, wal._segmentBatches);
         }
         return wal;
+    }
+
+    /// <summary>
+    /// The records of one segment's bytes, oldest first, up to the first torn or corrupt record
+    /// (<paramref name="validLength"/> bytes); decision references resolved against the prepared records
+    /// before them. Never throws on damaged input: it is what a crash, a full disk or a bad sector left.
+    /// </summary>
+    public static List<DurableRecord> ReadSegment(ReadOnlySpan<byte> bytes, out int validLength)
+    {
+        var records = new List<DurableRecord>();
+        var batches = new Dictionary<(long, Digest), Batch>();
+        var pos = 0;
+        while (WalRecordCodec.TryDecode(bytes[pos..], out var record, out var consumed))
+        {
+            pos += consumed;
+            switch (record)
+            {
+                case PreparedRecord { Certificate: { Value: { } batch } c }:
+                    batches[(c.ConsensusId, c.BatchHash)] = batch;
+                    break;
+                case DecisionReference d:
+                    // Written only after its prepared record, in the same segment; a missing one means a
+                    // damaged log, and a decision may be lost safely (it is decided again from certificates).
+                    record = batches.TryGetValue((d.ConsensusId, d.BatchHash), out var b) ? new DecisionRecord(d.ConsensusId, b) : null;
+                    break;
+            }
+            if (record is not null)
+            {
+                records.Add(record);
+            }
+        }
+        validLength = pos;
+        return records;
     }
 
     public void Append(DurableRecord record)
     {
         var start = Stopwatch.GetTimestamp();
         _buffer.Reset();
-        WalRecordCodec.Encode(record, _buffer);
+        WalRecordCodec.Encode(AsLogged(record, _segmentBatches), _buffer);
         _file.Write(_buffer.Written);
         BytesWritten += _buffer.WrittenCount;
         _dirty = true;
@@ -123,6 +155,7 @@ public sealed class WriteAheadLog : IDisposable
         }).ToList();
         var next = _generation + 1;
         var tmp = SegmentPath(_directory, next) + ".tmp";
+        var segmentBatches = new HashSet<(long, Digest)>();
         using (var fs = new FileStream(tmp, FileMode.Create, FileAccess.Write, FileShare.None, 64 * 1024))
         {
             var carried = new List<DurableRecord>();
@@ -138,7 +171,7 @@ public sealed class WriteAheadLog : IDisposable
             foreach (var r in carried)
             {
                 _buffer.Reset();
-                WalRecordCodec.Encode(r, _buffer);
+                WalRecordCodec.Encode(AsLogged(r, segmentBatches), _buffer);
                 fs.Write(_buffer.Written);
             }
             fs.Flush(flushToDisk: true);
@@ -147,8 +180,27 @@ public sealed class WriteAheadLog : IDisposable
         _file.Dispose();
         File.Delete(SegmentPath(_directory, _generation));
         _generation = next;
+        _segmentBatches = segmentBatches;
         _file = new FileStream(SegmentPath(_directory, next), FileMode.Append, FileAccess.Write, FileShare.Read, 64 * 1024);
         StageTimings.Add(Stage.Wal, start, 0);
+    }
+
+    /// <summary>
+    /// The form a record takes in a segment whose prepared batches are <paramref name="segmentBatches"/>
+    /// (updated): a decision on one of them becomes a reference.
+    /// </summary>
+    private static DurableRecord AsLogged(DurableRecord record, HashSet<(long, Digest)> segmentBatches)
+    {
+        switch (record)
+        {
+            case PreparedRecord { Certificate: { Value: not null } c }:
+                segmentBatches.Add((c.ConsensusId, c.BatchHash));
+                return record;
+            case DecisionRecord d when segmentBatches.Contains((d.ConsensusId, d.Value.Hash)):
+                return new DecisionReference(d.ConsensusId, d.Value.Hash);
+            default:
+                return record;
+        }
     }
 
     private void Track(DurableRecord record)

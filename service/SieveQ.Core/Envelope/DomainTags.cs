@@ -21,7 +21,6 @@ public static class DomainTags
     public static readonly byte[] BodyFetchRequest = Ascii("SIEVEQ/BODY-FETCH-REQ/v1");
     public static readonly byte[] BodyFetchResponse = Ascii("SIEVEQ/BODY-FETCH-RES/v1");
     public static readonly byte[] DataDigest = Ascii("SIEVEQ/DATA-DIGEST/v1");
-    public static readonly byte[] MessageHash = Ascii("SIEVEQ/MESSAGE-HASH/v1");
     public static readonly byte[] MacKeySenderPreSq = Ascii("SIEVEQ/MAC-KEY/SENDER-PRESQ/v1");
     public static readonly byte[] MacKeyReplicaReceiver = Ascii("SIEVEQ/MAC-KEY/REPLICA-RECEIVER/v1");
     public static readonly byte[] MacKeyReplicaSender = Ascii("SIEVEQ/MAC-KEY/REPLICA-SENDER/v1");

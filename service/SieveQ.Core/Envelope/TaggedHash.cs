@@ -13,9 +13,6 @@ public static class TaggedHash
     /// <summary>Digest of an application body; what replicas vouch for and the post-SQ votes on.</summary>
     public static Digest DataDigest(ReadOnlySpan<byte> data) => Sha256(DomainTags.DataDigest, data);
 
-    /// <summary>Identity of a sender message as received; the key of the signature verdict cache.</summary>
-    public static Digest MessageHash(ReadOnlySpan<byte> messageBytes) => Sha256(DomainTags.MessageHash, messageBytes);
-
     public static Digest Sha256(ReadOnlySpan<byte> tag, ReadOnlySpan<byte> data)
     {
         Span<byte> h = stackalloc byte[EnvelopeLimits.HashBytes];

@@ -1,49 +1,69 @@
 using System.Collections.Concurrent;
-using SieveQ.Bft.Protocol;
 
 namespace SieveQ.Core.Filtering;
 
 /// <summary>
-/// A bounded, thread-safe map from a hash to a verification verdict, in two generations: when the
-/// young generation fills it becomes the old one and the previous old one is dropped. Losing an
-/// entry only costs a re-verification; and since every verdict is a pure function of the hashed bytes
-/// (and the enrolment), a replica that misses the cache reaches the same verdict as one that hits.
+/// A bounded, thread-safe map from a key to a verification verdict, in two generations: when the
+/// young generation fills (by entries, or by key bytes when a weight is given; the put that fills it may go
+/// over by its own key) it becomes the old one
+/// and the previous old one is dropped. Losing an entry only costs a re-verification; and since every
+/// verdict is a pure function of the key (and the enrolment), a replica that misses the cache reaches
+/// the same verdict as one that hits.
 /// </summary>
-public sealed class BoundedVerdictCache<TVerdict> where TVerdict : struct
+public sealed class BoundedVerdictCache<TKey, TVerdict> where TKey : notnull where TVerdict : struct
 {
     private readonly int _generationSize;
-    private ConcurrentDictionary<Digest, TVerdict> _young = new();
-    private ConcurrentDictionary<Digest, TVerdict> _old = new();
+    private readonly long _generationBytes;
+    private readonly Func<TKey, int>? _weight;
+    private readonly IEqualityComparer<TKey>? _comparer;
+    private ConcurrentDictionary<TKey, TVerdict> _young;
+    private ConcurrentDictionary<TKey, TVerdict> _old;
     private readonly Lock _rotate = new();
 
     /// <summary>
-    /// Puts into the young generation since it was made. ConcurrentDictionary.Count takes every
-    /// stripe lock; asking it on each put serialised the parallel signature checks behind one another
-    /// (a sixth of a replica's CPU went to lock spinning at full load).
+    /// Puts (and their key bytes) into the young generation since it was made. ConcurrentDictionary.Count
+    /// takes every stripe lock; asking it on each put serialised the parallel signature checks behind one
+    /// another (a sixth of a replica's CPU went to lock spinning at full load).
     /// </summary>
     private int _youngPuts;
+    private long _youngBytes;
+    private long _oldBytes;
 
-    public BoundedVerdictCache(int capacity = 1 << 18)
+    /// <param name="capacity">Entries in both generations together.</param>
+    /// <param name="byteBudget">Key bytes in both generations together, as <paramref name="weight"/> counts them.</param>
+    /// <param name="weight">The bytes a key holds; null when keys are small and fixed-size.</param>
+    public BoundedVerdictCache(int capacity = 1 << 18, long byteBudget = long.MaxValue, Func<TKey, int>? weight = null, IEqualityComparer<TKey>? comparer = null)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(capacity, 2);
+        ArgumentOutOfRangeException.ThrowIfLessThan(byteBudget, 2);
         _generationSize = capacity / 2;
+        _generationBytes = byteBudget / 2;
+        _weight = weight;
+        _comparer = comparer;
+        _young = new ConcurrentDictionary<TKey, TVerdict>(comparer);
+        _old = new ConcurrentDictionary<TKey, TVerdict>(comparer);
     }
 
     public int Count => _young.Count + _old.Count;
 
-    public bool TryGet(Digest key, out TVerdict verdict) => _young.TryGetValue(key, out verdict) || _old.TryGetValue(key, out verdict);
+    /// <summary>Key bytes held (zero without a weight); an upper bound, since removals are not subtracted.</summary>
+    public long Bytes => Interlocked.Read(ref _youngBytes) + Interlocked.Read(ref _oldBytes);
 
-    public void Put(Digest key, TVerdict verdict)
+    public bool TryGet(TKey key, out TVerdict verdict) => _young.TryGetValue(key, out verdict) || _old.TryGetValue(key, out verdict);
+
+    public void Put(TKey key, TVerdict verdict)
     {
         _young[key] = verdict;
-        if (Interlocked.Increment(ref _youngPuts) >= _generationSize)
+        var bytes = _weight is null ? 0 : Interlocked.Add(ref _youngBytes, _weight(key));
+        if (Interlocked.Increment(ref _youngPuts) >= _generationSize || bytes >= _generationBytes)
         {
             lock (_rotate)
             {
-                if (Volatile.Read(ref _youngPuts) >= _generationSize)
+                if (Volatile.Read(ref _youngPuts) >= _generationSize || Interlocked.Read(ref _youngBytes) >= _generationBytes)
                 {
                     _old = _young;
-                    _young = new ConcurrentDictionary<Digest, TVerdict>();
+                    _young = new ConcurrentDictionary<TKey, TVerdict>(_comparer);
+                    Interlocked.Exchange(ref _oldBytes, Interlocked.Exchange(ref _youngBytes, 0));
                     Volatile.Write(ref _youngPuts, 0);
                 }
             }
@@ -51,7 +71,7 @@ public sealed class BoundedVerdictCache<TVerdict> where TVerdict : struct
     }
 
     /// <summary>Forgets a verdict once it has been consumed at execution.</summary>
-    public void Remove(Digest key)
+    public void Remove(TKey key)
     {
         _young.TryRemove(key, out _);
         _old.TryRemove(key, out _);

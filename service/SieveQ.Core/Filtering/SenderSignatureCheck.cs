@@ -22,12 +22,12 @@ public enum SignatureVerdict
 public sealed class SenderSignatureCheck
 {
     private readonly PublicKeyDirectory _keys;
-    private readonly BoundedVerdictCache<bool> _roots;
+    private readonly BoundedVerdictCache<Digest, bool> _roots;
 
-    public SenderSignatureCheck(PublicKeyDirectory keys, BoundedVerdictCache<bool>? rootCache = null)
+    public SenderSignatureCheck(PublicKeyDirectory keys, BoundedVerdictCache<Digest, bool>? rootCache = null)
     {
         _keys = keys;
-        _roots = rootCache ?? new BoundedVerdictCache<bool>(1 << 14);
+        _roots = rootCache ?? new BoundedVerdictCache<Digest, bool>(1 << 14);
     }
 
     public SignatureVerdict Verify(SenderMessage message)

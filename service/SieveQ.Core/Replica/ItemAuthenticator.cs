@@ -27,8 +27,8 @@ public sealed class ItemAuthenticator
     /// <summary>Verifies an item ahead of ordering and caches the verdict. Unparsable items are left for execution to count.</summary>
     public void Precompute(ReadOnlyMemory<byte> item)
     {
-        var hash = TaggedHash.MessageHash(item.Span);
-        if (_cache.Contains(hash))
+        var key = ItemKey.Over(item);
+        if (_cache.Contains(key))
         {
             return;
         }
@@ -37,13 +37,13 @@ public sealed class ItemAuthenticator
             switch ((StructureKind)item.Span[0])
             {
                 case StructureKind.SenderMessage:
-                    _cache.Put(hash, _senderCheck.Verify(SenderMessageCodec.Decode(item)));
+                    _cache.Put(key, _senderCheck.Verify(SenderMessageCodec.Decode(item)));
                     break;
                 case StructureKind.AckRequest:
-                    _cache.Put(hash, Check(AckRequestCodec.Decode(item)));
+                    _cache.Put(key, Check(AckRequestCodec.Decode(item)));
                     break;
                 case StructureKind.ReceiverAck:
-                    _cache.Put(hash, Check(ReceiverAckCodec.Decode(item)));
+                    _cache.Put(key, Check(ReceiverAckCodec.Decode(item)));
                     break;
                 default:
                     break;
@@ -63,8 +63,7 @@ public sealed class ItemAuthenticator
 
     private SignatureVerdict Cached(ReadOnlyMemory<byte> encoded, Func<SignatureVerdict> verify)
     {
-        var hash = TaggedHash.MessageHash(encoded.Span);
-        return _cache.TryTake(hash, out var v) ? v : verify();
+        return _cache.TryTake(ItemKey.Over(encoded), out var v) ? v : verify();
     }
 
     private SignatureVerdict Check(AckRequest r)

@@ -1,25 +1,29 @@
-using SieveQ.Bft.Protocol;
 using SieveQ.Core.Filtering;
 
 namespace SieveQ.Core.Replica;
 
 /// <summary>
-/// Signature verdicts keyed by the hash of the signed item's bytes as received
-/// (<see cref="Envelope.TaggedHash.MessageHash"/>). <see cref="SieveRequestVerifier"/> fills it on
+/// Signature verdicts keyed by the signed item's bytes as received (<see cref="ItemKey"/>), bounded by
+/// entries and by bytes. <see cref="SieveRequestVerifier"/> fills it on
 /// the ordering host's worker threads before ordering; <see cref="SieveReplicaApplication"/> consumes
 /// it at execution and verifies inline on a miss. The verdict depends only on the bytes, so hit or
 /// miss, every replica decides the same.
 /// </summary>
 public sealed class SignatureVerdictCache
 {
-    private readonly BoundedVerdictCache<SignatureVerdict> _cache;
+    /// <summary>Default bound on the item bytes held: about 100,000 items of 600 bytes.</summary>
+    public const long DefaultByteBudget = 64L << 20;
+    private readonly BoundedVerdictCache<ItemKey, SignatureVerdict> _cache;
 
-    public SignatureVerdictCache(int capacity = 1 << 18)
+    public SignatureVerdictCache(int capacity = 1 << 18, long byteBudget = DefaultByteBudget)
     {
-        _cache = new BoundedVerdictCache<SignatureVerdict>(capacity);
+        _cache = new BoundedVerdictCache<ItemKey, SignatureVerdict>(capacity, byteBudget, k => k.Length);
     }
 
     public int Count => _cache.Count;
+
+    /// <summary>Item bytes held (an upper bound: consumed entries are not subtracted until their generation goes).</summary>
+    public long Bytes => _cache.Bytes;
 
     private long _hits;
     private long _misses;
@@ -30,14 +34,15 @@ public sealed class SignatureVerdictCache
     /// <summary>Verdicts missing at execution (verified inline).</summary>
     public long Misses => Volatile.Read(ref _misses);
 
-    public void Put(Digest messageHash, SignatureVerdict verdict) => _cache.Put(messageHash, verdict);
+    /// <summary>Stores a verdict under its own copy of the item's bytes.</summary>
+    public void Put(ItemKey item, SignatureVerdict verdict) => _cache.Put(item.Owned(), verdict);
 
     /// <summary>Takes the verdict out (each item executes once).</summary>
-    public bool TryTake(Digest messageHash, out SignatureVerdict verdict)
+    public bool TryTake(ItemKey item, out SignatureVerdict verdict)
     {
-        if (_cache.TryGet(messageHash, out verdict))
+        if (_cache.TryGet(item, out verdict))
         {
-            _cache.Remove(messageHash);
+            _cache.Remove(item);
             Interlocked.Increment(ref _hits);
             return true;
         }
@@ -45,5 +50,5 @@ public sealed class SignatureVerdictCache
         return false;
     }
 
-    public bool Contains(Digest messageHash) => _cache.TryGet(messageHash, out _);
+    public bool Contains(ItemKey item) => _cache.TryGet(item, out _);
 }

@@ -107,5 +107,86 @@ public sealed class WriteAheadLogTests : IDisposable
         Assert.Equal(["regency 3", "checkpoint 4", "prepared 5", "decision 5", "decision 6"], recovered.Select(r => string.Join(' ', Describe(r).Split(' ').Take(2))));
     }
 
+    private static PreparedCertificate CertFor(long cid, Batch value) =>
+        new(cid, 1, value.Hash, value, [new WriteSignature(0, new byte[64]), new WriteSignature(1, new byte[64]), new WriteSignature(2, new byte[64])]);
+
+    private long SegmentLength() => new FileInfo(Directory.GetFiles(_dir, "wal-*.log").Single()).Length;
+
+    [Fact]
+    public void A_prepared_then_decided_batch_is_written_once()
+    {
+        var batch = Batch(20);
+        var prepared = new PreparedRecord(CertFor(7, batch));
+        using (var wal = WriteAheadLog.Open(_dir, out _))
+        {
+            wal.Append(prepared);
+            wal.Append(new DecisionRecord(7, batch));
+            wal.Sync();
+        }
+        Assert.Equal(WalRecordCodec.Encode(prepared).Length + WalRecordCodec.Encode(new DecisionReference(7, batch.Hash)).Length, SegmentLength());
+        using var again = WriteAheadLog.Open(_dir, out var recovered);
+        var decision = Assert.IsType<DecisionRecord>(recovered[1]);
+        Assert.Equal(7, decision.ConsensusId);
+        Assert.Equal(batch.Hash, decision.Value.Hash);
+        Assert.Equal(batch.Requests.Select(r => Convert.ToHexString(r.Payload)), decision.Value.Requests.Select(r => Convert.ToHexString(r.Payload)));
+    }
+
+    [Fact]
+    public void A_decision_on_another_batch_than_the_prepared_one_is_written_whole()
+    {
+        var decided = Batch(3, ts: 2000);
+        using (var wal = WriteAheadLog.Open(_dir, out _))
+        {
+            wal.Append(new PreparedRecord(CertFor(7, Batch(3))));  // prepared in an older regency, another value won
+            wal.Append(new DecisionRecord(7, decided));
+            wal.Append(new DecisionRecord(8, Batch(1)));  // decided without a prepared record here
+            wal.Sync();
+        }
+        using var again = WriteAheadLog.Open(_dir, out var recovered);
+        Assert.Equal(["prepared 7", "decision 7 " + decided.Hash, "decision 8 " + Batch(1).Hash],
+            recovered.Select(r => Describe(r) is var d && r is PreparedRecord ? string.Join(' ', d.Split(' ').Take(2)) : d));
+    }
+
+    [Fact]
+    public void References_survive_a_roll_and_resolve_against_carried_prepared_records()
+    {
+        using (var wal = WriteAheadLog.Open(_dir, out _))
+        {
+            for (var cid = 1; cid <= 4; cid++)
+            {
+                wal.Append(new PreparedRecord(CertFor(cid, Batch(2, 1000 + cid))));
+                wal.Append(new DecisionRecord(cid, Batch(2, 1000 + cid)));
+            }
+            wal.Append(new PreparedRecord(CertFor(5, Batch(2, 1005))));
+            wal.Append(new CheckpointRecord(2, Digest.Compute("two"u8), [2]));
+            wal.Truncate(2);
+            wal.Append(new DecisionRecord(5, Batch(2, 1005)));  // its prepared record was carried into the new segment
+            wal.Sync();
+        }
+        using (var wal = WriteAheadLog.Open(_dir, out var recovered))
+        {
+            Assert.Equal(["checkpoint 2", "prepared 3", "decision 3", "prepared 4", "decision 4", "prepared 5", "decision 5"],
+                recovered.Select(r => string.Join(' ', Describe(r).Split(' ').Take(2))));
+            Assert.All(recovered.OfType<DecisionRecord>(), d => Assert.Equal(Batch(2, 1000 + d.ConsensusId).Hash, d.Value.Hash));
+            var before = SegmentLength();
+            wal.Append(new DecisionRecord(5, Batch(2, 1005)));  // appended after a reopen: still a reference
+            wal.Sync();
+            Assert.Equal(WalRecordCodec.Encode(new DecisionReference(5, Batch(2, 1005).Hash)).Length, SegmentLength() - before);
+        }
+    }
+
+    [Fact]
+    public void A_reference_without_its_prepared_record_is_skipped_and_reading_goes_on()
+    {
+        var segment = Path.Combine(_dir, "wal-000000000000.log");
+        File.WriteAllBytes(segment, [
+            .. WalRecordCodec.Encode(new RegencyRecord(2)),
+            .. WalRecordCodec.Encode(new DecisionReference(9, Batch(1).Hash)),
+            .. WalRecordCodec.Encode(new DecisionRecord(10, Batch(2))),
+        ]);
+        using var wal = WriteAheadLog.Open(_dir, out var recovered);
+        Assert.Equal(["regency 2", "decision 10 " + Batch(2).Hash], recovered.Select(Describe));
+    }
+
     public void Dispose() => Directory.Delete(_dir, recursive: true);
 }
