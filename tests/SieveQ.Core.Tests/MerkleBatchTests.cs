@@ -83,4 +83,56 @@ public sealed class MerkleBatchTests : IClassFixture<TestWorld>
         data[SenderMessageCodec.HeaderBytes] ^= 1;
         Assert.Equal(SignatureVerdict.BadSignature, check.Verify(SenderMessageCodec.Decode(data)));
     }
+
+    [Fact]
+    public void The_node_memo_computes_each_inner_node_of_a_flush_once_and_returns_what_Node_returns()
+    {
+        var regions = Enumerable.Range(1, 256).Select(i => SenderMessageCodec.EncodeSignedRegion(1, i, 100, [(byte)i, 7])).ToList();
+        var signed = BatchSigner.Sign(1, regions, _w.SenderSigning[1]);
+        var memo = new MerkleNodeMemo();
+        var check = new SenderSignatureCheck(_w.Keys, memo);
+        foreach (var m in signed)
+        {
+            Assert.Equal(SignatureVerdict.Valid, check.Verify(SenderMessageCodec.Decode(m)));
+        }
+        // 256 leaves have 255 inner nodes; every message climbs 8 levels, and only the first climb through a node computes it.
+        Assert.Equal(255, memo.Misses);
+        Assert.Equal((256 * 8) - 255, memo.Hits);
+        var a = MerkleBatch.Leaf("a"u8);
+        var b = MerkleBatch.Leaf("b"u8);
+        Assert.Equal(MerkleBatch.Node(a, b), memo.Node(a, b));
+        Assert.Equal(MerkleBatch.Node(b, a), memo.Node(b, a));
+    }
+
+    [Fact]
+    public void A_warm_memo_and_root_cache_give_the_verdicts_of_a_fresh_check()
+    {
+        var regions = Enumerable.Range(1, 16).Select(i => SenderMessageCodec.EncodeSignedRegion(1, i, 100, [(byte)i])).ToList();
+        var signed = BatchSigner.Sign(1, regions, _w.SenderSigning[1]);
+        var warm = new SenderSignatureCheck(_w.Keys);
+        foreach (var m in signed)
+        {
+            warm.Verify(SenderMessageCodec.Decode(m));
+        }
+        var pathOffset = SenderMessageCodec.Decode(signed[5]).SignedRegion.Length + 1 + 4 + 4 + 1;
+        var variants = new List<byte[]>();
+        for (var level = 0; level < 4; level++)
+        {
+            var bad = signed[5].ToArray();
+            bad[pathOffset + (level * Digest.Size)] ^= 0x40;  // a sibling high up the path: the lower nodes are all remembered
+            variants.Add(bad);
+        }
+        var data = signed[9].ToArray();
+        data[SenderMessageCodec.HeaderBytes] ^= 1;
+        variants.Add(data);
+        var signature = signed[3].ToArray();
+        signature[^1] ^= 1;
+        variants.Add(signature);
+        foreach (var v in variants.Concat(signed.Select(m => m.ToArray())))
+        {
+            var fresh = new SenderSignatureCheck(_w.Keys).Verify(SenderMessageCodec.Decode(v));
+            Assert.Equal(fresh, warm.Verify(SenderMessageCodec.Decode(v)));
+        }
+        Assert.All(variants, v => Assert.NotEqual(SignatureVerdict.Valid, warm.Verify(SenderMessageCodec.Decode(v))));
+    }
 }

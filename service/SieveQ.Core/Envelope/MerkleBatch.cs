@@ -87,7 +87,11 @@ public sealed class MerkleBatch
     /// Recomputes the root from a leaf and its path; false when the path does not have exactly the
     /// shape that (index, count) dictates.
     /// </summary>
-    public static bool TryComputeRoot(Digest leaf, int index, int count, ReadOnlySpan<byte> path, out Digest root)
+    public static bool TryComputeRoot(Digest leaf, int index, int count, ReadOnlySpan<byte> path, out Digest root) =>
+        TryComputeRoot(leaf, index, count, path, Node, out root);
+
+    /// <summary>As above, with <paramref name="node"/> computing inner nodes (a memo of <see cref="Node"/>).</summary>
+    public static bool TryComputeRoot(Digest leaf, int index, int count, ReadOnlySpan<byte> path, Func<Digest, Digest, Digest> node, out Digest root)
     {
         root = default;
         if (count < 1 || index < 0 || index >= count || path.Length % Digest.Size != 0)
@@ -107,7 +111,7 @@ public sealed class MerkleBatch
                 }
                 var s = new Digest(path.Slice(used, Digest.Size));
                 used += Digest.Size;
-                current = (index & 1) == 0 ? Node(current, s) : Node(s, current);
+                current = (index & 1) == 0 ? node(current, s) : node(s, current);
             }
             index >>= 1;
             count = (count + 1) / 2;

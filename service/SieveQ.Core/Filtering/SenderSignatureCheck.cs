@@ -1,4 +1,3 @@
-using System.Security.Cryptography;
 using SieveQ.Bft.Protocol;
 using SieveQ.Core.Envelope;
 using SieveQ.Core.Keys;
@@ -15,20 +14,26 @@ public enum SignatureVerdict
 
 /// <summary>
 /// Verifies a sender message's origin: its own signature, or its Merkle path up to a root whose
-/// signature is checked once per batch. Root verdicts are cached under a hash of everything the
-/// root check reads (sender, leaf count, root and the signature bytes), so the cached verdict is
-/// exactly what a fresh check would return.
+/// signature is checked once per batch. Root verdicts are cached under the exact bytes the root check
+/// reads (sender, leaf count, root and the signature), and inner nodes are remembered by their children
+/// (<see cref="MerkleNodeMemo"/>), so a cached verdict is exactly what a fresh check would return.
 /// </summary>
 public sealed class SenderSignatureCheck
 {
     private readonly PublicKeyDirectory _keys;
-    private readonly BoundedVerdictCache<Digest, bool> _roots;
+    private readonly BoundedVerdictCache<ItemKey, bool> _roots;
+    private readonly MerkleNodeMemo _nodes;
+    private readonly Func<Digest, Digest, Digest> _node;
 
-    public SenderSignatureCheck(PublicKeyDirectory keys, BoundedVerdictCache<Digest, bool>? rootCache = null)
+    public SenderSignatureCheck(PublicKeyDirectory keys, MerkleNodeMemo? nodes = null)
     {
         _keys = keys;
-        _roots = rootCache ?? new BoundedVerdictCache<Digest, bool>(1 << 14);
+        _roots = new BoundedVerdictCache<ItemKey, bool>(1 << 14);
+        _nodes = nodes ?? new MerkleNodeMemo();
+        _node = _nodes.Node;
     }
+
+    public MerkleNodeMemo Nodes => _nodes;
 
     public SignatureVerdict Verify(SenderMessage message)
     {
@@ -43,28 +48,19 @@ public sealed class SenderSignatureCheck
             return _keys.VerifySender(message.Sender, input, message.Auth.Signature.Span) ? SignatureVerdict.Valid : SignatureVerdict.BadSignature;
         }
         var leaf = MerkleBatch.Leaf(message.SignedRegion.Span);
-        if (!MerkleBatch.TryComputeRoot(leaf, message.Auth.LeafIndex, message.Auth.LeafCount, message.Auth.Path.Span, out var root))
+        if (!MerkleBatch.TryComputeRoot(leaf, message.Auth.LeafIndex, message.Auth.LeafCount, message.Auth.Path.Span, _node, out var root))
         {
             return SignatureVerdict.BadMerklePath;
         }
         var rootInput = SenderMessageCodec.RootSigningInput(message.Sender, message.Auth.LeafCount, root);
-        var key = RootKey(rootInput, message.Auth.Signature.Span);
+        byte[] claim = [.. rootInput, .. message.Auth.Signature.Span];
+        var key = ItemKey.Over(claim);
         if (!_roots.TryGet(key, out var ok))
         {
             ok = _keys.VerifySender(message.Sender, rootInput, message.Auth.Signature.Span);
-            _roots.Put(key, ok);
+            _roots.Put(key, ok);  // the key owns its array already
         }
         // A path that leads to a root the sender did not sign is indistinguishable from a forged root.
         return ok ? SignatureVerdict.Valid : SignatureVerdict.BadSignature;
-    }
-
-    private static Digest RootKey(ReadOnlySpan<byte> rootInput, ReadOnlySpan<byte> signature)
-    {
-        Span<byte> buf = stackalloc byte[rootInput.Length + signature.Length];
-        rootInput.CopyTo(buf);
-        signature.CopyTo(buf[rootInput.Length..]);
-        Span<byte> h = stackalloc byte[32];
-        SHA256.HashData(buf, h);
-        return new Digest(h);
     }
 }
