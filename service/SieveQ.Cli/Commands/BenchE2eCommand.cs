@@ -14,7 +14,7 @@ namespace SieveQ.Cli.Commands;
 /// every check on) with a load sender and receiver on the SDK in this process, next to direct
 /// sender-to-receiver delivery over the same gRPC transport in the same run; reports both and the ratio.
 /// With --rules, a second SieveQ run enforces that rule set, and the rules' cost is the ratio of the two
-/// SieveQ runs (paper 6.4).
+/// SieveQ runs (paper 6.4), as the median over --pairs such pairs.
 /// </summary>
 internal static class BenchE2eCommand
 {
@@ -27,13 +27,14 @@ internal static class BenchE2eCommand
         var json = new Option<FileInfo?>("--json") { Description = "Write the figures as JSON." };
         var plot = new Option<FileInfo?>("--plot") { Description = "Write a PNG: delivered/s over time and latency percentiles, both runs." };
         var rules = new Option<FileInfo?>("--rules") { Description = "Also run SieveQ with this rule set enforced (stage f) and report it next to the run with routes only." };
+        var pairs = new Option<int>("--pairs") { Description = "With --rules: pairs of runs (routes only, rule set; the order alternates) whose median ratio is reported.", DefaultValueFactory = _ => 3 };
         var noDurability = new Option<bool>("--no-durability") { Description = "Replicas without the write-ahead log." };
         var trace = new Option<bool>("--trace") { Description = "Profile where the time goes: every process marks a sample of messages at each stage (SIEVEQ_STAGE_TRACE_EVERY, default 64)." };
         var keep = new Option<bool>("--keep") { Description = "Keep the deployment directory (logs) afterwards." };
         var logLevel = new Option<string>("--log-level") { Description = "Components' log level (their logs go to the deployment's logs folder; see --keep).", DefaultValueFactory = _ => "warning" };
         var cmd = new Command("e2e", "End-to-end throughput and latency through SieveQ vs direct delivery, in one run.")
         {
-            size, rate, duration, warmup, json, plot, rules, noDurability, trace, keep, logLevel,
+            size, rate, duration, warmup, json, plot, rules, pairs, noDurability, trace, keep, logLevel,
         };
         cmd.SetAction(async (parse, ct) =>
         {
@@ -46,9 +47,10 @@ internal static class BenchE2eCommand
                 !parse.GetValue(noDurability),
                 parse.GetValue(keep),
                 parse.GetValue(logLevel)!);
-            if (s.Size is < DeliveryMeter.StampBytes or > 65_536 || s.Rate is <= 0 || s.Duration <= TimeSpan.Zero)
+            var pairCount = parse.GetValue(pairs);
+            if (s.Size is < DeliveryMeter.StampBytes or > 65_536 || s.Rate is <= 0 || s.Duration <= TimeSpan.Zero || pairCount is < 1 or > 20)
             {
-                Console.Error.WriteLine("--size must be 8..65536, --rate 'max' or > 0, --duration > 0");
+                Console.Error.WriteLine("--size must be 8..65536, --rate 'max' or > 0, --duration > 0, --pairs 1..20");
                 return 2;
             }
             byte[]? ruleSet = null;
@@ -79,17 +81,22 @@ internal static class BenchE2eCommand
             Print(direct);
             E2eFigures sieve;
             E2eFigures? withRules = null;
+            var rulePairs = new List<RulesCostPair>();
             try
             {
-                sieve = await E2eSieveRun.RunAsync(s, "sieveq", null, ct).ConfigureAwait(false);
-                Print(sieve);
-                E2eStageReport.Print(sieve);
+                sieve = await RunSieveAsync(s, "sieveq", null, ct).ConfigureAwait(false);
                 if (ruleSet is not null)
                 {
                     // Same deployment shape, same load, same process: only the rules differ.
-                    withRules = await E2eSieveRun.RunAsync(s, "+rules", ruleSet, ct).ConfigureAwait(false);
-                    Print(withRules);
-                    E2eStageReport.Print(withRules);
+                    withRules = await RunSieveAsync(s, "+rules", ruleSet, ct).ConfigureAwait(false);
+                    rulePairs.Add(new RulesCostPair(sieve, withRules));
+                    for (var i = 1; i < pairCount; i++)
+                    {
+                        Console.WriteLine($"pair {i + 1} of {pairCount} ({(RulesCostPairs.RulesFirst(i) ? "rules first" : "routes only first")})");
+                        var first = await RunSieveAsync(s, RulesCostPairs.RulesFirst(i) ? "+rules" : "sieveq", RulesCostPairs.RulesFirst(i) ? ruleSet : null, ct).ConfigureAwait(false);
+                        var second = await RunSieveAsync(s, RulesCostPairs.RulesFirst(i) ? "sieveq" : "+rules", RulesCostPairs.RulesFirst(i) ? null : ruleSet, ct).ConfigureAwait(false);
+                        rulePairs.Add(RulesCostPairs.RulesFirst(i) ? new RulesCostPair(second, first) : new RulesCostPair(first, second));
+                    }
                 }
             }
             catch (Exception e) when (e is DeploymentException or RuleSetPublishException)
@@ -99,10 +106,9 @@ internal static class BenchE2eCommand
             }
             var ratio = direct.DeliveredPerSecond > 0 ? sieve.DeliveredPerSecond / direct.DeliveredPerSecond : 0;
             Console.WriteLine($"ratio (SieveQ / direct) throughput {ratio:0.000}, p50 latency x{Safe(sieve.Latency.P50Ms, direct.Latency.P50Ms):0.0}");
-            if (withRules is not null)
+            if (rulePairs.Count > 0)
             {
-                Console.WriteLine($"ratio (rules / no rules) throughput {Safe(withRules.DeliveredPerSecond, sieve.DeliveredPerSecond):0.000}, "
-                    + $"p50 latency x{Safe(withRules.Latency.P50Ms, sieve.Latency.P50Ms):0.000}, p99 latency x{Safe(withRules.Latency.P99Ms, sieve.Latency.P99Ms):0.000}");
+                Console.WriteLine(RulesCostPairs.Summary(rulePairs));
             }
             if (parse.GetValue(json) is { } j)
             {
@@ -119,9 +125,17 @@ internal static class BenchE2eCommand
                     sieveqRules = withRules is null ? null : Json(withRules),
                     direct = Json(direct),
                     ratioThroughput = ratio,
-                    rulesRatioThroughput = withRules is null ? (double?)null : Safe(withRules.DeliveredPerSecond, sieve.DeliveredPerSecond),
-                    rulesRatioP50 = withRules is null ? (double?)null : Safe(withRules.Latency.P50Ms, sieve.Latency.P50Ms),
-                    rulesRatioP99 = withRules is null ? (double?)null : Safe(withRules.Latency.P99Ms, sieve.Latency.P99Ms),
+                    rulesRatioThroughput = withRules is null ? (double?)null : RulesCostPairs.Median(rulePairs.Select(r => r.ThroughputRatio)),
+                    rulesRatioP50 = withRules is null ? (double?)null : RulesCostPairs.Median(rulePairs.Select(r => r.P50Ratio)),
+                    rulesRatioP99 = withRules is null ? (double?)null : RulesCostPairs.Median(rulePairs.Select(r => r.P99Ratio)),
+                    rulesPairs = rulePairs.Select(r => new
+                    {
+                        routesOnly = Json(r.RoutesOnly),
+                        withRules = Json(r.WithRules),
+                        ratioThroughput = r.ThroughputRatio,
+                        ratioP50 = r.P50Ratio,
+                        ratioP99 = r.P99Ratio,
+                    }).ToList(),
                 };
                 await File.WriteAllTextAsync(j.FullName, JsonSerializer.Serialize(doc, new JsonSerializerOptions { WriteIndented = true }), ct).ConfigureAwait(false);
                 Console.WriteLine($"wrote {j.FullName}");
@@ -137,6 +151,14 @@ internal static class BenchE2eCommand
     }
 
     private static double Safe(double a, double b) => b > 0 ? a / b : 0;
+
+    private static async Task<E2eFigures> RunSieveAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct)
+    {
+        var figures = await E2eSieveRun.RunAsync(s, name, ruleSet, ct).ConfigureAwait(false);
+        Print(figures);
+        E2eStageReport.Print(figures);
+        return figures;
+    }
 
     private static object Json(E2eFigures f) => new
     {
