@@ -43,17 +43,11 @@ public static class WalRecordCodec
                 break;
             case DecisionReference d:
                 Type(output, DecisionReferenceType);
-                BinaryPrimitives.WriteInt64LittleEndian(output.GetSpan(8), d.ConsensusId);
-                output.Advance(8);
-                d.BatchHash.CopyTo(output.GetSpan(Digest.Size));
-                output.Advance(Digest.Size);
+                InstanceAndDigest(output, d.ConsensusId, d.BatchHash);
                 break;
             case CheckpointRecord c:
                 Type(output, CheckpointType);
-                BinaryPrimitives.WriteInt64LittleEndian(output.GetSpan(8), c.ConsensusId);
-                output.Advance(8);
-                c.StateHash.CopyTo(output.GetSpan(Digest.Size));
-                output.Advance(Digest.Size);
+                InstanceAndDigest(output, c.ConsensusId, c.StateHash);
                 c.State.CopyTo(output.GetSpan(c.State.Length));
                 output.Advance(c.State.Length);
                 break;
@@ -71,6 +65,14 @@ public static class WalRecordCodec
         var buffer = new RecordBuffer(256);
         Encode(record, buffer);
         return buffer.Written.ToArray();
+    }
+
+    private static void InstanceAndDigest(RecordBuffer output, long consensusId, Digest digest)
+    {
+        BinaryPrimitives.WriteInt64LittleEndian(output.GetSpan(8), consensusId);
+        output.Advance(8);
+        digest.CopyTo(output.GetSpan(Digest.Size));
+        output.Advance(Digest.Size);
     }
 
     private static void Type(RecordBuffer output, byte type)
