@@ -11,7 +11,12 @@ public static class PortPlan
             .Concat(Enumerable.Range(basePort + 100, replicas))
             .Concat(Enumerable.Range(basePort + 200, preSqs));
 
-    public static int FindFreeBase(int replicas, int preSqs, int low = 20_000, int high = 60_000)
+    /// <remarks>
+    /// The default range stays below the kernels' ephemeral ranges (Linux 32768-60999, Windows from 49152):
+    /// a port found free there can be taken by any outgoing connection before the component binds it, which
+    /// made a test deployment's replica fail with "address already in use".
+    /// </remarks>
+    public static int FindFreeBase(int replicas, int preSqs, int low = 20_000, int high = 32_000)
     {
         for (var attempt = 0; attempt < 100; attempt++)
         {

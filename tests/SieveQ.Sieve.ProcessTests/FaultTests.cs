@@ -133,11 +133,15 @@ public sealed class FaultTests(ITestOutputHelper output)
 
         await using var bad = new CompromisedSender(d.Context, 3);
         var firstTen = Enumerable.Range(1, 10).Select(i => bad.Message(i)).ToList();
-        await bad.SendAsync(4, firstTen);
-        await bad.SendAsync(4, firstTen);                                   // replay to the same pre-SQ: (b)
+        // One stream to pre-SQ 4, so it sees them in this order: a pre-SQ adopts the first number it sees from
+        // a sender, and separate streams raced (the far-ahead one, seen first, made everything else "too old").
+        await bad.SendAsync(4, [
+            .. firstTen,
+            .. firstTen,                                                    // replay to the same pre-SQ: (b)
+            bad.Message(1_000_000),                                         // far ahead of the window: (b)
+            .. Enumerable.Range(11, 6_000).Select(i => bad.Message(i)),    // beyond the grant: (d)
+        ]);
         await bad.SendAsync(5, firstTen);                                   // replay through the other: passes (b) there, refused at (e)
-        await bad.SendAsync(4, [bad.Message(1_000_000)]);                  // far ahead of the window: (b)
-        await bad.SendAsync(4, Enumerable.Range(11, 6_000).Select(i => bad.Message(i)));  // beyond the grant: (d)
 
         try
         {
