@@ -1,4 +1,3 @@
-using System.Buffers.Binary;
 using SieveQ.Bft.Codec;
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Hosting.Storage;
@@ -62,9 +61,8 @@ public static class WalFuzzer
     private static byte[] Frame(byte[] body)
     {
         var framed = new byte[WalRecordCodec.HeaderBytes + body.Length];
-        BinaryPrimitives.WriteUInt32LittleEndian(framed, (uint)body.Length);
-        BinaryPrimitives.WriteUInt32LittleEndian(framed.AsSpan(4), Crc32C.Compute(body));
         body.CopyTo(framed, WalRecordCodec.HeaderBytes);
+        WalRecordCodec.WriteHeader(framed);
         return framed;
     }
 

@@ -54,7 +54,12 @@ public static class WalRecordCodec
             default:
                 throw new ArgumentException($"no log encoding for {record.GetType().Name}", nameof(record));
         }
-        var framed = output.Written[start..];
+        WriteHeader(output.Written[start..]);
+    }
+
+    /// <summary>Fills the header of <paramref name="framed"/> (header space, then type and body) from what follows it.</summary>
+    internal static void WriteHeader(Span<byte> framed)
+    {
         var body = framed[HeaderBytes..];
         BinaryPrimitives.WriteUInt32LittleEndian(framed, (uint)body.Length);
         BinaryPrimitives.WriteUInt32LittleEndian(framed[4..], Crc32C.Compute(body));

@@ -78,7 +78,7 @@ public sealed class WriteAheadLog : IDisposable
         foreach (var r in recovered)
         {
             wal.Track(r);
-            AsLogged(r, wal._segmentBatches);
+            NoteBatch(r, wal._segmentBatches);
         }
         return wal;
     }
@@ -191,15 +191,20 @@ public sealed class WriteAheadLog : IDisposable
     /// </summary>
     private static DurableRecord AsLogged(DurableRecord record, HashSet<(long, Digest)> segmentBatches)
     {
-        switch (record)
+        if (record is DecisionRecord d && segmentBatches.Contains((d.ConsensusId, d.Value.Hash)))
         {
-            case PreparedRecord { Certificate: { Value: not null } c }:
-                segmentBatches.Add((c.ConsensusId, c.BatchHash));
-                return record;
-            case DecisionRecord d when segmentBatches.Contains((d.ConsensusId, d.Value.Hash)):
-                return new DecisionReference(d.ConsensusId, d.Value.Hash);
-            default:
-                return record;
+            return new DecisionReference(d.ConsensusId, d.Value.Hash);
+        }
+        NoteBatch(record, segmentBatches);
+        return record;
+    }
+
+    /// <summary>Adds a prepared record's batch to the segment's: later decisions on it are written as references.</summary>
+    private static void NoteBatch(DurableRecord record, HashSet<(long, Digest)> segmentBatches)
+    {
+        if (record is PreparedRecord { Certificate: { Value: not null } c })
+        {
+            segmentBatches.Add((c.ConsensusId, c.BatchHash));
         }
     }
 

@@ -92,10 +92,11 @@ internal static class BenchE2eCommand
                     rulePairs.Add(new RulesCostPair(sieve, withRules));
                     for (var i = 1; i < pairCount; i++)
                     {
-                        Console.WriteLine($"pair {i + 1} of {pairCount} ({(RulesCostPairs.RulesFirst(i) ? "rules first" : "routes only first")})");
-                        var first = await RunSieveAsync(s, RulesCostPairs.RulesFirst(i) ? "+rules" : "sieveq", RulesCostPairs.RulesFirst(i) ? ruleSet : null, ct).ConfigureAwait(false);
-                        var second = await RunSieveAsync(s, RulesCostPairs.RulesFirst(i) ? "sieveq" : "+rules", RulesCostPairs.RulesFirst(i) ? null : ruleSet, ct).ConfigureAwait(false);
-                        rulePairs.Add(RulesCostPairs.RulesFirst(i) ? new RulesCostPair(second, first) : new RulesCostPair(first, second));
+                        var rulesFirst = RulesCostPairs.RulesFirst(i);
+                        Console.WriteLine($"pair {i + 1} of {pairCount} ({(rulesFirst ? "rules first" : "routes only first")})");
+                        var first = await RunSieveAsync(s, rulesFirst ? "+rules" : "sieveq", rulesFirst ? ruleSet : null, ct).ConfigureAwait(false);
+                        var second = await RunSieveAsync(s, rulesFirst ? "sieveq" : "+rules", rulesFirst ? null : ruleSet, ct).ConfigureAwait(false);
+                        rulePairs.Add(rulesFirst ? new RulesCostPair(second, first) : new RulesCostPair(first, second));
                     }
                 }
             }

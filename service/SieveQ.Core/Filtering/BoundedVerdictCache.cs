@@ -4,20 +4,18 @@ namespace SieveQ.Core.Filtering;
 
 /// <summary>
 /// A bounded, thread-safe map from a key to a verification verdict, in two generations: when the
-/// young generation fills (by entries, or by key bytes when a weight is given; the put that fills it may go
-/// over by its own key) it becomes the old one
-/// and the previous old one is dropped. Losing an entry only costs a re-verification; and since every
-/// verdict is a pure function of the key (and the enrolment), a replica that misses the cache reaches
-/// the same verdict as one that hits.
+/// young generation fills (by entries, or by key bytes when a weight is given; the put that fills it may
+/// go over by its own key) it becomes the old one and the previous old one is dropped. Losing an entry
+/// only costs a re-verification; and since every verdict is a pure function of the key (and the
+/// enrolment), a replica that misses the cache reaches the same verdict as one that hits.
 /// </summary>
 public sealed class BoundedVerdictCache<TKey, TVerdict> where TKey : notnull where TVerdict : struct
 {
     private readonly int _generationSize;
     private readonly long _generationBytes;
     private readonly Func<TKey, int>? _weight;
-    private readonly IEqualityComparer<TKey>? _comparer;
-    private ConcurrentDictionary<TKey, TVerdict> _young;
-    private ConcurrentDictionary<TKey, TVerdict> _old;
+    private ConcurrentDictionary<TKey, TVerdict> _young = new();
+    private ConcurrentDictionary<TKey, TVerdict> _old = new();
     private readonly Lock _rotate = new();
 
     /// <summary>
@@ -32,16 +30,13 @@ public sealed class BoundedVerdictCache<TKey, TVerdict> where TKey : notnull whe
     /// <param name="capacity">Entries in both generations together.</param>
     /// <param name="byteBudget">Key bytes in both generations together, as <paramref name="weight"/> counts them.</param>
     /// <param name="weight">The bytes a key holds; null when keys are small and fixed-size.</param>
-    public BoundedVerdictCache(int capacity = 1 << 18, long byteBudget = long.MaxValue, Func<TKey, int>? weight = null, IEqualityComparer<TKey>? comparer = null)
+    public BoundedVerdictCache(int capacity = 1 << 18, long byteBudget = long.MaxValue, Func<TKey, int>? weight = null)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(capacity, 2);
         ArgumentOutOfRangeException.ThrowIfLessThan(byteBudget, 2);
         _generationSize = capacity / 2;
         _generationBytes = byteBudget / 2;
         _weight = weight;
-        _comparer = comparer;
-        _young = new ConcurrentDictionary<TKey, TVerdict>(comparer);
-        _old = new ConcurrentDictionary<TKey, TVerdict>(comparer);
     }
 
     public int Count => _young.Count + _old.Count;
@@ -62,7 +57,7 @@ public sealed class BoundedVerdictCache<TKey, TVerdict> where TKey : notnull whe
                 if (Volatile.Read(ref _youngPuts) >= _generationSize || Interlocked.Read(ref _youngBytes) >= _generationBytes)
                 {
                     _old = _young;
-                    _young = new ConcurrentDictionary<TKey, TVerdict>(_comparer);
+                    _young = new ConcurrentDictionary<TKey, TVerdict>();
                     Interlocked.Exchange(ref _oldBytes, Interlocked.Exchange(ref _youngBytes, 0));
                     Volatile.Write(ref _youngPuts, 0);
                 }
@@ -70,10 +65,6 @@ public sealed class BoundedVerdictCache<TKey, TVerdict> where TKey : notnull whe
         }
     }
 
-    /// <summary>Forgets a verdict once it has been consumed at execution.</summary>
-    public void Remove(TKey key)
-    {
-        _young.TryRemove(key, out _);
-        _old.TryRemove(key, out _);
-    }
+    /// <summary>Takes a verdict out, for one that is consumed once (at execution).</summary>
+    public bool TryTake(TKey key, out TVerdict verdict) => _young.TryRemove(key, out verdict) || _old.TryRemove(key, out verdict);
 }

@@ -2,9 +2,10 @@ namespace SieveQ.Core.Filtering;
 
 /// <summary>
 /// A signed item's exact bytes (or a signed Merkle root claim's) as a cache key: equal only when every
-/// byte is equal, so a forged item can never find the verdict of a genuine one. It replaced a SHA-256 of the bytes, which an item paid three
-/// times per replica (verified from the pre-SQ's request, again inside the leader's PROPOSE, and looked up
-/// at execution): a sixth of replica CPU went to SHA-256 and OpenSSL's per-call overhead at full load.
+/// byte is equal, so a forged item can never find the verdict of a genuine one. It replaced a SHA-256 of
+/// the bytes, which an item paid three times per replica (verified from the pre-SQ's request, again inside
+/// the leader's PROPOSE, and looked up at execution): a sixth of replica CPU went to SHA-256 and OpenSSL's
+/// per-call overhead at full load.
 /// The hash code only spreads keys over buckets; it is seeded per process by <see cref="HashCode"/>, so
 /// nobody can line up many items in one bucket.
 /// </summary>

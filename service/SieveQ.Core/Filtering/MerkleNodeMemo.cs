@@ -21,8 +21,6 @@ public sealed class MerkleNodeMemo(int capacity = 1 << 16)
 
     public long Misses => Interlocked.Read(ref _misses);
 
-    public int Count => _nodes.Count;
-
     public Digest Node(Digest left, Digest right)
     {
         var key = new Children(left, right);

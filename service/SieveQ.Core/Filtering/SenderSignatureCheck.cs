@@ -22,18 +22,14 @@ public sealed class SenderSignatureCheck
 {
     private readonly PublicKeyDirectory _keys;
     private readonly BoundedVerdictCache<ItemKey, bool> _roots;
-    private readonly MerkleNodeMemo _nodes;
     private readonly Func<Digest, Digest, Digest> _node;
 
     public SenderSignatureCheck(PublicKeyDirectory keys, MerkleNodeMemo? nodes = null)
     {
         _keys = keys;
         _roots = new BoundedVerdictCache<ItemKey, bool>(1 << 14);
-        _nodes = nodes ?? new MerkleNodeMemo();
-        _node = _nodes.Node;
+        _node = (nodes ?? new MerkleNodeMemo()).Node;
     }
-
-    public MerkleNodeMemo Nodes => _nodes;
 
     public SignatureVerdict Verify(SenderMessage message)
     {

@@ -40,9 +40,8 @@ public sealed class SignatureVerdictCache
     /// <summary>Takes the verdict out (each item executes once).</summary>
     public bool TryTake(ItemKey item, out SignatureVerdict verdict)
     {
-        if (_cache.TryGet(item, out verdict))
+        if (_cache.TryTake(item, out verdict))
         {
-            _cache.Remove(item);
             Interlocked.Increment(ref _hits);
             return true;
         }
