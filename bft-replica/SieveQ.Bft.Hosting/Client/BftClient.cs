@@ -97,11 +97,16 @@ public sealed class BftClient : IAsyncDisposable
                 ?? throw new InvalidOperationException("ordering window full although the semaphore admitted the request");
             _waiting[request.Sequence] = tcs;
             bytes = OutboundPayload.Encode(request, references: _replicas.Count);
-            // Queued under the lock so requests reach every replica in sequence order, as they were numbered.
+            // Queued under the lock so requests reach every replica in sequence order, as they were numbered;
+            // sent after it, so no send runs under the lock.
             foreach (var p in _replicas)
             {
-                p.Queue.TryEnqueue(bytes);
+                p.Queue.TryEnqueueDeferred(bytes);
             }
+        }
+        foreach (var p in _replicas)
+        {
+            p.Queue.Kick();
         }
         return await tcs.Task.WaitAsync(ct).ConfigureAwait(false);
     }
@@ -152,8 +157,12 @@ public sealed class BftClient : IAsyncDisposable
         {
             foreach (var p in _replicas)
             {
-                p.Queue.TryEnqueue(bytes);
+                p.Queue.TryEnqueueDeferred(bytes);
             }
+        }
+        foreach (var p in _replicas)
+        {
+            p.Queue.Kick();
         }
     }
 

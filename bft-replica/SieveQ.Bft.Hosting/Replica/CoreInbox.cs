@@ -25,17 +25,17 @@ public sealed class CoreInbox
     public int ReplicaDepth => _replicas.Count;
     public int ClientDepth => _clients.Count;
 
-    public void PostReplica(InboundItem item)
-    {
-        _replicas.Enqueue(item);
-        Ring();
-    }
-
     public void PostClient(InboundItem item)
     {
         _clients.Enqueue(item);
         Ring();
     }
+
+    /// <summary>Queues without ringing; for a consumer that runs its drain on the producer's thread when idle.</summary>
+    public void EnqueueReplica(InboundItem item) => _replicas.Enqueue(item);
+
+    /// <inheritdoc cref="EnqueueReplica"/>
+    public void EnqueueClient(InboundItem item) => _clients.Enqueue(item);
 
     public void Ring() => _doorbell.Writer.TryWrite(true);
 

@@ -9,6 +9,17 @@ namespace SieveQ.Bft.Hosting.Replica;
 /// <summary>The core loop: the only code that touches the core. Steps queued messages, ticks timers, acts on outputs.</summary>
 public sealed partial class ReplicaHost
 {
+    private const int CoreIdle = 0;
+    private const int CoreBusy = 1;
+    private const int CoreClosed = 2;
+    private int _coreState;
+    private volatile Exception? _coreFault;
+
+    /// <summary>
+    /// The core's fallback loop: it drains when the timer or a hand-off rings the doorbell. Most drains do
+    /// not come through here but run on the thread that queued the work (<see cref="RunCoreInline"/>).
+    /// Whoever drains holds <see cref="_coreState"/>, so the core still runs on one thread at a time.
+    /// </summary>
     private async Task RunCoreAsync(CancellationToken ct)
     {
         var core = _core!;
@@ -17,10 +28,25 @@ public sealed partial class ReplicaHost
             while (!ct.IsCancellationRequested)
             {
                 await _inbox.WaitAsync(ct).ConfigureAwait(false);
-                var more = true;
-                while (more && !ct.IsCancellationRequested)
+                if (_coreFault is { } fault)
                 {
-                    more = await DrainOnceAsync(core, ct).ConfigureAwait(false);
+                    throw new InvalidOperationException("the core failed on an inline drain", fault);
+                }
+                while (!ct.IsCancellationRequested && Interlocked.CompareExchange(ref _coreState, CoreBusy, CoreIdle) == CoreIdle)
+                {
+                    bool more;
+                    try
+                    {
+                        more = await DrainOnceAsync(core, ct).ConfigureAwait(false);
+                    }
+                    finally
+                    {
+                        Interlocked.Exchange(ref _coreState, CoreIdle);
+                    }
+                    if (!more && _inbox.IsEmpty)
+                    {
+                        break;
+                    }
                 }
             }
         }
@@ -32,6 +58,90 @@ public sealed partial class ReplicaHost
         {
             LogCoreCrashed(e);
             throw;
+        }
+        finally
+        {
+            await CloseCoreAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>
+    /// Runs one drain on the calling thread (a link's receive loop) if the core is idle. Handing each message
+    /// to the core loop would cost a wake-up and two context switches per protocol step, which on a small,
+    /// busy machine dominate the latency of an instance. One drain at most: if more work remains, the core
+    /// loop takes it, so a link's receive loop is never held for longer than one drain.
+    /// </summary>
+    private void RunCoreInline()
+    {
+        if (_stop.IsCancellationRequested || Interlocked.CompareExchange(ref _coreState, CoreBusy, CoreIdle) != CoreIdle)
+        {
+            return;  // the thread that holds the core looks at the inbox again before it lets go
+        }
+        ValueTask<bool> drain;
+        try
+        {
+            drain = DrainOnceAsync(_core!, _stop.Token);
+        }
+        catch (Exception e)
+        {
+            InlineDrainFailed(e);
+            return;
+        }
+        if (drain.IsCompletedSuccessfully)
+        {
+            ReleaseAfterInline(drain.Result);
+        }
+        else
+        {
+            _ = FinishInlineAsync(drain);
+        }
+    }
+
+    private async Task FinishInlineAsync(ValueTask<bool> drain)
+    {
+        bool more;
+        try
+        {
+            more = await drain.ConfigureAwait(false);
+        }
+        catch (Exception e)
+        {
+            InlineDrainFailed(e);
+            return;
+        }
+        ReleaseAfterInline(more);
+    }
+
+    private void ReleaseAfterInline(bool more)
+    {
+        Interlocked.Exchange(ref _coreState, CoreIdle);
+        if (more || !_inbox.IsEmpty)
+        {
+            _inbox.Ring();  // hand the rest to the core loop
+        }
+    }
+
+    private void InlineDrainFailed(Exception e)
+    {
+        Interlocked.Exchange(ref _coreState, CoreIdle);
+        if (e is OperationCanceledException && _stop.IsCancellationRequested)
+        {
+            return;
+        }
+        _coreFault = e;
+        _inbox.Ring();  // the core loop reports the failure and ends
+    }
+
+    /// <summary>Takes the core for good once the loop ends, waiting (bounded) for an inline drain in progress.</summary>
+    private async Task CloseCoreAsync()
+    {
+        for (var waited = 0; waited < 5_000; waited++)
+        {
+            if (Interlocked.CompareExchange(ref _coreState, CoreClosed, CoreIdle) != CoreBusy)
+            {
+                return;
+            }
+            await Task.Delay(1).ConfigureAwait(false);
         }
     }
 
@@ -78,7 +188,7 @@ public sealed partial class ReplicaHost
             switch (o)
             {
                 case SendTo s when s.To == _self:
-                    _inbox.PostReplica(new InboundItem(s.Message, null, 0));
+                    _inbox.EnqueueReplica(new InboundItem(s.Message, null, 0));  // this drain reports more work, so it is taken next
                     break;
                 case SendTo s when s.To >= _config.N:
                     (replies ??= []).Add(s);  // encoded after the replica traffic, see below
@@ -136,9 +246,13 @@ public sealed partial class ReplicaHost
         }
     }
 
-    /// <summary>Routes encoded messages to links; called by the core loop or, after fsync, by the durability stage.</summary>
+    /// <summary>
+    /// Routes encoded messages to links; called by the core loop or, after fsync, by the durability stage.
+    /// Each link is kicked once, after all of its messages are queued, so they share a frame and a send.
+    /// </summary>
     private void SendAll(List<PendingSend> sends)
     {
+        var kicks = t_kicks ??= [];  // per thread: the core loop and the durability stage both send
         foreach (var s in sends)
         {
             if (s.To == PendingSend.AllReplicas)
@@ -149,24 +263,42 @@ public sealed partial class ReplicaHost
                 }
                 foreach (var p in _peers.Values)
                 {
-                    p.Queue.TryEnqueue(s.Payload);
+                    p.Queue.TryEnqueueDeferred(s.Payload);
+                    AddKick(kicks, p.Queue);
                 }
             }
             else if (s.To < _config.N)
             {
                 if (_peers.TryGetValue(s.To, out var p))
                 {
-                    p.Queue.TryEnqueue(s.Payload);
+                    p.Queue.TryEnqueueDeferred(s.Payload);
+                    AddKick(kicks, p.Queue);
                 }
                 else
                 {
                     s.Payload.Release();
                 }
             }
-            else
+            else if (_clients.TrySendDeferred(s.To, s.Payload) is { } q)
             {
-                _clients.TrySend(s.To, s.Payload);
+                AddKick(kicks, q);
             }
+        }
+        foreach (var q in kicks)
+        {
+            q.Kick();
+        }
+        kicks.Clear();
+    }
+
+    [ThreadStatic]
+    private static List<SendQueue>? t_kicks;
+
+    private static void AddKick(List<SendQueue> kicks, SendQueue queue)
+    {
+        if (!kicks.Contains(queue))
+        {
+            kicks.Add(queue);
         }
     }
 

@@ -38,7 +38,8 @@ public sealed partial class ReplicaHost
         }
         StageTimings.Add(Stage.Verify, start);
         await credit.AcquireAsync(bytes, ct).ConfigureAwait(false);
-        _inbox.PostReplica(new InboundItem(message, credit, bytes));
+        _inbox.EnqueueReplica(new InboundItem(message, credit, bytes));
+        RunCoreInline();
     }
 
     private async ValueTask OnClientMessageAsync(BftMessage message, int bytes, LinkCredit credit, CancellationToken ct)
@@ -54,6 +55,7 @@ public sealed partial class ReplicaHost
             return;
         }
         await credit.AcquireAsync(bytes, ct).ConfigureAwait(false);
-        _inbox.PostClient(new InboundItem(request, credit, bytes));
+        _inbox.EnqueueClient(new InboundItem(request, credit, bytes));
+        RunCoreInline();
     }
 }

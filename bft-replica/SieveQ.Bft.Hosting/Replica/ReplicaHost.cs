@@ -16,7 +16,8 @@ namespace SieveQ.Bft.Hosting.Replica;
 /// TCP links, signature checks on the receiving links' threads, timers from the core's next wake-up, an
 /// optional write-ahead log with group commit, status reporting and metrics.
 /// Threads: each link has its own receive loop (decode, MAC, ECDSA and request checks happen there, in
-/// parallel across peers, in per-peer order); one core loop owns the core; one durability loop owns the log.
+/// parallel across peers, in per-peer order); the core is drained by one thread at a time, the receive loop
+/// that queued the work when the core is idle, else the core loop; one durability loop owns the log.
 /// </summary>
 public sealed partial class ReplicaHost : IAsyncDisposable
 {

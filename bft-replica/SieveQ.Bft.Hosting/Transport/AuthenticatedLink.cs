@@ -16,9 +16,14 @@ namespace SieveQ.Bft.Hosting.Transport;
 /// decodes it and hands it on only when its sender field names the authenticated peer.
 /// Any malformed or unauthenticated frame ends the connection: a peer that sends one is broken or hostile.
 /// </summary>
-public sealed class AuthenticatedLink : IAsyncDisposable
+public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
 {
     private const int FlushThresholdBytes = 256 * 1024;
+    /// <summary>Backlogs up to this size are sent on the kicking thread (see <see cref="Kick"/>).</summary>
+    private const long InlineSendBytes = 32 * 1024;
+    private const int SendIdle = 0;
+    private const int SendBusy = 1;
+    private const int SendDead = 2;
     /// <summary>Messages are packed into one frame up to this size; a larger message travels alone.</summary>
     private const int CoalesceBytes = 64 * 1024;
     private readonly Socket _socket;
@@ -27,6 +32,12 @@ public sealed class AuthenticatedLink : IAsyncDisposable
     private readonly PipeWriter _writer;
     private readonly IncrementalHash _sendMac;
     private readonly IncrementalHash _receiveMac;
+    private readonly TaskCompletionSource _sendEnded = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly List<OutboundPayload> _sealBatch = new(64);
+    private SendQueue? _queue;
+    private CancellationToken _sendCancel;
+    private OutboundPayload? _carried;
+    private int _sendState;
     private ulong _sendSequence;
     private ulong _receiveSequence;
     private int _disposed;
@@ -84,74 +95,188 @@ public sealed class AuthenticatedLink : IAsyncDisposable
     }
 
     /// <summary>
-    /// Sends everything <paramref name="queue"/> yields until cancelled or the connection fails. Messages
+    /// Serves <paramref name="queue"/> until cancelled, the queue completes or the connection fails. Messages
     /// queued together share one frame (up to <see cref="CoalesceBytes"/>), one MAC and one flush.
     /// </summary>
     public async Task RunSendPumpAsync(SendQueue queue, CancellationToken ct)
     {
-        var batch = new List<OutboundPayload>(64);
-        OutboundPayload? carried = null;
-        while (carried is not null || await queue.WaitToReadAsync(ct).ConfigureAwait(false))
+        _queue = queue;
+        _sendCancel = ct;
+        using var registration = ct.Register(static s => ((AuthenticatedLink)s!)._sendEnded.TrySetCanceled(), this);
+        queue.Attach(this);
+        try
         {
-            var start = Stopwatch.GetTimestamp();
-            var frames = 0;
-            long bytes = 0;
-            while (true)
-            {
-                batch.Clear();
-                var body = 0;
-                if (carried is not null)
-                {
-                    batch.Add(carried);
-                    body = FrameCodec.RecordHeaderBytes + carried.Length;
-                    carried = null;
-                }
-                while (body < CoalesceBytes && queue.TryDequeue(out var next))
-                {
-                    var size = FrameCodec.RecordHeaderBytes + next.Length;
-                    if (batch.Count > 0 && body + size > CoalesceBytes)
-                    {
-                        carried = next;  // starts the next frame
-                        break;
-                    }
-                    batch.Add(next);
-                    body += size;
-                }
-                if (batch.Count == 0)
-                {
-                    break;
-                }
-                var frameSize = FrameCodec.Overhead + body;
-                var frame = _writer.GetSpan(frameSize)[..frameSize];
-                var at = FrameCodec.BodyOf(frame);
-                foreach (var p in batch)
-                {
-                    at = at[FrameCodec.WriteRecord(at, p.Span)..];
-                    p.Release();
-                }
-                FrameCodec.SealInPlace(frame, _sendSequence++, _sendMac);
-                _writer.Advance(frameSize);
-                frames++;
-                bytes += frameSize;
-                if (_writer.UnflushedBytes >= FlushThresholdBytes)
-                {
-                    break;
-                }
-            }
-            StageTimings.Add(Stage.SendSeal, start, frames);
-            await FlushAsync(ct).ConfigureAwait(false);
-            TransportCounters.FramesOut(frames, bytes);
+            Kick();  // what was queued while no link was up
+            await _sendEnded.Task.ConfigureAwait(false);
+        }
+        finally
+        {
+            queue.Detach(this);
         }
     }
 
-    private async ValueTask FlushAsync(CancellationToken ct)
+    /// <summary>
+    /// Sends what is queued. A small backlog is sealed and written on the caller's thread: a loopback send
+    /// is one system call, while handing it to a pool thread costs a wake-up and two context switches,
+    /// which on a small, busy (virtualised) machine cost more than the send and add a scheduling delay to
+    /// every protocol step. A large backlog (a big PROPOSE) goes to a pool thread, so its MAC and copy do
+    /// not stall the producer, which is usually the core loop.
+    /// </summary>
+    public void Kick()
     {
-        var start = Stopwatch.GetTimestamp();
-        var result = await _writer.FlushAsync(ct).ConfigureAwait(false);
-        StageTimings.Add(Stage.SendFlush, start);
+        var queue = _queue;
+        if (queue is null || Interlocked.CompareExchange(ref _sendState, SendBusy, SendIdle) != SendIdle)
+        {
+            return;  // not serving yet, or the thread that holds the writer will see the new messages
+        }
+        if (queue.Bytes > InlineSendBytes)
+        {
+            PumpOnPool();
+            return;
+        }
+        Pump(inline: true);
+    }
+
+    private void PumpOnPool() => ThreadPool.UnsafeQueueUserWorkItem(static link => link.Pump(inline: false), this, preferLocal: false);
+
+    public void QueueCompleted() => _sendEnded.TrySetResult();
+
+    /// <summary>Runs while holding the writer (<see cref="SendBusy"/>); releases it when the queue is empty.</summary>
+    private void Pump(bool inline)
+    {
+        try
+        {
+            while (true)
+            {
+                var start = Stopwatch.GetTimestamp();
+                var frames = SealQueued(out var bytes);
+                if (frames == 0)
+                {
+                    // A full fence (not a release store): the emptiness check below must not be read before
+                    // the release is visible, or a producer that queued and kicked meanwhile would be stranded.
+                    Interlocked.Exchange(ref _sendState, SendIdle);
+                    if (_queue!.IsEmpty || Interlocked.CompareExchange(ref _sendState, SendBusy, SendIdle) != SendIdle)
+                    {
+                        return;
+                    }
+                    continue;
+                }
+                StageTimings.Add(Stage.SendSeal, start, frames);
+                var flushStart = Stopwatch.GetTimestamp();
+                var flush = _writer.FlushAsync(_sendCancel);
+                if (!flush.IsCompleted)
+                {
+                    _ = FinishFlushAsync(flush, frames, bytes, flushStart);
+                    return;
+                }
+                if (!Flushed(flush.Result, frames, bytes, flushStart))
+                {
+                    return;
+                }
+                if (inline && !_queue!.IsEmpty)
+                {
+                    PumpOnPool();  // the producer sent its own messages; whatever others queued since goes to a pool thread
+                    return;
+                }
+            }
+        }
+        catch (Exception e)
+        {
+            FailSend(e);
+        }
+    }
+
+    private async Task FinishFlushAsync(ValueTask<FlushResult> flush, int frames, long bytes, long flushStart)
+    {
+        try
+        {
+            if (!Flushed(await flush.ConfigureAwait(false), frames, bytes, flushStart))
+            {
+                return;
+            }
+        }
+        catch (Exception e)
+        {
+            FailSend(e);
+            return;
+        }
+        Pump(inline: false);
+    }
+
+    private bool Flushed(FlushResult result, int frames, long bytes, long flushStart)
+    {
+        StageTimings.Add(Stage.SendFlush, flushStart);
         if (result.IsCompleted || result.IsCanceled)
         {
-            throw new IOException("link closed while sending");
+            FailSend(new IOException("link closed while sending"));
+            return false;
+        }
+        TransportCounters.FramesOut(frames, bytes);
+        return true;
+    }
+
+    /// <summary>The writer is dead for good: the session ends and nothing writes to this link again.</summary>
+    private void FailSend(Exception e)
+    {
+        Volatile.Write(ref _sendState, SendDead);
+        if (e is OperationCanceledException && _sendCancel.IsCancellationRequested)
+        {
+            _sendEnded.TrySetCanceled(_sendCancel);
+        }
+        else
+        {
+            _sendEnded.TrySetException(e);
+        }
+    }
+
+    /// <summary>Seals queued messages into frames in the pipe, up to <see cref="FlushThresholdBytes"/>; returns the frame count.</summary>
+    private int SealQueued(out long bytes)
+    {
+        var queue = _queue!;
+        var batch = _sealBatch;
+        var frames = 0;
+        bytes = 0;
+        while (true)
+        {
+            batch.Clear();
+            var body = 0;
+            if (_carried is not null)
+            {
+                batch.Add(_carried);
+                body = FrameCodec.RecordHeaderBytes + _carried.Length;
+                _carried = null;
+            }
+            while (body < CoalesceBytes && queue.TryDequeue(out var next))
+            {
+                var size = FrameCodec.RecordHeaderBytes + next.Length;
+                if (batch.Count > 0 && body + size > CoalesceBytes)
+                {
+                    _carried = next;  // starts the next frame
+                    break;
+                }
+                batch.Add(next);
+                body += size;
+            }
+            if (batch.Count == 0)
+            {
+                return frames;
+            }
+            var frameSize = FrameCodec.Overhead + body;
+            var frame = _writer.GetSpan(frameSize)[..frameSize];
+            var at = FrameCodec.BodyOf(frame);
+            foreach (var p in batch)
+            {
+                at = at[FrameCodec.WriteRecord(at, p.Span)..];
+                p.Release();
+            }
+            FrameCodec.SealInPlace(frame, _sendSequence++, _sendMac);
+            _writer.Advance(frameSize);
+            frames++;
+            bytes += frameSize;
+            if (_writer.UnflushedBytes >= FlushThresholdBytes)
+            {
+                return frames;
+            }
         }
     }
 
@@ -237,6 +362,24 @@ public sealed class AuthenticatedLink : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Takes the writer from whichever thread holds it, so completing the pipe never races a send. With the
+    /// socket shut down a pending flush fails at once; a bounded wait covers an inline send in progress.
+    /// False if a send still held it when the wait ran out.
+    /// </summary>
+    private async Task<bool> TakeWriterAsync()
+    {
+        for (var waited = 0; waited < 200; waited++)
+        {
+            if (Interlocked.CompareExchange(ref _sendState, SendDead, SendIdle) != SendBusy)
+            {
+                return true;
+            }
+            await Task.Delay(1).ConfigureAwait(false);
+        }
+        return false;
+    }
+
     /// <summary>Writes a raw, already sealed byte sequence; for tests that tamper with or replay frames.</summary>
     internal async Task SendRawForTestAsync(ReadOnlyMemory<byte> bytes, CancellationToken ct)
     {
@@ -269,8 +412,20 @@ public sealed class AuthenticatedLink : IAsyncDisposable
         {
             // closed concurrently by a failing pump
         }
+        if (await TakeWriterAsync().ConfigureAwait(false))
+        {
+            _carried?.Release();
+            _carried = null;
+        }
         await _reader.CompleteAsync().ConfigureAwait(false);
-        await _writer.CompleteAsync().ConfigureAwait(false);
+        try
+        {
+            await _writer.CompleteAsync().ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is IOException or SocketException or ObjectDisposedException)
+        {
+            // Completing writes out frames sealed but not yet flushed; on a closed socket they are lost anyway.
+        }
         await _stream.DisposeAsync().ConfigureAwait(false);
         _sendMac.Dispose();
         _receiveMac.Dispose();

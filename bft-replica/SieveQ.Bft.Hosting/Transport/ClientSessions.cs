@@ -19,13 +19,21 @@ public sealed class ClientSessions(LinkSettings settings)
 
     public bool TrySend(int clientId, OutboundPayload payload)
     {
+        var queue = TrySendDeferred(clientId, payload);
+        queue?.Kick();
+        return queue is not null;
+    }
+
+    /// <summary>Queues without kicking; returns the queue to kick, or null if the message was dropped.</summary>
+    public SendQueue? TrySendDeferred(int clientId, OutboundPayload payload)
+    {
         if (_sessions.TryGetValue(clientId, out var q))
         {
-            return q.TryEnqueue(payload);
+            return q.TryEnqueueDeferred(payload) ? q : null;
         }
         TransportCounters.Drop(DropReason.NoRoute);
         payload.Release();
-        return false;
+        return null;
     }
 
     /// <summary>Runs a client's session: its send pump and its receive loop, until either ends.</summary>

@@ -3,11 +3,9 @@ namespace SieveQ.Cli.Bench;
 /// <summary>One run with routes only and one with the rule set, back to back, and their ratios.</summary>
 internal sealed record RulesCostPair(E2eFigures RoutesOnly, E2eFigures WithRules)
 {
-    public double ThroughputRatio => Ratio(WithRules.DeliveredPerSecond, RoutesOnly.DeliveredPerSecond);
-    public double P50Ratio => Ratio(WithRules.Latency.P50Ms, RoutesOnly.Latency.P50Ms);
-    public double P99Ratio => Ratio(WithRules.Latency.P99Ms, RoutesOnly.Latency.P99Ms);
-
-    private static double Ratio(double a, double b) => b > 0 ? a / b : 0;
+    public double ThroughputRatio => RulesCostPairs.Ratio(WithRules.DeliveredPerSecond, RoutesOnly.DeliveredPerSecond);
+    public double P50Ratio => RulesCostPairs.Ratio(WithRules.Latency.P50Ms, RoutesOnly.Latency.P50Ms);
+    public double P99Ratio => RulesCostPairs.Ratio(WithRules.Latency.P99Ms, RoutesOnly.Latency.P99Ms);
 }
 
 /// <summary>
@@ -18,6 +16,9 @@ internal sealed record RulesCostPair(E2eFigures RoutesOnly, E2eFigures WithRules
 /// </summary>
 internal static class RulesCostPairs
 {
+    /// <summary>a / b, or 0 when b is not positive (a run that delivered nothing).</summary>
+    public static double Ratio(double a, double b) => b > 0 ? a / b : 0;
+
     /// <summary>Whether pair <paramref name="index"/> runs the rule set first.</summary>
     public static bool RulesFirst(int index) => index % 2 == 1;
 

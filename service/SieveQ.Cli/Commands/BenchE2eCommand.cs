@@ -105,8 +105,8 @@ internal static class BenchE2eCommand
                 Console.Error.WriteLine($"error: {e.Message}");
                 return 1;
             }
-            var ratio = direct.DeliveredPerSecond > 0 ? sieve.DeliveredPerSecond / direct.DeliveredPerSecond : 0;
-            Console.WriteLine($"ratio (SieveQ / direct) throughput {ratio:0.000}, p50 latency x{Safe(sieve.Latency.P50Ms, direct.Latency.P50Ms):0.0}");
+            var ratio = RulesCostPairs.Ratio(sieve.DeliveredPerSecond, direct.DeliveredPerSecond);
+            Console.WriteLine($"ratio (SieveQ / direct) throughput {ratio:0.000}, p50 latency x{RulesCostPairs.Ratio(sieve.Latency.P50Ms, direct.Latency.P50Ms):0.0}");
             if (rulePairs.Count > 0)
             {
                 Console.WriteLine(RulesCostPairs.Summary(rulePairs));
@@ -150,8 +150,6 @@ internal static class BenchE2eCommand
         });
         return cmd;
     }
-
-    private static double Safe(double a, double b) => b > 0 ? a / b : 0;
 
     private static async Task<E2eFigures> RunSieveAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct)
     {

@@ -49,14 +49,29 @@ public sealed class SenderSignatureCheck
             return SignatureVerdict.BadMerklePath;
         }
         var rootInput = SenderMessageCodec.RootSigningInput(message.Sender, message.Auth.LeafCount, root);
-        byte[] claim = [.. rootInput, .. message.Auth.Signature.Span];
-        var key = ItemKey.Over(claim);
+        var key = ItemKey.Over(Claim(rootInput, message.Auth.Signature.Span));
         if (!_roots.TryGet(key, out var ok))
         {
             ok = _keys.VerifySender(message.Sender, rootInput, message.Auth.Signature.Span);
-            _roots.Put(key, ok);  // the key owns its array already
+            _roots.Put(key.Owned(), ok);
         }
         // A path that leads to a root the sender did not sign is indistinguishable from a forged root.
         return ok ? SignatureVerdict.Valid : SignatureVerdict.BadSignature;
+    }
+
+    [ThreadStatic]
+    private static byte[]? t_claim;
+
+    /// <summary>
+    /// The root claim (signing input, then signature) in a per-thread buffer: every message of a flush looks
+    /// its root up, and only a miss needs a copy of its own (<see cref="ItemKey.Owned"/>).
+    /// </summary>
+    private static ReadOnlyMemory<byte> Claim(ReadOnlySpan<byte> rootInput, ReadOnlySpan<byte> signature)
+    {
+        var length = rootInput.Length + signature.Length;
+        var buffer = t_claim is { } b && b.Length >= length ? b : t_claim = new byte[Math.Max(length, 256)];
+        rootInput.CopyTo(buffer);
+        signature.CopyTo(buffer.AsSpan(rootInput.Length));
+        return buffer.AsMemory(0, length);
     }
 }

@@ -4,6 +4,7 @@ using SieveQ.Bft.Hosting.Bench;
 using SieveQ.Bft.Hosting.Client;
 using SieveQ.Bft.Hosting.Config;
 using SieveQ.Bft.Hosting.Replica;
+using SieveQ.Bft.Protocol;
 
 namespace SieveQ.Bft.Tests.Hosting;
 
@@ -47,6 +48,93 @@ public sealed class ReplicaHostClusterTests
             foreach (var h in hosts)
             {
                 await h.DisposeAsync();
+            }
+        }
+    }
+
+    /// <summary>
+    /// Drains run on whichever thread queued the work when the core is idle (links' receive loops, the timer,
+    /// the core loop), so this checks the property that makes that safe: the core, and so the application,
+    /// is never entered by two threads at once. Two clients and three peer links feed each replica concurrently.
+    /// </summary>
+    [Fact]
+    public async Task TheCoreRunsOnOneThreadAtATimeAlthoughManyThreadsDriveIt()
+    {
+        using var cluster = new TempCluster(replicas: 4, clients: 2, new ReplicaConfig { CheckpointInterval = 16 }, durability: true);
+        var apps = new ExclusiveApplication[4];
+        var hosts = new List<ReplicaHost>();
+        try
+        {
+            for (var i = 0; i < 4; i++)
+            {
+                apps[i] = new ExclusiveApplication();
+                var host = new ReplicaHost(cluster.Config, i, ClusterBootstrap.LoadKey(cluster.Config, i), apps[i], NullLoggerFactory.Instance);
+                host.Start();
+                hosts.Add(host);
+            }
+            await using var a = new BftClient(cluster.Config, 4, ClusterBootstrap.LoadKey(cluster.Config, 4), new BftClientOptions { Window = 32 });
+            await using var b = new BftClient(cluster.Config, 5, ClusterBootstrap.LoadKey(cluster.Config, 5), new BftClientOptions { Window = 32 });
+            Assert.True(await a.WaitConnectedAsync(4, TimeSpan.FromSeconds(10)));
+            Assert.True(await b.WaitConnectedAsync(4, TimeSpan.FromSeconds(10)));
+            await Task.WhenAll(Enumerable.Range(0, 150).SelectMany(i => new[] { a.SubmitAsync(new byte[i % 7], CancellationToken.None), b.SubmitAsync(new byte[i % 5], CancellationToken.None) }))
+                .WaitAsync(TimeSpan.FromSeconds(90));
+            var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(10);
+            while (apps.Any(x => x.Executed < 300) && DateTime.UtcNow < deadline)
+            {
+                await Task.Delay(50);
+            }
+            Assert.All(apps, x => Assert.Equal(300, x.Executed));
+            Assert.All(apps, x => Assert.Equal(0, x.Overlaps));
+            Assert.All(hosts, h => Assert.False(h.Completion.IsFaulted));
+        }
+        finally
+        {
+            foreach (var h in hosts)
+            {
+                await h.DisposeAsync();
+            }
+        }
+    }
+
+    /// <summary>Counts entries that found another thread already inside; each call lingers so overlaps would show.</summary>
+    private sealed class ExclusiveApplication : IReplicatedApplication
+    {
+        private int _inside;
+        private int _overlaps;
+        private int _executed;
+
+        public int Overlaps => Volatile.Read(ref _overlaps);
+        public int Executed => Volatile.Read(ref _executed);
+
+        public IReadOnlyList<byte[]> Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
+        {
+            Enter();
+            try
+            {
+                Thread.SpinWait(2_000);
+                Interlocked.Add(ref _executed, requests.Count);
+                return requests.Select(r => BitConverter.GetBytes(r.Sequence)).ToList();
+            }
+            finally
+            {
+                Interlocked.Decrement(ref _inside);
+            }
+        }
+
+        public byte[] TakeSnapshot()
+        {
+            Enter();
+            Interlocked.Decrement(ref _inside);
+            return BitConverter.GetBytes(Executed);
+        }
+
+        public void RestoreSnapshot(ReadOnlySpan<byte> snapshot) => Volatile.Write(ref _executed, BitConverter.ToInt32(snapshot));
+
+        private void Enter()
+        {
+            if (Interlocked.Increment(ref _inside) != 1)
+            {
+                Interlocked.Increment(ref _overlaps);
             }
         }
     }
