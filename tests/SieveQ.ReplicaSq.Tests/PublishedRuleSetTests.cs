@@ -48,7 +48,7 @@ public sealed class PublishedRuleSetTests : IClassFixture<RulesReplicaSqCluster>
             var applied = await follower.CheckAsync();
             Assert.Equal(PublishedRuleSetStatus.Applied, applied.Status);
             Assert.Equal(2, applied.Version);
-            _c.AssertAllReplicas("rules.active_version", 2);
+            await _c.AssertAllReplicasAsync("rules.active_version", 2);
             Assert.Equal(new ExecuteResult(0, 0, 1), await _c.SendTextAsync("an EVIL payload under the published rules"));
 
             // The same document is settled: the next poll sends nothing.
@@ -82,14 +82,14 @@ public sealed class PublishedRuleSetTests : IClassFixture<RulesReplicaSqCluster>
             var refused = await restarted.CheckAsync();
             Assert.Equal(PublishedRuleSetStatus.RefusedByReplicas, refused.Status);
             Assert.Contains("not above the highest version run", refused.Detail, StringComparison.Ordinal);
-            _c.AssertAllReplicas("rules.active_version", 1);
+            await _c.AssertAllReplicasAsync("rules.active_version", 1);
             Assert.Equal(new ExecuteResult(1, 0, 0), await _c.SendTextAsync("EVIL passes after the rollback"));
 
             // Publishing a newer version moves every replica forward again.
             await RulesReplicaSqCluster.WriteSignedAsync(location, Version(3), admin);
             var newer = await restarted.CheckAsync();
             Assert.Equal(PublishedRuleSetStatus.Applied, newer.Status);
-            _c.AssertAllReplicas("rules.active_version", 3);
+            await _c.AssertAllReplicasAsync("rules.active_version", 3);
         }
     }
 }

@@ -28,12 +28,20 @@ public sealed class RulesReplicaSqCluster : ReplicaSqCluster
     /// <summary>A message from sender 1 with this text, ordered alone; the result every replica agreed on.</summary>
     public Task<ExecuteResult> SendTextAsync(string text) => SubmitAsync(Message(1, NextSeq(1), Encoding.UTF8.GetBytes(text)));
 
-    public void AssertAllReplicas(string counter, long expected)
+    /// <summary>
+    /// Every replica reaches the value. A client's answer needs only f+1 matching replies, so the slowest
+    /// replica may still be executing the command when the answer arrives; it must catch up, not stay behind.
+    /// </summary>
+    public async Task AssertAllReplicasAsync(string counter, long expected)
     {
-        foreach (var h in Hosts)
+        var deadline = Environment.TickCount64 + 10_000;
+        long[] now;
+        while ((now = Hosts.Select(h => h.Health().Counters.GetValueOrDefault(counter)).ToArray()).Any(v => v != expected)
+            && Environment.TickCount64 < deadline)
         {
-            Assert.Equal(expected, h.Health().Counters.GetValueOrDefault(counter));
+            await Task.Delay(20);
         }
+        Assert.All(now, v => Assert.Equal(expected, v));
     }
 
     /// <summary>FILE and FILE.sig, the signature over the document's canonical form.</summary>
@@ -58,7 +66,7 @@ public sealed class RulePushTests : IClassFixture<RulesReplicaSqCluster>
 
     private Task<ExecuteResult> SendAsync(string text) => _c.SendTextAsync(text);
 
-    private void AllReplicas(string counter, long expected) => _c.AssertAllReplicas(counter, expected);
+    private Task AllReplicasAsync(string counter, long expected) => _c.AssertAllReplicasAsync(counter, expected);
 
     [Fact]
     public async Task A_rule_set_pushed_through_a_pre_sq_is_enforced_by_every_replica_and_rolled_back()
@@ -85,9 +93,9 @@ public sealed class RulePushTests : IClassFixture<RulesReplicaSqCluster>
         // Enforced: the denied pattern is dropped, a clean message accepted, and every replica names the rule.
         Assert.Equal(new ExecuteResult(0, 0, 1), await SendAsync("another EVIL payload"));
         Assert.Equal(new ExecuteResult(1, 0, 0), await SendAsync("a clean payload"));
-        AllReplicas("rules.active_version", 2);
-        AllReplicas("rules.previous_version", 1);
-        AllReplicas("deny.rule.screen", 1);
+        await AllReplicasAsync("rules.active_version", 2);
+        await AllReplicasAsync("rules.previous_version", 1);
+        await AllReplicasAsync("deny.rule.screen", 1);
 
         // A replayed push is refused by the replicas; a forged one by the pre-SQ before ordering. Version 2 stays.
         var (replayed, _) = await RuleSetPublisher.SubmitAsync(cfg, push, TimeSpan.FromSeconds(30));
@@ -100,15 +108,15 @@ public sealed class RulePushTests : IClassFixture<RulesReplicaSqCluster>
             Assert.Contains("not signed by the deployment's administrator key", e.Message, StringComparison.Ordinal);
         }
         Assert.Equal(1, preSq.Metrics.RuleSetCommandsRefused);
-        AllReplicas("rules.active_version", 2);
-        AllReplicas("rules.commands_refused", 1);
+        await AllReplicasAsync("rules.active_version", 2);
+        await AllReplicasAsync("rules.commands_refused", 1);
 
         var rollback = RuleSetPublisher.BuildRollback(admin, cfg, await RuleSetPublisher.ReadStateAsync(cfg));
         var (rolledBack, _) = await RuleSetPublisher.SubmitAsync(cfg, rollback, TimeSpan.FromSeconds(30));
         Assert.True(rolledBack.Applied, rolledBack.Reason);
         Assert.Equal(1, rolledBack.ActiveVersion);
         Assert.Equal(new ExecuteResult(1, 0, 0), await SendAsync("EVIL is allowed again after the rollback"));
-        AllReplicas("rules.active_version", 1);
-        AllReplicas("rules.commands_applied", 2);
+        await AllReplicasAsync("rules.active_version", 1);
+        await AllReplicasAsync("rules.commands_applied", 2);
     }
 }
