@@ -196,6 +196,7 @@ public sealed class PreSqHost : IAsyncDisposable
         };
         reply.Counters.Add(Metrics.Snapshot());
         reply.Counters["passed"] = _filter.PassedCount;
+        reply.Counters["sequence_readopted"] = _filter.Readoptions;
         reply.Counters["dropped"] = _filter.Drops.Total;
         foreach (var (stage, reason, count) in _filter.Drops.NonZero())
         {

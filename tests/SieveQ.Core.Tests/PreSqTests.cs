@@ -53,6 +53,32 @@ public sealed class PreSqTests : IClassFixture<TestWorld>
     }
 
     [Fact]
+    public void A_sender_quiet_here_for_a_while_may_jump_ahead_and_then_retransmit_below()
+    {
+        // The stall this prevents: a sender's messages forwarded by one pre-SQ were dropped by the ordering,
+        // and its retransmissions reached a pre-SQ whose window for it had not moved since it last came by.
+        var f = Filter(new PreSqOptions { ReadoptAfterMs = 1_000 });
+        Assert.True(f.Inspect(_w.Frame(1, 10, _w.Message(1, 5, 100, "x")), 0).Passed);
+        Assert.Equal(DropReason.TooFarAhead, f.Inspect(_w.Frame(1, 10, _w.Message(1, 50_000, 100, "x")), 999).Reason);
+        // ACKREQs pass meanwhile but do not make the window fresh again.
+        Assert.True(f.Inspect(_w.Frame(1, 10, AckRequestCodec.Encode(1, 10, 5, 1, _w.SenderSigning[1])), 999).Passed);
+        // A forged far-ahead frame of a quiet sender is undone with everything else.
+        var forged = _w.Frame(1, 10, _w.Message(1, 50_000, 100, "x")).ToArray();
+        forged[^1] ^= 1;
+        Assert.Equal(DropReason.BadMac, f.Inspect(forged, 1_000).Reason);
+        Assert.Equal(0, f.Readoptions);
+        Assert.True(f.Inspect(_w.Frame(1, 10, _w.Message(1, 50_000, 100, "x")), 1_000).Passed);
+        Assert.Equal(1, f.Readoptions);
+        Assert.True(f.Inspect(_w.Frame(1, 10, _w.Message(1, 49_000, 100, "below, inside the window")), 1_001).Passed);
+        Assert.Equal(DropReason.Replay, f.Inspect(_w.Frame(1, 10, _w.Message(1, 50_000, 100, "x")), 1_002).Reason);
+        Assert.Equal(DropReason.TooOld, f.Inspect(_w.Frame(1, 10, _w.Message(1, 5, 100, "x")), 1_002).Reason);
+        // Fresh again: the next jump is refused until the sender has been quiet here once more.
+        Assert.Equal(DropReason.TooFarAhead, f.Inspect(_w.Frame(1, 10, _w.Message(1, 90_000, 100, "x")), 1_500).Reason);
+        Assert.True(f.Inspect(_w.Frame(1, 10, _w.Message(1, 90_000, 100, "x")), 2_002).Passed);
+        Assert.Equal(2, f.Readoptions);
+    }
+
+    [Fact]
     public void A_bad_mac_undoes_the_sequence_mark_so_the_genuine_message_still_passes()
     {
         var f = Filter();

@@ -102,9 +102,19 @@ public sealed class SequenceWindow
 
     public bool Contains(long seq) => Probe(seq) is SequenceCheck.Replay or SequenceCheck.TooOld;
 
-    public SequenceCheck TryMark(long seq)
+    public SequenceCheck TryMark(long seq) => TryMark(seq, adoptAhead: false);
+
+    /// <param name="adoptAhead">
+    /// Take a number beyond the jump limit as if it were the first one seen (a pre-SQ whose window went
+    /// stale). Undoable like any mark.
+    /// </param>
+    public SequenceCheck TryMark(long seq, bool adoptAhead)
     {
         var verdict = Probe(seq);
+        if (verdict == SequenceCheck.TooFarAhead && adoptAhead)
+        {
+            verdict = SequenceCheck.Accepted;
+        }
         if (verdict != SequenceCheck.Accepted)
         {
             return verdict;

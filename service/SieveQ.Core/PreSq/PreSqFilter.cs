@@ -24,7 +24,7 @@ public sealed class PreSqFilter
     private readonly PreSqOptions _options;
     private readonly SenderWhitelist _whitelist;
     private readonly Func<int, MacKeyRing?> _ringFor;
-    private readonly Dictionary<int, (SequenceWindow Window, GrantBucket Grant)> _senders = [];
+    private readonly Dictionary<int, SenderState> _senders = [];
     private readonly Dictionary<int, (long Rate, long Burst)> _grantOverrides = [];
     private readonly DropCounters _drops = new(Component);
 
@@ -43,6 +43,9 @@ public sealed class PreSqFilter
     public DropCounters Drops => _drops;
 
     public long PassedCount { get; private set; }
+
+    /// <summary>Windows reset by a number far ahead after the sender had been quiet here (<see cref="PreSqOptions.ReadoptAfterMs"/>).</summary>
+    public long Readoptions { get; private set; }
 
     public SenderWhitelist Whitelist => _whitelist;
 
@@ -97,12 +100,16 @@ public sealed class PreSqFilter
 
         // (b)
         var marked = false;
+        var readopted = false;
         if (f.BodyKind == StructureKind.SenderMessage)
         {
-            switch (state.Window.TryMark(seq))
+            var stale = nowMs - state.LastPassedMs >= _options.ReadoptAfterMs;
+            var ahead = stale && state.Window.Probe(seq) == SequenceCheck.TooFarAhead;
+            switch (state.Window.TryMark(seq, adoptAhead: stale))
             {
                 case SequenceCheck.Accepted:
                     marked = true;
+                    readopted = ahead;
                     break;
                 case SequenceCheck.Replay:
                     return Dropped(SieveStage.Sequence, DropReason.Replay, sender, seq);
@@ -134,19 +141,38 @@ public sealed class PreSqFilter
             return Dropped(SieveStage.Grant, DropReason.GrantExceeded, sender, seq);
         }
         PassedCount++;
+        if (marked)
+        {
+            // Only messages: the periodic ACKREQs of a sender stuck behind a stale window must not keep it fresh.
+            state.LastPassedMs = nowMs;
+        }
+        if (readopted)
+        {
+            Readoptions++;
+        }
         SieveMetrics.Pass(Component);
         return new PreSqVerdict(true, SieveStage.Grant, default, sender, seq, f.BodyKind, f.Body);
     }
 
-    private (SequenceWindow Window, GrantBucket Grant) StateOf(int sender, long nowMs)
+    private SenderState StateOf(int sender, long nowMs)
     {
         if (!_senders.TryGetValue(sender, out var s))
         {
             var (rate, burst) = _grantOverrides.TryGetValue(sender, out var o) ? o : (_options.GrantRatePerSecond, _options.GrantBurst);
-            s = (new SequenceWindow(_options.WindowSize, _options.MaxAhead, adoptFirst: true), new GrantBucket(rate, burst, nowMs));
+            s = new SenderState(new SequenceWindow(_options.WindowSize, _options.MaxAhead, adoptFirst: true), new GrantBucket(rate, burst, nowMs), nowMs);
             _senders.Add(sender, s);
         }
         return s;
+    }
+
+    private sealed class SenderState(SequenceWindow window, GrantBucket grant, long createdMs)
+    {
+        public SequenceWindow Window { get; } = window;
+
+        public GrantBucket Grant { get; } = grant;
+
+        /// <summary>When a message of this sender last passed every check here.</summary>
+        public long LastPassedMs { get; set; } = createdMs;
     }
 
     private PreSqVerdict Dropped(SieveStage stage, DropReason reason, int sender = -1, long seq = 0)

@@ -7,6 +7,15 @@ public sealed record PreSqOptions
 
     public long MaxAhead { get; init; } = 8192;
 
+    /// <summary>
+    /// A sender none of whose messages passed here for this long may jump past <see cref="MaxAhead"/>:
+    /// the next number that also passes the MAC resets its window, as a first number would. A correct
+    /// sender's numbers jump here when it was reassigned away and back, or retransmits through this
+    /// pre-SQ what another one forwarded and the ordering then dropped; without this, such a sender
+    /// could never pass here again. The replicas' own window (check e) still refuses a real jump.
+    /// </summary>
+    public long ReadoptAfterMs { get; init; } = 1_000;
+
     /// <summary>Default grant per sender (messages/s and burst); adjustable per sender at run time.</summary>
     public long GrantRatePerSecond { get; init; } = 10_000;
 
