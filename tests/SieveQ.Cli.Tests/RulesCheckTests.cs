@@ -41,7 +41,7 @@ public sealed class RulesCheckTests : IDisposable
 
     public void Dispose() => Directory.Delete(_dir, recursive: true);
 
-    private static string Samples(string file)
+    internal static string Samples(string file)
     {
         for (var d = new DirectoryInfo(AppContext.BaseDirectory); d is not null; d = d.Parent)
         {

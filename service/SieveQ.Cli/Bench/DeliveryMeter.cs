@@ -25,6 +25,9 @@ internal sealed class DeliveryMeter
 
     public long Total => Interlocked.Read(ref _total);
 
+    /// <summary>When set, every delivery is also counted under the phase it was sent in, whatever the window.</summary>
+    public MeasuredPhases? Phases { get; init; }
+
     public static void Stamp(Span<byte> payload) => BinaryPrimitives.WriteInt64LittleEndian(payload, Stopwatch.GetTimestamp());
 
     public void Open(long startTimestamp, TimeSpan length)
@@ -45,6 +48,7 @@ internal sealed class DeliveryMeter
         }
         var now = Stopwatch.GetTimestamp();
         var sent = BinaryPrimitives.ReadInt64LittleEndian(payload);
+        Phases?.Record(sent, (now - sent) * 1_000_000.0 / Stopwatch.Frequency);
         lock (_lock)
         {
             if (now < _windowStart || now >= _windowEnd)

@@ -21,7 +21,13 @@ internal static class E2eSieveRun
     /// administrator key, and the run checks afterwards that f+1 replicas report it running. Null:
     /// fixed routes.
     /// </param>
-    public static async Task<E2eFigures> RunAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct)
+    public static Task<E2eFigures> RunAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct) =>
+        RunAsync(s, name, ruleSet, null, null, ct);
+
+    /// <param name="during">Runs beside the measured load, from its start, given the deployment and its folder (e.g. rule-set switches).</param>
+    /// <param name="phases">Counts deliveries by the phase they were sent in; the run then waits for the last ones to arrive.</param>
+    public static async Task<E2eFigures> RunAsync(E2eSettings s, string name, byte[]? ruleSet,
+        Func<DeploymentConfig, string, CancellationToken, Task>? during, MeasuredPhases? phases, CancellationToken ct)
     {
         var dir = Path.Combine(Path.GetTempPath(), $"sieveq-bench-e2e-{Environment.ProcessId}-{Guid.NewGuid():N}"[..48]);
         var spec = new LocalDeploymentSpec
@@ -40,7 +46,7 @@ internal static class E2eSieveRun
             await LocalDeploymentLauncher.LaunchAsync(cfg, processes, new LaunchOptions { StartAgents = false, LogLevel = s.LogLevel }, ct).ConfigureAwait(false);
             var ctx = DeploymentContext.Load(dir);
             var state = Path.Combine(dir, "bench-state");
-            var meter = new DeliveryMeter();
+            var meter = new DeliveryMeter { Phases = phases };
             using var stopReading = CancellationTokenSource.CreateLinkedTokenSource(ct);
             await using var receiver = SieveQReceiver.Create(ctx, Receiver, Path.Combine(state, "receiver"),
                 new SieveQReceiverOptions { AutoCommitEvery = 512, AutoCommitAfter = TimeSpan.FromMilliseconds(50) });
@@ -55,17 +61,36 @@ internal static class E2eSieveRun
             try
             {
                 int? perSender = s.Rate is { } r ? Math.Max(1, r / senders.Count) : null;
-                async Task<long> OfferAsync(TimeSpan length)
+                async Task<long> OfferAsync(TimeSpan length, CancellationToken offerCt)
                 {
                     var counts = await Task.WhenAll(senders.Select(sender => Task.Run(() => PacedSender.RunAsync(
-                        async (m, c) => await sender.SendAsync(Receiver, m, c).ConfigureAwait(false), s.Size, perSender, length, ct), ct))).ConfigureAwait(false);
+                        async (m, c) => await sender.SendAsync(Receiver, m, c).ConfigureAwait(false), s.Size, perSender, length, offerCt), offerCt))).ConfigureAwait(false);
                     return counts.Sum();
                 }
-                await OfferAsync(s.Warmup).ConfigureAwait(false);
+                await OfferAsync(s.Warmup, ct).ConfigureAwait(false);
                 var measuredFrom = Stopwatch.GetTimestamp();
                 meter.Open(measuredFrom, s.Duration);
-                var sent = await OfferAsync(s.Duration).ConfigureAwait(false);
+                using var stopOffering = CancellationTokenSource.CreateLinkedTokenSource(ct);
+                var offering = OfferAsync(s.Duration, stopOffering.Token);
+                if (during is not null)
+                {
+                    try
+                    {
+                        await during(cfg, dir, ct).ConfigureAwait(false);
+                    }
+                    catch
+                    {
+                        await stopOffering.CancelAsync().ConfigureAwait(false);
+                        await offering.ConfigureAwait(false);
+                        throw;
+                    }
+                }
+                var sent = await offering.ConfigureAwait(false);
                 var measuredTo = Stopwatch.GetTimestamp();
+                if (phases is not null)
+                {
+                    await DrainAsync(meter, ct).ConfigureAwait(false);
+                }
                 var figures = meter.Figures(name, s.Duration.TotalSeconds, sent);
                 if (StageTrace.Enabled)
                 {
@@ -108,6 +133,18 @@ internal static class E2eSieveRun
             {
                 TryDelete(dir);
             }
+        }
+    }
+
+    /// <summary>Waits until deliveries stop (none for a second), at most 15 s: messages sent late in the last phase still count.</summary>
+    private static async Task DrainAsync(DeliveryMeter meter, CancellationToken ct)
+    {
+        var deadline = Stopwatch.GetTimestamp() + 15 * Stopwatch.Frequency;
+        var seen = -1L;
+        while (meter.Total != seen && Stopwatch.GetTimestamp() < deadline)
+        {
+            seen = meter.Total;
+            await Task.Delay(TimeSpan.FromSeconds(1), ct).ConfigureAwait(false);
         }
     }
 

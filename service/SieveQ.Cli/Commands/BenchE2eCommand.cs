@@ -13,8 +13,10 @@ namespace SieveQ.Cli.Commands;
 /// `sieveq bench e2e`: the deployment of `sieveq up` (4 replica-SQs, 2 pre-SQs, each its own process,
 /// every check on) with a load sender and receiver on the SDK in this process, next to direct
 /// sender-to-receiver delivery over the same gRPC transport in the same run; reports both and the ratio.
-/// With --rules, a second SieveQ run enforces that rule set, and the rules' cost is the ratio of the two
-/// SieveQ runs (paper 6.4), as the median over --pairs such pairs.
+/// With --rules, a second deployment measures the rules' cost (paper 6.4) as an A/B inside one run: its
+/// rule set is switched through the ordering, phase by phase, between that rule set and the same rules
+/// without patterns (<see cref="RulesAbSwitcher"/>), and latencies are counted by the phase a message was
+/// sent in.
 /// </summary>
 internal static class BenchE2eCommand
 {
@@ -26,15 +28,15 @@ internal static class BenchE2eCommand
         var warmup = new Option<string>("--warmup") { Description = "Unmeasured load before each run (long enough for seven freshly started processes to finish JIT compiling on two cores).", DefaultValueFactory = _ => "20s" };
         var json = new Option<FileInfo?>("--json") { Description = "Write the figures as JSON." };
         var plot = new Option<FileInfo?>("--plot") { Description = "Write a PNG: delivered/s over time and latency percentiles, both runs." };
-        var rules = new Option<FileInfo?>("--rules") { Description = "Also run SieveQ with this rule set enforced (stage f) and report it next to the run with routes only." };
-        var pairs = new Option<int>("--pairs") { Description = "With --rules: pairs of runs (routes only, rule set; the order alternates) whose median ratio is reported.", DefaultValueFactory = _ => 3 };
+        var rules = new Option<FileInfo?>("--rules") { Description = "Also measure this rule set's cost (stage f): one more deployment whose rule set alternates, through the ordering, between it and the same rules without patterns." };
+        var phase = new Option<string>("--phase") { Description = "With --rules: length of each A/B phase (the measured duration is split into phases, ABBA order).", DefaultValueFactory = _ => "5s" };
         var noDurability = new Option<bool>("--no-durability") { Description = "Replicas without the write-ahead log." };
         var trace = new Option<bool>("--trace") { Description = "Profile where the time goes: every process marks a sample of messages at each stage (SIEVEQ_STAGE_TRACE_EVERY, default 64)." };
         var keep = new Option<bool>("--keep") { Description = "Keep the deployment directory (logs) afterwards." };
         var logLevel = new Option<string>("--log-level") { Description = "Components' log level (their logs go to the deployment's logs folder; see --keep).", DefaultValueFactory = _ => "warning" };
         var cmd = new Command("e2e", "End-to-end throughput and latency through SieveQ vs direct delivery, in one run.")
         {
-            size, rate, duration, warmup, json, plot, rules, pairs, noDurability, trace, keep, logLevel,
+            size, rate, duration, warmup, json, plot, rules, phase, noDurability, trace, keep, logLevel,
         };
         cmd.SetAction(async (parse, ct) =>
         {
@@ -47,13 +49,15 @@ internal static class BenchE2eCommand
                 !parse.GetValue(noDurability),
                 parse.GetValue(keep),
                 parse.GetValue(logLevel)!);
-            var pairCount = parse.GetValue(pairs);
-            if (s.Size is < DeliveryMeter.StampBytes or > 65_536 || s.Rate is <= 0 || s.Duration <= TimeSpan.Zero || pairCount is < 1 or > 20)
+            var phaseLength = ClusterSupport.ParseDuration(parse.GetValue(phase)!);
+            if (s.Size is < DeliveryMeter.StampBytes or > 65_536 || s.Rate is <= 0 || s.Duration <= TimeSpan.Zero
+                || phaseLength < TimeSpan.FromSeconds(2) || phaseLength * 2 > s.Duration)
             {
-                Console.Error.WriteLine("--size must be 8..65536, --rate 'max' or > 0, --duration > 0, --pairs 1..20");
+                Console.Error.WriteLine("--size must be 8..65536, --rate 'max' or > 0, --duration > 0, --phase at least 2s and at most half of --duration");
                 return 2;
             }
             byte[]? ruleSet = null;
+            byte[]? withoutPatterns = null;
             if (s.Rules is { } rulesFile)
             {
                 try
@@ -62,6 +66,7 @@ internal static class BenchE2eCommand
                     Console.WriteLine($"rule set     {compiled.Document.Name ?? Path.GetFileName(rulesFile)} version {compiled.Version}: {compiled.Summary.Rules} rules, "
                         + $"{compiled.Summary.Literals} literal patterns, {compiled.Summary.Regexes} regexes (signed for the run with a fresh administrator key)");
                     ruleSet = File.ReadAllBytes(rulesFile);
+                    withoutPatterns = RuleSetVariants.WithVersion(RuleSetVariants.WithoutPatterns(ruleSet), 1);
                 }
                 catch (Exception e) when (e is RuleSetException or IOException)
                 {
@@ -80,23 +85,22 @@ internal static class BenchE2eCommand
             var direct = await RunDirectAsync(s, ct).ConfigureAwait(false);
             Print(direct);
             E2eFigures sieve;
-            E2eFigures? withRules = null;
-            var rulePairs = new List<RulesCostPair>();
+            RulesAbReport? rulesAb = null;
             try
             {
                 sieve = await RunSieveAsync(s, "sieveq", null, ct).ConfigureAwait(false);
-                if (ruleSet is not null)
+                if (ruleSet is not null && withoutPatterns is not null)
                 {
-                    // Same deployment shape, same load, same process: only the rules differ.
-                    withRules = await RunSieveAsync(s, "+rules", ruleSet, ct).ConfigureAwait(false);
-                    rulePairs.Add(new RulesCostPair(sieve, withRules));
-                    for (var i = 1; i < pairCount; i++)
+                    var count = RulesAbSwitcher.PhaseCount(s.Duration, phaseLength);
+                    Console.WriteLine($"rules A/B    one deployment, {count} phases of {s.Duration.TotalSeconds / count:0.#} s in ABBA order: the rule set (+rules) and the same rules "
+                        + $"without patterns (-patterns), switched through the ordering; {RulesAbSwitcher.Settle.TotalSeconds:0.#} s after each switch not counted");
+                    var phases = new MeasuredPhases();
+                    var switcher = new RulesAbSwitcher(ruleSet, withoutPatterns, phaseLength);
+                    await RunSieveAsync(s, "A/B", withoutPatterns, (cfg, dir, c) => switcher.RunAsync(cfg, dir, phases, s.Duration, c), phases, ct).ConfigureAwait(false);
+                    rulesAb = RulesAbReport.From(phases);
+                    foreach (var line in rulesAb.Lines())
                     {
-                        var rulesFirst = RulesCostPairs.RulesFirst(i);
-                        Console.WriteLine($"pair {i + 1} of {pairCount} ({(rulesFirst ? "rules first" : "routes only first")})");
-                        var first = await RunSieveAsync(s, rulesFirst ? "+rules" : "sieveq", rulesFirst ? ruleSet : null, ct).ConfigureAwait(false);
-                        var second = await RunSieveAsync(s, rulesFirst ? "sieveq" : "+rules", rulesFirst ? null : ruleSet, ct).ConfigureAwait(false);
-                        rulePairs.Add(rulesFirst ? new RulesCostPair(second, first) : new RulesCostPair(first, second));
+                        Console.WriteLine(line);
                     }
                 }
             }
@@ -105,12 +109,8 @@ internal static class BenchE2eCommand
                 Console.Error.WriteLine($"error: {e.Message}");
                 return 1;
             }
-            var ratio = RulesCostPairs.Ratio(sieve.DeliveredPerSecond, direct.DeliveredPerSecond);
-            Console.WriteLine($"ratio (SieveQ / direct) throughput {ratio:0.000}, p50 latency x{RulesCostPairs.Ratio(sieve.Latency.P50Ms, direct.Latency.P50Ms):0.0}");
-            if (rulePairs.Count > 0)
-            {
-                Console.WriteLine(RulesCostPairs.Summary(rulePairs));
-            }
+            var ratio = BenchRatio.Of(sieve.DeliveredPerSecond, direct.DeliveredPerSecond);
+            Console.WriteLine($"ratio (SieveQ / direct) throughput {ratio:0.000}, p50 latency x{BenchRatio.Of(sieve.Latency.P50Ms, direct.Latency.P50Ms):0.0}");
             if (parse.GetValue(json) is { } j)
             {
                 var doc = new
@@ -123,20 +123,9 @@ internal static class BenchE2eCommand
                     durability = s.Durability,
                     machine = new { Environment.ProcessorCount, os = Environment.OSVersion.ToString() },
                     sieveq = Json(sieve),
-                    sieveqRules = withRules is null ? null : Json(withRules),
                     direct = Json(direct),
                     ratioThroughput = ratio,
-                    rulesRatioThroughput = withRules is null ? (double?)null : RulesCostPairs.Median(rulePairs.Select(r => r.ThroughputRatio)),
-                    rulesRatioP50 = withRules is null ? (double?)null : RulesCostPairs.Median(rulePairs.Select(r => r.P50Ratio)),
-                    rulesRatioP99 = withRules is null ? (double?)null : RulesCostPairs.Median(rulePairs.Select(r => r.P99Ratio)),
-                    rulesPairs = rulePairs.Select(r => new
-                    {
-                        routesOnly = Json(r.RoutesOnly),
-                        withRules = Json(r.WithRules),
-                        ratioThroughput = r.ThroughputRatio,
-                        ratioP50 = r.P50Ratio,
-                        ratioP99 = r.P99Ratio,
-                    }).ToList(),
+                    rulesAb = rulesAb?.Json(),
                 };
                 await File.WriteAllTextAsync(j.FullName, JsonSerializer.Serialize(doc, new JsonSerializerOptions { WriteIndented = true }), ct).ConfigureAwait(false);
                 Console.WriteLine($"wrote {j.FullName}");
@@ -151,9 +140,13 @@ internal static class BenchE2eCommand
         return cmd;
     }
 
-    private static async Task<E2eFigures> RunSieveAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct)
+    private static async Task<E2eFigures> RunSieveAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct) =>
+        await RunSieveAsync(s, name, ruleSet, null, null, ct).ConfigureAwait(false);
+
+    private static async Task<E2eFigures> RunSieveAsync(E2eSettings s, string name, byte[]? ruleSet,
+        Func<DeploymentConfig, string, CancellationToken, Task>? during, MeasuredPhases? phases, CancellationToken ct)
     {
-        var figures = await E2eSieveRun.RunAsync(s, name, ruleSet, ct).ConfigureAwait(false);
+        var figures = await E2eSieveRun.RunAsync(s, name, ruleSet, during, phases, ct).ConfigureAwait(false);
         Print(figures);
         E2eStageReport.Print(figures);
         return figures;
