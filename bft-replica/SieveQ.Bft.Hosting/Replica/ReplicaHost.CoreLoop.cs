@@ -9,16 +9,13 @@ namespace SieveQ.Bft.Hosting.Replica;
 /// <summary>The core loop: the only code that touches the core. Steps queued messages, ticks timers, acts on outputs.</summary>
 public sealed partial class ReplicaHost
 {
-    private const int CoreIdle = 0;
-    private const int CoreBusy = 1;
-    private const int CoreClosed = 2;
-    private int _coreState;
+    private readonly TurnFlag _coreTurn = new();
     private volatile Exception? _coreFault;
 
     /// <summary>
     /// The core's fallback loop: it drains when the timer or a hand-off rings the doorbell. Most drains do
     /// not come through here but run on the thread that queued the work (<see cref="RunCoreInline"/>).
-    /// Whoever drains holds <see cref="_coreState"/>, so the core still runs on one thread at a time.
+    /// Whoever drains holds <see cref="_coreTurn"/>, so the core still runs on one thread at a time.
     /// </summary>
     private async Task RunCoreAsync(CancellationToken ct)
     {
@@ -32,7 +29,7 @@ public sealed partial class ReplicaHost
                 {
                     throw new InvalidOperationException("the core failed on an inline drain", fault);
                 }
-                while (!ct.IsCancellationRequested && Interlocked.CompareExchange(ref _coreState, CoreBusy, CoreIdle) == CoreIdle)
+                while (!ct.IsCancellationRequested && _coreTurn.TryTake())
                 {
                     bool more;
                     try
@@ -41,7 +38,7 @@ public sealed partial class ReplicaHost
                     }
                     finally
                     {
-                        Interlocked.Exchange(ref _coreState, CoreIdle);
+                        _coreTurn.Release();
                     }
                     if (!more && _inbox.IsEmpty)
                     {
@@ -61,7 +58,8 @@ public sealed partial class ReplicaHost
         }
         finally
         {
-            await CloseCoreAsync().ConfigureAwait(false);
+            // Takes the core for good, waiting (bounded) for an inline drain in progress.
+            await _coreTurn.CloseWhenFreeAsync(5_000).ConfigureAwait(false);
         }
     }
 
@@ -73,7 +71,7 @@ public sealed partial class ReplicaHost
     /// </summary>
     private void RunCoreInline()
     {
-        if (_stop.IsCancellationRequested || Interlocked.CompareExchange(ref _coreState, CoreBusy, CoreIdle) != CoreIdle)
+        if (_stop.IsCancellationRequested || !_coreTurn.TryTake())
         {
             return;  // the thread that holds the core looks at the inbox again before it lets go
         }
@@ -114,7 +112,7 @@ public sealed partial class ReplicaHost
 
     private void ReleaseAfterInline(bool more)
     {
-        Interlocked.Exchange(ref _coreState, CoreIdle);
+        _coreTurn.Release();
         if (more || !_inbox.IsEmpty)
         {
             _inbox.Ring();  // hand the rest to the core loop
@@ -123,26 +121,13 @@ public sealed partial class ReplicaHost
 
     private void InlineDrainFailed(Exception e)
     {
-        Interlocked.Exchange(ref _coreState, CoreIdle);
+        _coreTurn.Release();
         if (e is OperationCanceledException && _stop.IsCancellationRequested)
         {
             return;
         }
         _coreFault = e;
         _inbox.Ring();  // the core loop reports the failure and ends
-    }
-
-    /// <summary>Takes the core for good once the loop ends, waiting (bounded) for an inline drain in progress.</summary>
-    private async Task CloseCoreAsync()
-    {
-        for (var waited = 0; waited < 5_000; waited++)
-        {
-            if (Interlocked.CompareExchange(ref _coreState, CoreClosed, CoreIdle) != CoreBusy)
-            {
-                return;
-            }
-            await Task.Delay(1).ConfigureAwait(false);
-        }
     }
 
     /// <summary>One group: step everything queued (bounded), tick if due, act on the outputs. True if work is left.</summary>

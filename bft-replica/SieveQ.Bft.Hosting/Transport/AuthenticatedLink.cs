@@ -21,9 +21,6 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
     private const int FlushThresholdBytes = 256 * 1024;
     /// <summary>Backlogs up to this size are sent on the kicking thread (see <see cref="Kick"/>).</summary>
     private const long InlineSendBytes = 32 * 1024;
-    private const int SendIdle = 0;
-    private const int SendBusy = 1;
-    private const int SendDead = 2;
     /// <summary>Messages are packed into one frame up to this size; a larger message travels alone.</summary>
     private const int CoalesceBytes = 64 * 1024;
     private readonly Socket _socket;
@@ -37,7 +34,8 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
     private SendQueue? _queue;
     private CancellationToken _sendCancel;
     private OutboundPayload? _carried;
-    private int _sendState;
+    /// <summary>Held by the thread writing to the pipe; closed when the writer is dead for good.</summary>
+    private readonly TurnFlag _sendTurn = new();
     private ulong _sendSequence;
     private ulong _receiveSequence;
     private int _disposed;
@@ -125,7 +123,7 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
     public void Kick()
     {
         var queue = _queue;
-        if (queue is null || Interlocked.CompareExchange(ref _sendState, SendBusy, SendIdle) != SendIdle)
+        if (queue is null || !_sendTurn.TryTake())
         {
             return;  // not serving yet, or the thread that holds the writer will see the new messages
         }
@@ -141,7 +139,7 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
 
     public void QueueCompleted() => _sendEnded.TrySetResult();
 
-    /// <summary>Runs while holding the writer (<see cref="SendBusy"/>); releases it when the queue is empty.</summary>
+    /// <summary>Runs while holding the writer (<see cref="_sendTurn"/>); releases it when the queue is empty.</summary>
     private void Pump(bool inline)
     {
         try
@@ -152,10 +150,10 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
                 var frames = SealQueued(out var bytes);
                 if (frames == 0)
                 {
-                    // A full fence (not a release store): the emptiness check below must not be read before
-                    // the release is visible, or a producer that queued and kicked meanwhile would be stranded.
-                    Interlocked.Exchange(ref _sendState, SendIdle);
-                    if (_queue!.IsEmpty || Interlocked.CompareExchange(ref _sendState, SendBusy, SendIdle) != SendIdle)
+                    // The release is a full fence, so the emptiness check cannot be read before it: a producer
+                    // that queued and kicked meanwhile is not stranded.
+                    _sendTurn.Release();
+                    if (_queue!.IsEmpty || !_sendTurn.TryTake())
                     {
                         return;
                     }
@@ -218,7 +216,7 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
     /// <summary>The writer is dead for good: the session ends and nothing writes to this link again.</summary>
     private void FailSend(Exception e)
     {
-        Volatile.Write(ref _sendState, SendDead);
+        _sendTurn.Close();
         if (e is OperationCanceledException && _sendCancel.IsCancellationRequested)
         {
             _sendEnded.TrySetCanceled(_sendCancel);
@@ -362,24 +360,6 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
         }
     }
 
-    /// <summary>
-    /// Takes the writer from whichever thread holds it, so completing the pipe never races a send. With the
-    /// socket shut down a pending flush fails at once; a bounded wait covers an inline send in progress.
-    /// False if a send still held it when the wait ran out.
-    /// </summary>
-    private async Task<bool> TakeWriterAsync()
-    {
-        for (var waited = 0; waited < 200; waited++)
-        {
-            if (Interlocked.CompareExchange(ref _sendState, SendDead, SendIdle) != SendBusy)
-            {
-                return true;
-            }
-            await Task.Delay(1).ConfigureAwait(false);
-        }
-        return false;
-    }
-
     /// <summary>Writes a raw, already sealed byte sequence; for tests that tamper with or replay frames.</summary>
     internal async Task SendRawForTestAsync(ReadOnlyMemory<byte> bytes, CancellationToken ct)
     {
@@ -412,7 +392,9 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
         {
             // closed concurrently by a failing pump
         }
-        if (await TakeWriterAsync().ConfigureAwait(false))
+        // Take the writer from whichever thread holds it, so completing the pipe never races a send. With the
+        // socket shut down a pending flush fails at once; the bounded wait covers an inline send in progress.
+        if (await _sendTurn.CloseWhenFreeAsync(200).ConfigureAwait(false))
         {
             _carried?.Release();
             _carried = null;

@@ -21,13 +21,10 @@ internal static class E2eSieveRun
     /// administrator key, and the run checks afterwards that f+1 replicas report it running. Null:
     /// fixed routes.
     /// </param>
-    public static Task<E2eFigures> RunAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct) =>
-        RunAsync(s, name, ruleSet, null, null, ct);
-
     /// <param name="during">Runs beside the measured load, from its start, given the deployment and its folder (e.g. rule-set switches).</param>
     /// <param name="phases">Counts deliveries by the phase they were sent in; the run then waits for the last ones to arrive.</param>
-    public static async Task<E2eFigures> RunAsync(E2eSettings s, string name, byte[]? ruleSet,
-        Func<DeploymentConfig, string, CancellationToken, Task>? during, MeasuredPhases? phases, CancellationToken ct)
+    public static async Task<E2eFigures> RunAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct,
+        Func<DeploymentConfig, string, CancellationToken, Task>? during = null, MeasuredPhases? phases = null)
     {
         var dir = Path.Combine(Path.GetTempPath(), $"sieveq-bench-e2e-{Environment.ProcessId}-{Guid.NewGuid():N}"[..48]);
         var spec = new LocalDeploymentSpec

@@ -91,9 +91,9 @@ internal sealed class MeasuredPhases
                 }
             }
         }
-        phase?.Record(latencyMicros);
         if (phase is not null)
         {
+            phase.Record(latencyMicros);
             _byArm[(int)arm].Record(latencyMicros);
         }
     }

@@ -96,7 +96,7 @@ internal static class BenchE2eCommand
                         + $"without patterns (-patterns), switched through the ordering; {RulesAbSwitcher.Settle.TotalSeconds:0.#} s after each switch not counted");
                     var phases = new MeasuredPhases();
                     var switcher = new RulesAbSwitcher(ruleSet, withoutPatterns, phaseLength);
-                    await RunSieveAsync(s, "A/B", withoutPatterns, (cfg, dir, c) => switcher.RunAsync(cfg, dir, phases, s.Duration, c), phases, ct).ConfigureAwait(false);
+                    await RunSieveAsync(s, "A/B", withoutPatterns, ct, (cfg, dir, c) => switcher.RunAsync(cfg, dir, phases, s.Duration, c), phases).ConfigureAwait(false);
                     rulesAb = RulesAbReport.From(phases);
                     foreach (var line in rulesAb.Lines())
                     {
@@ -140,13 +140,10 @@ internal static class BenchE2eCommand
         return cmd;
     }
 
-    private static async Task<E2eFigures> RunSieveAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct) =>
-        await RunSieveAsync(s, name, ruleSet, null, null, ct).ConfigureAwait(false);
-
-    private static async Task<E2eFigures> RunSieveAsync(E2eSettings s, string name, byte[]? ruleSet,
-        Func<DeploymentConfig, string, CancellationToken, Task>? during, MeasuredPhases? phases, CancellationToken ct)
+    private static async Task<E2eFigures> RunSieveAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct,
+        Func<DeploymentConfig, string, CancellationToken, Task>? during = null, MeasuredPhases? phases = null)
     {
-        var figures = await E2eSieveRun.RunAsync(s, name, ruleSet, during, phases, ct).ConfigureAwait(false);
+        var figures = await E2eSieveRun.RunAsync(s, name, ruleSet, ct, during, phases).ConfigureAwait(false);
         Print(figures);
         E2eStageReport.Print(figures);
         return figures;
