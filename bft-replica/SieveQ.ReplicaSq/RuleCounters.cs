@@ -16,12 +16,19 @@ internal static class RuleCounters
 
     public static void Add(IDictionary<string, long> counters, GuardedSieveApplication application)
     {
-        var (active, previous, nonce, applied, refused, denials) = application.Read(a =>
+        var (active, previous, nonce, applied, refused, denials, prescans) = application.Read(a =>
         {
             var ordered = a.Rules as OrderedRuleSets;
             return (a.ActiveRuleSetVersion, ordered?.Store.Previous?.Version, ordered?.LastNonce,
-                a.RuleSetCommandsApplied, a.RuleSetCommandsRefused, a.RuleDenials.Snapshot());
+                a.RuleSetCommandsApplied, a.RuleSetCommandsRefused, a.RuleDenials.Snapshot(), ordered?.Store.Current.Prescans);
         });
+        if (prescans is { } p)
+        {
+            // The running version's payload scans: ahead of execution, taken by it, or done on the execution thread.
+            counters["rules.prescan.prescanned"] = p.Prescanned;
+            counters["rules.prescan.found"] = p.Found;
+            counters["rules.prescan.scanned_inline"] = p.ScannedInline;
+        }
         if (active is { } v)
         {
             counters[ActiveVersion] = v;

@@ -16,12 +16,23 @@ public static class PortPlan
     /// a port found free there can be taken by any outgoing connection before the component binds it, which
     /// made a test deployment's replica fail with "address already in use".
     /// </remarks>
-    public static int FindFreeBase(int replicas, int preSqs, int low = 20_000, int high = 32_000)
+    public static int FindFreeBase(int replicas, int preSqs, int low = 20_000, int high = 32_000) =>
+        Find(start => PortsFor(start, replicas, preSqs), low, high - 300);
+
+    /// <summary><paramref name="count"/> consecutive ports free on loopback right now, below the ephemeral ranges as <see cref="FindFreeBase"/>.</summary>
+    public static int FindFreeBlock(int count, int low = 20_000, int high = 32_000)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(count, 1);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(count, high - low - 1);
+        return Find(start => Enumerable.Range(start, count), low, high - count);
+    }
+
+    private static int Find(Func<int, IEnumerable<int>> ports, int low, int highestStart)
     {
         for (var attempt = 0; attempt < 100; attempt++)
         {
-            var start = Random.Shared.Next(low, high - 300);
-            if (PortsFor(start, replicas, preSqs).All(IsFree))
+            var start = Random.Shared.Next(low, highestStart);
+            if (ports(start).All(IsFree))
             {
                 return start;
             }

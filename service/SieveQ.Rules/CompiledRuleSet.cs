@@ -1,4 +1,5 @@
 using SieveQ.Core.Filtering;
+using SieveQ.Core.Replica;
 using SieveQ.Rules.Document;
 using SieveQ.Rules.Evaluation;
 using SieveQ.Rules.Matching;
@@ -8,6 +9,9 @@ namespace SieveQ.Rules;
 /// <summary>What a rule set contains, for `sieveq rules check` and the admin console.</summary>
 public sealed record RuleSetSummary(int Version, string? Name, int Rules, int Senders, int Receivers, int Topics, int Formats,
     int PatternSets, int Literals, int Regexes, int Rates, int Windows, int Flows, bool Quarantine);
+
+/// <summary>Payload scans this version did ahead of execution, evaluations that took one, and evaluations that scanned inline.</summary>
+public sealed record PrescanStats(long Prescanned, long Found, long ScannedInline);
 
 /// <summary>The quarantine policy in the core's integer units, with the increment per kind of violation.</summary>
 internal sealed record QuarantinePolicy(SuspicionPolicy Policy, int[] Increments);
@@ -59,6 +63,12 @@ public sealed class CompiledRuleSet
     internal int[] AnyReceiverRules { get; }
 
     internal PatternScanner Patterns { get; }
+
+    public PrescanStats Prescans => new(Patterns.Prescanned, Patterns.Found, Patterns.ScannedInline);
+
+    /// <summary>The literal scan of a payload ahead of execution (thread-safe); an oversized one is denied before any scan.</summary>
+    public PayloadPrescan Prescan(ReadOnlyMemory<byte> payload) =>
+        payload.Length <= Limits.MaxMessageBytes ? Patterns.Prescan(payload.Span) : default;
 
     internal RateLimit[] Rates { get; }
 

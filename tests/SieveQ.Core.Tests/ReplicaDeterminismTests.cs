@@ -168,6 +168,38 @@ public sealed class ReplicaDeterminismTests : IClassFixture<TestWorld>
     }
 
     [Fact]
+    public void Replicas_with_and_without_payload_prescans_agree_to_the_byte_under_pattern_rules()
+    {
+        // A pattern set that hits some random payloads (any of three bytes) and not others.
+        var json = """
+            { "schema": "sieveq-ruleset/v1", "version": 1,
+              "patternSets": [{ "name": "marker", "hex": ["ab", "cd", "ef"] }],
+              "rules": [{ "name": "screen", "action": "allow", "from": "any", "to": "any", "rejectPatterns": ["marker"] }] }
+            """u8.ToArray();
+        var stream = Stream(seed: 17, decisions: 250);
+        var sets = Enumerable.Range(0, TestWorld.N).Select(_ => Rules.RuleSetLoader.CompileUnsigned(json)).ToList();
+        var apps = sets.Select(set => _w.Replica(Options, set.CreateEvaluator())).ToList();
+        // Replicas 0 and 1 verified (and prescanned) ahead of ordering, the others inline.
+        foreach (var app in apps.Take(2))
+        {
+            var verifier = app.CreateVerifier(parallelFrom: 4);
+            Assert.All(stream.SelectMany(d => d.Requests), r => Assert.True(verifier.Verify(r)));
+        }
+        var runs = apps.Select(a => Feed(a, stream)).ToList();
+        var snapshots = apps.Select(a => a.TakeSnapshot()).ToList();
+        for (var i = 1; i < apps.Count; i++)
+        {
+            Assert.Equal(runs[0].Results, runs[i].Results);
+            Assert.Equal(runs[0].Outbox, runs[i].Outbox);
+            Assert.Equal(snapshots[0], snapshots[i]);
+        }
+        Assert.True(apps[0].RuleDenials.Snapshot().Any(d => d.Rule == "screen"), "some payloads must hit the patterns");
+        Assert.True(sets[0].Prescans.Found > 0 && sets[1].Prescans.Found > 0);
+        Assert.Equal(0, sets[2].Prescans.Found + sets[3].Prescans.Found);
+        Assert.True(sets[2].Prescans.ScannedInline > 0);
+    }
+
+    [Fact]
     public void Snapshot_and_restore_mid_stream_continues_identically()
     {
         var stream = Stream(seed: 7, decisions: 200);

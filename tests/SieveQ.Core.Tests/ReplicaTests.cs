@@ -302,6 +302,27 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
     }
 
     [Fact]
+    public void Payloads_of_authentic_sender_messages_are_prescanned_once_ahead_and_the_result_reaches_the_rules()
+    {
+        var rules = new PrescanningRules();
+        var app = _w.Replica(rules: rules);
+        var forged = _w.Message(2, 1, 100, "forged");
+        forged[^1] ^= 1;
+        // 1..20 in order, 22 ahead of a gap (held, then released by 21 from a later request).
+        var items = Enumerable.Range(1, 20).Append(22).Select(i => _w.Message(1, i, 100, $"m{i}")).Append(forged).Append(_w.Message(1, 99, 100, "cut")[..12]).ToArray();
+        var req = TestWorld.Request(10, 1, items);
+        Assert.True(app.CreateVerifier(parallelFrom: 8).Verify(req));
+        // Seen again (a follower gets the leader's PROPOSE after the pre-SQ's copy): verified and scanned once.
+        Assert.True(app.CreateVerifier(parallelFrom: 8).Verify(req));
+        Assert.Equal(Enumerable.Range(1, 20).Append(22).Select(i => $"m{i}").Order(StringComparer.Ordinal), rules.Prescanned.Order(StringComparer.Ordinal));
+        Assert.Equal(20, ExecuteResultCodec.Decode(app.Execute(TestWorld.At(1, 0), [req]).Single()).Accepted);
+        // Not verified ahead: evaluated without a prescan.
+        Assert.Equal(1, ExecuteResultCodec.Decode(app.Execute(TestWorld.At(2, 0), [TestWorld.Request(10, 2, _w.Message(1, 21, 100, "m21"))]).Single()).Accepted);
+        var expected = Enumerable.Range(1, 20).Select(i => ($"m{i}", true)).Append(("m21", false)).Append(("m22", true));
+        Assert.Equal(expected, rules.Evaluated);
+    }
+
+    [Fact]
     public void Body_fetch_is_answered_from_the_queue_with_a_valid_mac_only()
     {
         var app = _w.Replica();
@@ -368,6 +389,36 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         }
         Assert.Throws<MalformedEnvelopeException>(() => app.RestoreSnapshot(snap[..^3]));
         Assert.Equal(snap, app.TakeSnapshot());
+    }
+
+    /// <summary>Records what it prescanned (a hash of the text as the result) and, per evaluation, whether the matching prescan came along.</summary>
+    private sealed class PrescanningRules : IApplicationRules, IPayloadPrescan
+    {
+        public System.Collections.Concurrent.ConcurrentBag<string> Prescanned { get; } = [];
+
+        public List<(string Text, bool Prescanned)> Evaluated { get; } = [];
+
+        private static ulong Fingerprint(ReadOnlySpan<byte> payload) => BitConverter.ToUInt64(System.Security.Cryptography.SHA256.HashData(payload));
+
+        public PayloadPrescan Prescan(ReadOnlyMemory<byte> payload)
+        {
+            Prescanned.Add(System.Text.Encoding.UTF8.GetString(payload.Span));
+            return new PayloadPrescan(this, Fingerprint(payload.Span));
+        }
+
+        public RuleVerdict Evaluate(in RuleInput input)
+        {
+            var own = ReferenceEquals(input.Prescan.Owner, this);
+            Assert.True(!own || input.Prescan.Hits == Fingerprint(input.Data.Span), "a prescan of another payload");
+            Evaluated.Add((System.Text.Encoding.UTF8.GetString(input.Data.Span), own));
+            return RuleVerdict.Allow;
+        }
+
+        public byte[] SnapshotState() => [];
+
+        public void RestoreState(ReadOnlySpan<byte> state)
+        {
+        }
     }
 
     private sealed class RecordingRules(List<long> seen) : IApplicationRules

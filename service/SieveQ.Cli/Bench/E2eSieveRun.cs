@@ -22,9 +22,11 @@ internal static class E2eSieveRun
     /// fixed routes.
     /// </param>
     /// <param name="during">Runs beside the measured load, from its start, given the deployment and its folder (e.g. rule-set switches).</param>
+    /// <param name="duringWarmup">Runs beside the warm-up load, from its start (e.g. a first rule-set switch each way).</param>
     /// <param name="phases">Counts deliveries by the phase they were sent in; the run then waits for the last ones to arrive.</param>
     public static async Task<E2eFigures> RunAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct,
-        Func<DeploymentConfig, string, CancellationToken, Task>? during = null, MeasuredPhases? phases = null)
+        Func<DeploymentConfig, string, CancellationToken, Task>? during = null, MeasuredPhases? phases = null,
+        Func<DeploymentConfig, string, CancellationToken, Task>? duringWarmup = null)
     {
         var dir = Path.Combine(Path.GetTempPath(), $"sieveq-bench-e2e-{Environment.ProcessId}-{Guid.NewGuid():N}"[..48]);
         var spec = new LocalDeploymentSpec
@@ -64,7 +66,12 @@ internal static class E2eSieveRun
                         async (m, c) => await sender.SendAsync(Receiver, m, c).ConfigureAwait(false), s.Size, perSender, length, offerCt), offerCt))).ConfigureAwait(false);
                     return counts.Sum();
                 }
-                await OfferAsync(s.Warmup, ct).ConfigureAwait(false);
+                var warming = OfferAsync(s.Warmup, ct);
+                if (duringWarmup is not null)
+                {
+                    await duringWarmup(cfg, dir, ct).ConfigureAwait(false);
+                }
+                await warming.ConfigureAwait(false);
                 var measuredFrom = Stopwatch.GetTimestamp();
                 meter.Open(measuredFrom, s.Duration);
                 using var stopOffering = CancellationTokenSource.CreateLinkedTokenSource(ct);

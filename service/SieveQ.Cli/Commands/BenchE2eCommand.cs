@@ -96,7 +96,8 @@ internal static class BenchE2eCommand
                         + $"without patterns (-patterns), switched through the ordering; {RulesAbSwitcher.Settle.TotalSeconds:0.#} s after each switch not counted");
                     var phases = new MeasuredPhases();
                     var switcher = new RulesAbSwitcher(ruleSet, withoutPatterns, phaseLength);
-                    await RunSieveAsync(s, "A/B", withoutPatterns, ct, (cfg, dir, c) => switcher.RunAsync(cfg, dir, phases, s.Duration, c), phases).ConfigureAwait(false);
+                    await RunSieveAsync(s, "A/B", withoutPatterns, ct, (cfg, dir, c) => switcher.RunAsync(cfg, dir, phases, s.Duration, c), phases,
+                        switcher.PrimeAsync).ConfigureAwait(false);
                     rulesAb = RulesAbReport.From(phases);
                     foreach (var line in rulesAb.Lines())
                     {
@@ -141,9 +142,10 @@ internal static class BenchE2eCommand
     }
 
     private static async Task<E2eFigures> RunSieveAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct,
-        Func<DeploymentConfig, string, CancellationToken, Task>? during = null, MeasuredPhases? phases = null)
+        Func<DeploymentConfig, string, CancellationToken, Task>? during = null, MeasuredPhases? phases = null,
+        Func<DeploymentConfig, string, CancellationToken, Task>? duringWarmup = null)
     {
-        var figures = await E2eSieveRun.RunAsync(s, name, ruleSet, ct, during, phases).ConfigureAwait(false);
+        var figures = await E2eSieveRun.RunAsync(s, name, ruleSet, ct, during, phases, duringWarmup).ConfigureAwait(false);
         Print(figures);
         E2eStageReport.Print(figures);
         return figures;

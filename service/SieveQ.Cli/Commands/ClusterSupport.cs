@@ -1,10 +1,9 @@
 using System.Diagnostics;
 using System.Globalization;
-using System.Net;
-using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
 using SieveQ.Bft.Hosting.Config;
 using SieveQ.Bft.Hosting.Replica;
+using SieveQ.Deployment;
 
 namespace SieveQ.Cli.Commands;
 
@@ -37,32 +36,8 @@ internal static class ClusterSupport
         }
     }
 
-    /// <summary>Ports the OS considers free right now, for temporary clusters on loopback.</summary>
-    public static int FreePortBlock(int count)
-    {
-        for (var attempt = 0; attempt < 50; attempt++)
-        {
-            var start = Random.Shared.Next(20_000, 60_000);
-            var ok = true;
-            for (var i = 0; i < count && ok; i++)
-            {
-                try
-                {
-                    using var s = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-                    s.Bind(new IPEndPoint(IPAddress.Loopback, start + i));
-                }
-                catch (SocketException)
-                {
-                    ok = false;
-                }
-            }
-            if (ok)
-            {
-                return start;
-            }
-        }
-        throw new InvalidOperationException("no free block of ports found");
-    }
+    /// <summary>Ports the OS considers free right now, for temporary clusters on loopback (outside the ephemeral ranges).</summary>
+    public static int FreePortBlock(int count) => PortPlan.FindFreeBlock(count);
 
     /// <summary>"20s", "500ms", "2m" or plain seconds.</summary>
     public static TimeSpan ParseDuration(string text)

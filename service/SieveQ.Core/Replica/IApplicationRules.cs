@@ -1,7 +1,10 @@
 namespace SieveQ.Core.Replica;
 
-/// <summary>What a rule sees of one message: the agreed time and the message's fields.</summary>
-public readonly record struct RuleInput(long AgreedTimeMs, int Sender, long SenderSeq, int Receiver, ReadOnlyMemory<byte> Data);
+/// <summary>
+/// What a rule sees of one message: the agreed time and the message's fields, plus what the rules
+/// computed from the payload ahead of execution, when the verifier's cache still had it.
+/// </summary>
+public readonly record struct RuleInput(long AgreedTimeMs, int Sender, long SenderSeq, int Receiver, ReadOnlyMemory<byte> Data, PayloadPrescan Prescan = default);
 
 /// <summary>Allowed, or denied with a short reason for counters and the admin console.</summary>
 public readonly record struct RuleVerdict(bool Allowed, string? Reason)

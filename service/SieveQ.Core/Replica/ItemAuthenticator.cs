@@ -7,18 +7,21 @@ namespace SieveQ.Core.Replica;
 /// <summary>
 /// Signature checks of the three signed item kinds an ordering request carries (sender messages,
 /// ACKREQs, receiver acknowledgements), through the verdict cache: the verifier fills it ahead of
-/// ordering, execution takes from it. Thread-safe.
+/// ordering, execution takes from it. An authentic sender message's payload is also prescanned by the
+/// rules (<see cref="IPayloadPrescan"/>), and the result is kept with the verdict. Thread-safe.
 /// </summary>
 public sealed class ItemAuthenticator
 {
     private readonly PublicKeyDirectory _keys;
     private readonly SenderSignatureCheck _senderCheck;
     private readonly SignatureVerdictCache _cache;
+    private readonly IPayloadPrescan? _prescan;
 
-    public ItemAuthenticator(PublicKeyDirectory keys, SignatureVerdictCache cache)
+    public ItemAuthenticator(PublicKeyDirectory keys, SignatureVerdictCache cache, IPayloadPrescan? prescan = null)
     {
         _keys = keys;
         _cache = cache;
+        _prescan = prescan;
         _senderCheck = new SenderSignatureCheck(keys);
     }
 
@@ -37,7 +40,10 @@ public sealed class ItemAuthenticator
             switch ((StructureKind)item.Span[0])
             {
                 case StructureKind.SenderMessage:
-                    _cache.Put(key, _senderCheck.Verify(SenderMessageCodec.Decode(item)));
+                    var message = SenderMessageCodec.Decode(item);
+                    var verdict = _senderCheck.Verify(message);
+                    // Only an authentic message can reach the rules, so forged ones buy no scanning.
+                    _cache.Put(key, verdict, verdict == SignatureVerdict.Valid && _prescan is not null ? _prescan.Prescan(message.Data) : default);
                     break;
                 case StructureKind.AckRequest:
                     _cache.Put(key, Check(AckRequestCodec.Decode(item)));
@@ -55,7 +61,9 @@ public sealed class ItemAuthenticator
         }
     }
 
-    public SignatureVerdict Verify(SenderMessage message) => Cached(message.Encoded, () => _senderCheck.Verify(message));
+    /// <summary>The message's verdict and, when it was verified ahead, the rules' prescan of its payload.</summary>
+    public SignatureVerdict Verify(SenderMessage message, out PayloadPrescan prescan) =>
+        _cache.TryTake(ItemKey.Over(message.Encoded), out var v, out prescan) ? v : _senderCheck.Verify(message);
 
     public SignatureVerdict Verify(AckRequest request, ReadOnlyMemory<byte> encoded) => Cached(encoded, () => Check(request));
 

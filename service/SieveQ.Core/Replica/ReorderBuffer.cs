@@ -3,7 +3,8 @@ using SieveQ.Core.Envelope;
 namespace SieveQ.Core.Replica;
 
 /// <summary>A message that passed (e) but arrived ahead of its sender's expected number.</summary>
-internal sealed record HeldMessage(int Sender, long Seq, int Receiver, byte[] Data, long Deadline);
+/// <param name="Prescan">The rules' prescan of the payload; not part of agreed state (a restored buffer has none, and rules decide the same either way).</param>
+internal sealed record HeldMessage(int Sender, long Seq, int Receiver, byte[] Data, long Deadline, PayloadPrescan Prescan = default);
 
 /// <summary>
 /// The bounded reorder buffer of paper 4.3.3. A message whose number is above the sender's expected

@@ -37,7 +37,7 @@ public sealed partial class SieveReplicaApplication
             Drop(SieveStage.ReplicaAdmission, DropReason.Quarantined, ref t);
             return;
         }
-        var verdict = _auth.Verify(m);
+        var verdict = _auth.Verify(m, out var prescan);
         if (verdict != SignatureVerdict.Valid)
         {
             Drop(SieveStage.ReplicaAdmission, verdict == SignatureVerdict.BadMerklePath ? DropReason.BadMerklePath : DropReason.BadSignature, ref t);
@@ -89,7 +89,7 @@ public sealed partial class SieveReplicaApplication
             // the gap: that would deliver this sender's messages out of order once the gap is filled.
             if (m.Seq - expected <= _options.ReorderThreshold && _reorder.Count < _options.MaxHeldTotal)
             {
-                _reorder.Hold(new HeldMessage(m.Sender, m.Seq, m.Receiver, m.Data.ToArray(), _processed + _options.ReorderPatience));
+                _reorder.Hold(new HeldMessage(m.Sender, m.Seq, m.Receiver, m.Data.ToArray(), _processed + _options.ReorderPatience, prescan));
                 if (known)
                 {
                     QueueOf(m.Receiver).Held++;
@@ -100,7 +100,7 @@ public sealed partial class SieveReplicaApplication
             Drop(SieveStage.ReplicaAdmission, DropReason.OutOfOrder, ref t);
             return;
         }
-        if (Take(s, m.Sender, m.Seq, m.Receiver, m.Data.ToArray()))
+        if (Take(s, m.Sender, m.Seq, m.Receiver, m.Data.ToArray(), prescan))
         {
             t.Accepted++;
         }
@@ -116,7 +116,7 @@ public sealed partial class SieveReplicaApplication
     /// and runs (f) for a known receiver. An authentic message for an unknown receiver is taken and
     /// denied, so it is acknowledged and not retransmitted forever. Returns whether it was approved.
     /// </summary>
-    private bool Take(SenderRecord s, int sender, long seq, int receiver, byte[] data)
+    private bool Take(SenderRecord s, int sender, long seq, int receiver, byte[] data, PayloadPrescan prescan = default)
     {
         if (s.Window.TryMark(seq) != SequenceCheck.Accepted)
         {
@@ -129,15 +129,15 @@ public sealed partial class SieveReplicaApplication
             _drops.Count(SieveStage.Rules, DropReason.UnknownReceiver);
             return false;
         }
-        return ApplyRules(s, sender, seq, receiver, data);
+        return ApplyRules(s, sender, seq, receiver, data, prescan);
     }
 
     /// <summary>Check (f) and, if approved, the receiver queue. Returns whether the message was approved.</summary>
-    private bool ApplyRules(SenderRecord s, int sender, long seq, int receiver, byte[] data)
+    private bool ApplyRules(SenderRecord s, int sender, long seq, int receiver, byte[] data, PayloadPrescan prescan)
     {
         _processed++;
         s.RuleCursor = Math.Max(s.RuleCursor, seq);
-        var verdict = _rules.Evaluate(new RuleInput(_now, sender, seq, receiver, data));
+        var verdict = _rules.Evaluate(new RuleInput(_now, sender, seq, receiver, data, prescan));
         if (!verdict.Allowed)
         {
             _drops.Count(SieveStage.Rules, DropReason.RuleDenied);
@@ -216,6 +216,6 @@ public sealed partial class SieveReplicaApplication
         {
             QueueOf(h.Receiver).Held--;
         }
-        Take(s, h.Sender, h.Seq, h.Receiver, h.Data);
+        Take(s, h.Sender, h.Seq, h.Receiver, h.Data, h.Prescan);
     }
 }

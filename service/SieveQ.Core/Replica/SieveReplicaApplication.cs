@@ -54,10 +54,10 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         _options = options;
         _rules = rules;
         _ruleSets = rules as IRuleSetControl;
-        _auth = new ItemAuthenticator(keys, verdicts ?? new SignatureVerdictCache());
+        _auth = new ItemAuthenticator(keys, verdicts ?? new SignatureVerdictCache(), rules as IPayloadPrescan);
     }
 
-    /// <summary>The verifier the ordering host should run before ordering; it shares this replica's verdict cache and rule-set preparation.</summary>
+    /// <summary>The verifier the ordering host should run before ordering; it shares this replica's verdict cache (with the rules' payload prescans) and rule-set preparation.</summary>
     public SieveRequestVerifier CreateVerifier(int parallelFrom = 16) => new(_auth, parallelFrom, _ruleSets);
 
     public ReplicaOutbox Outbox => _outbox;

@@ -4,7 +4,9 @@ namespace SieveQ.Core.Replica;
 
 /// <summary>
 /// Signature verdicts keyed by the signed item's bytes as received (<see cref="ItemKey"/>), bounded by
-/// entries and by bytes. <see cref="SieveRequestVerifier"/> fills it on
+/// entries and by bytes, with what the rules computed ahead from an authentic sender message's payload
+/// (<see cref="IPayloadPrescan"/>) riding along, so that costs no second copy of the bytes.
+/// <see cref="SieveRequestVerifier"/> fills it on
 /// the ordering host's worker threads before ordering; <see cref="SieveReplicaApplication"/> consumes
 /// it at execution and verifies inline on a miss. The verdict depends only on the bytes, so hit or
 /// miss, every replica decides the same.
@@ -13,12 +15,15 @@ public sealed class SignatureVerdictCache
 {
     /// <summary>Default bound on the item bytes held: about 100,000 items of 600 bytes.</summary>
     public const long DefaultByteBudget = 64L << 20;
-    private readonly BoundedVerdictCache<ItemKey, SignatureVerdict> _cache;
+    private readonly BoundedVerdictCache<ItemKey, Entry> _cache;
 
     public SignatureVerdictCache(int capacity = 1 << 18, long byteBudget = DefaultByteBudget)
     {
-        _cache = new BoundedVerdictCache<ItemKey, SignatureVerdict>(capacity, byteBudget, k => k.Length);
+        _cache = new BoundedVerdictCache<ItemKey, Entry>(capacity, byteBudget, k => k.Length);
     }
+
+    /// <summary>The verdict and, for an authentic sender message, what the rules computed from its payload.</summary>
+    private readonly record struct Entry(SignatureVerdict Verdict, PayloadPrescan Prescan);
 
     public int Count => _cache.Count;
 
@@ -34,18 +39,23 @@ public sealed class SignatureVerdictCache
     /// <summary>Verdicts missing at execution (verified inline).</summary>
     public long Misses => Volatile.Read(ref _misses);
 
-    /// <summary>Stores a verdict under its own copy of the item's bytes.</summary>
-    public void Put(ItemKey item, SignatureVerdict verdict) => _cache.Put(item.Owned(), verdict);
+    /// <summary>Stores a verdict (and a payload prescan) under its own copy of the item's bytes.</summary>
+    public void Put(ItemKey item, SignatureVerdict verdict, PayloadPrescan prescan = default) => _cache.Put(item.Owned(), new Entry(verdict, prescan));
 
     /// <summary>Takes the verdict out (each item executes once).</summary>
-    public bool TryTake(ItemKey item, out SignatureVerdict verdict)
+    public bool TryTake(ItemKey item, out SignatureVerdict verdict) => TryTake(item, out verdict, out _);
+
+    /// <summary>Takes the verdict and the payload prescan stored with it out (each item executes once).</summary>
+    public bool TryTake(ItemKey item, out SignatureVerdict verdict, out PayloadPrescan prescan)
     {
-        if (_cache.TryTake(item, out verdict))
+        if (_cache.TryTake(item, out var entry))
         {
             Interlocked.Increment(ref _hits);
+            (verdict, prescan) = entry;
             return true;
         }
         Interlocked.Increment(ref _misses);
+        (verdict, prescan) = (default, default);
         return false;
     }
 

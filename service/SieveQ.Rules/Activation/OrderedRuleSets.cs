@@ -22,7 +22,7 @@ namespace SieveQ.Rules.Activation;
 /// </para>
 /// Not thread-safe except <see cref="Prepare"/>: the sieve calls everything else from its one execution thread.
 /// </summary>
-public sealed class OrderedRuleSets : IApplicationRules, IRuleSetControl
+public sealed class OrderedRuleSets : IApplicationRules, IRuleSetControl, IPayloadPrescan
 {
     /// <summary>Prepared commands kept for execution; a push is rare, so a handful is plenty.</summary>
     public const int PreparedCapacity = 8;
@@ -59,6 +59,8 @@ public sealed class OrderedRuleSets : IApplicationRules, IRuleSetControl
     public long PreparedHits { get; private set; }
 
     public RuleVerdict Evaluate(in RuleInput input) => _store.Evaluate(input);
+
+    public PayloadPrescan Prescan(ReadOnlyMemory<byte> payload) => _store.Prescan(payload);
 
     public void Prepare(ReadOnlyMemory<byte> command)
     {

@@ -32,7 +32,7 @@ public enum ScheduleResult
 /// returns to the retained previous version. State carries across a switch where it still has a
 /// meaning (<see cref="RuleEvaluator.TakeOver"/>), so a rule-set update never clears a quarantine.
 /// </summary>
-public sealed class RuleSetStore : IApplicationRules
+public sealed class RuleSetStore : IApplicationRules, IPayloadPrescan
 {
     private static readonly byte[] StoreTag = "SIEVEQ/RULESET-STORE/v1"u8.ToArray();
 
@@ -115,6 +115,12 @@ public sealed class RuleSetStore : IApplicationRules
     }
 
     public RuleVerdict Evaluate(in RuleInput input) => _evaluator.Evaluate(input);
+
+    /// <summary>
+    /// Scans ahead for the running version. Called off the execution thread, so it may see a version that
+    /// is no longer running when the message executes: the evaluator then ignores it and scans inline.
+    /// </summary>
+    public PayloadPrescan Prescan(ReadOnlyMemory<byte> payload) => Volatile.Read(ref _evaluator).Prescan(payload);
 
     public RuleDecision Decide(in RuleInput input) => _evaluator.Decide(input);
 

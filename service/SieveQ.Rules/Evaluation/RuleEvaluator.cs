@@ -15,7 +15,7 @@ public sealed record RuleEvaluatorStats(long Evaluated, long Allowed, long Denie
 /// comparisons are ordinal, no unordered collection is ever iterated, tables are bounded and evict
 /// least-recently-used in agreed order. First matching rule decides; no match is "default-deny".
 /// </summary>
-public sealed partial class RuleEvaluator : IApplicationRules
+public sealed partial class RuleEvaluator : IApplicationRules, IPayloadPrescan
 {
     private readonly CompiledRuleSet _set;
     private readonly LruTable<int, SenderState> _senders;
@@ -38,6 +38,9 @@ public sealed partial class RuleEvaluator : IApplicationRules
     public RuleEvaluatorStats Stats => new(_evaluated, _allowed, _denied, _quarantines, _senders.Evictions, _flows.Evictions, _senders.Count, _flows.Count);
 
     public RuleVerdict Evaluate(in RuleInput input) => Decide(input).ToVerdict();
+
+    /// <summary>Thread-safe: reads only the compiled set, never this evaluator's state.</summary>
+    public PayloadPrescan Prescan(ReadOnlyMemory<byte> payload) => _set.Prescan(payload);
 
     public RuleDecision Decide(in RuleInput input)
     {
@@ -73,7 +76,7 @@ public sealed partial class RuleEvaluator : IApplicationRules
             // No further suspicion while quarantined: the counter must be able to decay to a release.
             return new RuleDecision(false, RuleDecision.QuarantineRule, null, $"sender {input.Sender} is quarantined (suspicion {counter.Value(now, q.Policy)})");
         }
-        var cache = new ScanCache();
+        var cache = _set.Patterns.Start(input.Prescan);
         var own = _set.RulesByReceiver.TryGetValue(input.Receiver, out var list) ? list : [];
         var any = _set.AnyReceiverRules;
         int i = 0, j = 0;

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Text;
 using System.Text.RegularExpressions;
+using SieveQ.Core.Replica;
 using SieveQ.Rules.Document;
 
 namespace SieveQ.Rules.Matching;
@@ -10,6 +11,11 @@ namespace SieveQ.Rules.Matching;
 /// all ASCII-case-insensitive ones in another, and each set's regular expressions joined into one
 /// linear-time expression. A payload is scanned at most once per automaton whatever the number of
 /// rules and sets; a set's regex runs only when a rule asks about that set and no literal of it hit.
+/// <para>
+/// The literal scan can also run ahead of execution, on the verifier's threads (<see cref="Prescan"/>);
+/// the hit set travels with the message's signature verdict to execution. Only the literal part is done
+/// ahead: regular expressions stay lazy, so what a denial names is the same with or without a prescan.
+/// </para>
 /// </summary>
 internal sealed class PatternScanner
 {
@@ -21,6 +27,9 @@ internal sealed class PatternScanner
     private readonly string[] _foldedText;
     private readonly Regex?[] _regexes;
     private readonly string[] _setNames;
+    private long _prescanned;
+    private long _found;
+    private long _scannedInline;
 
     public PatternScanner(IReadOnlyList<PatternSetSpec> sets, LiteralEngine engine, int denseStates)
     {
@@ -85,13 +94,49 @@ internal sealed class PatternScanner
         ? null
         : engine == LiteralEngine.Kmp ? new KmpMatcher(patterns, fold) : AhoCorasickAutomaton.Build(patterns, fold, denseStates);
 
-    /// <summary>Whether any set in <paramref name="sets"/> occurs; scans lazily and remembers in <paramref name="cache"/>.</summary>
+    /// <summary>Payloads scanned ahead of execution.</summary>
+    public long Prescanned => Interlocked.Read(ref _prescanned);
+
+    /// <summary>Evaluations that took this scanner's prescan instead of scanning.</summary>
+    public long Found => Interlocked.Read(ref _found);
+
+    /// <summary>Evaluations that scanned on the execution thread (no prescan, or one by another version).</summary>
+    public long ScannedInline => Interlocked.Read(ref _scannedInline);
+
+    /// <summary>
+    /// Scans a payload's literals ahead of execution; the result names this scanner as its owner, so only
+    /// this compiled version takes it. Thread-safe; changes nothing any decision depends on.
+    /// </summary>
+    public PayloadPrescan Prescan(ReadOnlySpan<byte> payload)
+    {
+        if (_exact is null && _folded is null)
+        {
+            return default;
+        }
+        Interlocked.Increment(ref _prescanned);
+        return new PayloadPrescan(this, ScanLiterals(payload));
+    }
+
+    /// <summary>A message's scan state at the start of its evaluation: the literals done already when this scanner prescanned it.</summary>
+    public ScanCache Start(PayloadPrescan prescan) => ReferenceEquals(prescan.Owner, this)
+        ? new ScanCache { LiteralsScanned = true, LiteralHits = prescan.Hits, Prescanned = true }
+        : default;
+
+    private ulong ScanLiterals(ReadOnlySpan<byte> payload) => (_exact?.Scan(payload) ?? 0) | (_folded?.Scan(payload) ?? 0);
+
+    /// <summary>Whether any set in <paramref name="sets"/> occurs; scans lazily (unless prescanned) and remembers in <paramref name="cache"/>.</summary>
     public bool AnyHit(ReadOnlySpan<byte> payload, ulong sets, ref ScanCache cache)
     {
         if (!cache.LiteralsScanned)
         {
-            cache.LiteralHits = (_exact?.Scan(payload) ?? 0) | (_folded?.Scan(payload) ?? 0);
+            cache.LiteralHits = ScanLiterals(payload);
             cache.LiteralsScanned = true;
+            Interlocked.Increment(ref _scannedInline);
+        }
+        else if (cache.Prescanned)
+        {
+            cache.Prescanned = false; // counted once per evaluation
+            Interlocked.Increment(ref _found);
         }
         if ((cache.LiteralHits & sets) != 0)
         {
@@ -179,4 +224,7 @@ internal struct ScanCache
     public ulong LiteralHits;
     public ulong RegexChecked;
     public ulong RegexHits;
+
+    /// <summary>The literal hits came from a prescan not yet counted as found.</summary>
+    public bool Prescanned;
 }
