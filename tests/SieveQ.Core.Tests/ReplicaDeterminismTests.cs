@@ -136,6 +136,20 @@ public sealed class ReplicaDeterminismTests : IClassFixture<TestWorld>
         return (results, outbox.ToString());
     }
 
+    /// <summary>Feeds every replica the stream; all must return the same results, emit the same outputs and end in the same snapshot.</summary>
+    private static List<(List<byte[]> Results, string Outbox)> FeedAllAndAssertTheyAgree(List<SieveReplicaApplication> apps, List<(DecisionContext Context, List<ClientRequest> Requests)> stream)
+    {
+        var runs = apps.Select(a => Feed(a, stream)).ToList();
+        var snapshots = apps.Select(a => a.TakeSnapshot()).ToList();
+        for (var i = 1; i < apps.Count; i++)
+        {
+            Assert.Equal(runs[0].Results, runs[i].Results);
+            Assert.Equal(runs[0].Outbox, runs[i].Outbox);
+            Assert.Equal(snapshots[0], snapshots[i]);
+        }
+        return runs;
+    }
+
     [Fact]
     public void Four_replicas_fed_the_same_stream_agree_to_the_byte()
     {
@@ -150,14 +164,7 @@ public sealed class ReplicaDeterminismTests : IClassFixture<TestWorld>
                 Assert.True(verifier.Verify(r));
             }
         }
-        var runs = apps.Select(a => Feed(a, stream)).ToList();
-        var snapshots = apps.Select(a => a.TakeSnapshot()).ToList();
-        for (var i = 1; i < apps.Count; i++)
-        {
-            Assert.Equal(runs[0].Results, runs[i].Results);
-            Assert.Equal(runs[0].Outbox, runs[i].Outbox);
-            Assert.Equal(snapshots[0], snapshots[i]);
-        }
+        var runs = FeedAllAndAssertTheyAgree(apps, stream);
         Assert.True(apps[0].Verdicts.Hits > 0);
         // The stream exercised what it should.
         var drops = apps[0].Drops;
@@ -185,14 +192,7 @@ public sealed class ReplicaDeterminismTests : IClassFixture<TestWorld>
             var verifier = app.CreateVerifier(parallelFrom: 4);
             Assert.All(stream.SelectMany(d => d.Requests), r => Assert.True(verifier.Verify(r)));
         }
-        var runs = apps.Select(a => Feed(a, stream)).ToList();
-        var snapshots = apps.Select(a => a.TakeSnapshot()).ToList();
-        for (var i = 1; i < apps.Count; i++)
-        {
-            Assert.Equal(runs[0].Results, runs[i].Results);
-            Assert.Equal(runs[0].Outbox, runs[i].Outbox);
-            Assert.Equal(snapshots[0], snapshots[i]);
-        }
+        FeedAllAndAssertTheyAgree(apps, stream);
         Assert.True(apps[0].RuleDenials.Snapshot().Any(d => d.Rule == "screen"), "some payloads must hit the patterns");
         Assert.True(sets[0].Prescans.Found > 0 && sets[1].Prescans.Found > 0);
         Assert.Equal(0, sets[2].Prescans.Found + sets[3].Prescans.Found);

@@ -67,11 +67,18 @@ internal static class E2eSieveRun
                     return counts.Sum();
                 }
                 var warming = OfferAsync(s.Warmup, ct);
-                if (duringWarmup is not null)
+                try
                 {
-                    await duringWarmup(cfg, dir, ct).ConfigureAwait(false);
+                    if (duringWarmup is not null)
+                    {
+                        await duringWarmup(cfg, dir, ct).ConfigureAwait(false);
+                    }
                 }
-                await warming.ConfigureAwait(false);
+                finally
+                {
+                    // Not left running behind a failed primer: the senders are disposed below.
+                    await warming.ConfigureAwait(false);
+                }
                 var measuredFrom = Stopwatch.GetTimestamp();
                 meter.Open(measuredFrom, s.Duration);
                 using var stopOffering = CancellationTokenSource.CreateLinkedTokenSource(ct);
