@@ -1,6 +1,5 @@
 using System.Net;
 using System.Net.Sockets;
-using SieveQ.Cli.Commands;
 using SieveQ.Deployment;
 
 namespace SieveQ.Cli.Tests;
@@ -13,7 +12,7 @@ public sealed class PortPlanTests
     {
         for (var i = 0; i < 20; i++)
         {
-            var start = ClusterSupport.FreePortBlock(7);
+            var start = PortPlan.FindFreeBlock(7);
             Assert.InRange(start, 20_000, 32_000 - 7);
             var sockets = Enumerable.Range(start, 7).Select(port =>
             {

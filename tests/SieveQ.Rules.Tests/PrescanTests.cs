@@ -18,8 +18,6 @@ public sealed class PrescanTests
         "rules": [{ "name": "screen", "action": "allow", "from": "any", "to": "any", "rejectPatterns": ["bad"] }]
         """, 2);
 
-    private static RuleInput With(RuleInput m, PayloadPrescan prescan) => m with { Prescan = prescan };
-
     [Fact]
     public void Payloads_scanned_ahead_in_parallel_give_the_same_decisions_and_state_as_inline_scans()
     {
@@ -32,7 +30,7 @@ public sealed class PrescanTests
         var denied = 0;
         for (var i = 0; i < stream.Count; i++)
         {
-            var d = aheadEval.Decide(With(stream[i], prescans[i]));
+            var d = aheadEval.Decide(stream[i] with { Prescan = prescans[i] });
             Assert.Equal(inline.Decide(stream[i]), d);
             denied += d.Rule == "block-malware" ? 1 : 0;
         }

@@ -3,7 +3,7 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Logging;
-using SieveQ.Cli.Commands;
+using SieveQ.Deployment;
 using SieveQ.Protocol.V1;
 using SieveQ.Transport;
 
@@ -30,7 +30,7 @@ internal sealed class DirectDelivery : IAsyncDisposable
 
     public static async Task<DirectDelivery> StartAsync(DeliveryMeter meter, CancellationToken ct)
     {
-        var port = ClusterSupport.FreePortBlock(1);
+        var port = PortPlan.FindFreeBlock(1);
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
         builder.WebHost.ConfigureKestrel(k => k.Listen(IPAddress.Loopback, port, l => l.Protocols = HttpProtocols.Http2));

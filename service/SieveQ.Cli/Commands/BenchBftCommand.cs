@@ -9,6 +9,7 @@ using SieveQ.Bft.Hosting.Client;
 using SieveQ.Bft.Hosting.Config;
 using SieveQ.Bft.Hosting.Crypto;
 using SieveQ.Bft.Hosting.Replica;
+using SieveQ.Deployment;
 
 namespace SieveQ.Cli.Commands;
 
@@ -60,7 +61,7 @@ internal static class BenchBftCommand
         try
         {
             var protocol = new ReplicaConfig { N = s.Replicas, MaxBatchRequests = s.Batch };
-            var cluster = ClusterBootstrap.Create(dir, s.Replicas, s.Clients, ClusterSupport.FreePortBlock(s.Replicas), protocol, s.Durability);
+            var cluster = ClusterBootstrap.Create(dir, s.Replicas, s.Clients, PortPlan.FindFreeBlock(s.Replicas), protocol, s.Durability);
             var configPath = Path.Combine(dir, ClusterBootstrap.ConfigFileName);
             var mode = s.Rate is { } r ? $"open loop at {r:F0} req/s" : $"{s.Clients} clients x {s.Outstanding} outstanding{(s.ClosedLoop ? " (closed loop)" : "")}";
             Console.WriteLine($"bench bft: n={s.Replicas} f={cluster.Protocol.F}, payload {s.Payload} B, {mode}, warm-up {s.Warmup.TotalSeconds:F0}s + {s.Duration.TotalSeconds:F0}s, durability {(s.Durability ? "on" : "off")}, batch <= {s.Batch}");

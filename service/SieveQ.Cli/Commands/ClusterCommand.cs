@@ -5,6 +5,7 @@ using SieveQ.Bft.Core;
 using SieveQ.Bft.Hosting.Bench;
 using SieveQ.Bft.Hosting.Client;
 using SieveQ.Bft.Hosting.Config;
+using SieveQ.Deployment;
 
 namespace SieveQ.Cli.Commands;
 
@@ -33,7 +34,7 @@ internal static class ClusterCommand
             using var logs = ClusterSupport.CreateLogging(LogLevel.Warning);
             try
             {
-                var cluster = ClusterBootstrap.Create(dir, n, parse.GetValue(clients), ClusterSupport.FreePortBlock(n), new ReplicaConfig { N = n }, parse.GetValue(durability));
+                var cluster = ClusterBootstrap.Create(dir, n, parse.GetValue(clients), PortPlan.FindFreeBlock(n), new ReplicaConfig { N = n }, parse.GetValue(durability));
                 var configPath = Path.Combine(dir, ClusterBootstrap.ConfigFileName);
                 await using var procs = new ClusterProcesses(cluster, configPath);
                 Console.WriteLine($"cluster config {configPath}");

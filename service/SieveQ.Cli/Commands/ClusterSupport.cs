@@ -3,7 +3,6 @@ using System.Globalization;
 using Microsoft.Extensions.Logging;
 using SieveQ.Bft.Hosting.Config;
 using SieveQ.Bft.Hosting.Replica;
-using SieveQ.Deployment;
 
 namespace SieveQ.Cli.Commands;
 
@@ -35,9 +34,6 @@ internal static class ClusterSupport
             Environment.SetEnvironmentVariable(name, "1");
         }
     }
-
-    /// <summary>Ports the OS considers free right now, for temporary clusters on loopback (outside the ephemeral ranges).</summary>
-    public static int FreePortBlock(int count) => PortPlan.FindFreeBlock(count);
 
     /// <summary>"20s", "500ms", "2m" or plain seconds.</summary>
     public static TimeSpan ParseDuration(string text)

@@ -97,7 +97,7 @@ internal sealed class PatternScanner
     /// <summary>Payloads scanned ahead of execution.</summary>
     public long Prescanned => Interlocked.Read(ref _prescanned);
 
-    /// <summary>Evaluations that took this scanner's prescan instead of scanning.</summary>
+    /// <summary>Evaluations that came with this scanner's prescan, so never scan on the execution thread.</summary>
     public long Found => Interlocked.Read(ref _found);
 
     /// <summary>Evaluations that scanned on the execution thread (no prescan, or one by another version).</summary>
@@ -118,9 +118,15 @@ internal sealed class PatternScanner
     }
 
     /// <summary>A message's scan state at the start of its evaluation: the literals done already when this scanner prescanned it.</summary>
-    public ScanCache Start(PayloadPrescan prescan) => ReferenceEquals(prescan.Owner, this)
-        ? new ScanCache { LiteralsScanned = true, LiteralHits = prescan.Hits, Prescanned = true }
-        : default;
+    public ScanCache Start(PayloadPrescan prescan)
+    {
+        if (!ReferenceEquals(prescan.Owner, this))
+        {
+            return default;
+        }
+        Interlocked.Increment(ref _found);
+        return new ScanCache { LiteralsScanned = true, LiteralHits = prescan.Hits };
+    }
 
     private ulong ScanLiterals(ReadOnlySpan<byte> payload) => (_exact?.Scan(payload) ?? 0) | (_folded?.Scan(payload) ?? 0);
 
@@ -132,11 +138,6 @@ internal sealed class PatternScanner
             cache.LiteralHits = ScanLiterals(payload);
             cache.LiteralsScanned = true;
             Interlocked.Increment(ref _scannedInline);
-        }
-        else if (cache.Prescanned)
-        {
-            cache.Prescanned = false; // counted once per evaluation
-            Interlocked.Increment(ref _found);
         }
         if ((cache.LiteralHits & sets) != 0)
         {
@@ -224,7 +225,4 @@ internal struct ScanCache
     public ulong LiteralHits;
     public ulong RegexChecked;
     public ulong RegexHits;
-
-    /// <summary>The literal hits came from a prescan not yet counted as found.</summary>
-    public bool Prescanned;
 }
