@@ -49,6 +49,16 @@ public sealed class BenchE2eRulesTests
             }
             Assert.True(ab.GetProperty("ratioP50").GetDouble() > 0);
             Assert.InRange(ab.GetProperty("ratioThroughput").GetDouble(), 0.8, 1.25);
+
+            // The senders' root signatures are counted over the measured run: at least one per batch of
+            // at most 256 messages, and no more than one per message.
+            var sieve = doc.RootElement.GetProperty("sieveq");
+            var sent = sieve.GetProperty("sent").GetInt64();
+            var roots = sieve.GetProperty("senderRootsSigned").GetInt64();
+            Assert.InRange(roots, Math.Max(1, (sent + 255) / 256 - 2), sent + 2);  // +-2: a flush may straddle either end
+            Assert.Equal((double)sent / roots, sieve.GetProperty("messagesPerRoot").GetDouble(), 6);
+            Assert.Equal(JsonValueKind.Null, doc.RootElement.GetProperty("direct").GetProperty("senderRootsSigned").ValueKind);
+            Assert.Contains("sender root signatures", output, StringComparison.Ordinal);
         }
         finally
         {

@@ -17,8 +17,9 @@ namespace SieveQ.Sdk.Sender;
 /// <para>
 /// One pump task owns the <see cref="SenderSq"/> (which is not thread-safe): it numbers queued sends
 /// while the outstanding window has room, signs them in micro-batches (at most one flush, i.e. one
-/// Merkle signature, per <see cref="SieveQSenderOptions.FlushDelay"/>; the first message after a pause
-/// goes out at once, so batching costs latency only under load), runs the sender-SQ's timers
+/// Merkle signature, per interval: <see cref="SieveQSenderOptions.FlushDelay"/> with an empty window,
+/// stretching towards <see cref="SieveQSenderOptions.MaxFlushDelay"/> as it fills; the first message
+/// after a pause goes out at once, so batching costs latency only under load), runs the sender-SQ's timers
 /// and feeds it every ACKRES the pre-SQs relay. When the window is full the pump stops taking sends,
 /// so callers wait in <see cref="SendAsync"/> until acknowledgements free room: back-pressure without
 /// polling.
@@ -46,6 +47,7 @@ public sealed class SieveQSender : IAsyncDisposable
     private long _lastSeq;
     private long _ackResponsesTaken;
     private long _ackRejected;
+    private long _rootsSigned;
     private int _outstanding;
     private int _assignedPreSq;
 
@@ -120,7 +122,8 @@ public sealed class SieveQSender : IAsyncDisposable
         Interlocked.Read(ref _ackRejected),
         _links.Values.Sum(l => l.Reconnects),
         _sq.Retransmissions,
-        _sq.RetransmitTimeoutMs);
+        _sq.RetransmitTimeoutMs,
+        Volatile.Read(ref _rootsSigned));
 
     /// <summary>
     /// Numbers <paramref name="data"/> for <paramref name="receiver"/> and queues it; returns its
@@ -161,7 +164,8 @@ public sealed class SieveQSender : IAsyncDisposable
     {
         var sendsReadable = new ChannelWaiter<SendRequest>(_sends.Reader);
         var acksReadable = new ChannelWaiter<byte[]>(_ackResponses.Reader);
-        var flushDelayMs = (long)Math.Ceiling(_options.FlushDelay.TotalMilliseconds);
+        var minFlushMs = (long)Math.Ceiling(_options.FlushDelay.TotalMilliseconds);
+        var maxFlushMs = (long)Math.Ceiling(_options.MaxFlushDelay.TotalMilliseconds);
         var lastFlushAt = long.MinValue / 2;
         var staged = 0;
         try
@@ -195,6 +199,7 @@ public sealed class SieveQSender : IAsyncDisposable
                         staged = 0;
                     }
                 }
+                var flushDelayMs = FlushPacing.IntervalMs(minFlushMs, maxFlushMs, _sq.Outstanding, _options.Protocol.MaxOutstanding);
                 if (staged > 0 && now - lastFlushAt >= flushDelayMs)
                 {
                     DispatchFlush(now);
@@ -264,6 +269,7 @@ public sealed class SieveQSender : IAsyncDisposable
     {
         var from = _sq.LastSentSeq;
         Dispatch(_sq.Flush(now));
+        Volatile.Write(ref _rootsSigned, _sq.RootsSigned);
         if (StageTrace.Enabled)
         {
             for (var seq = from + 1; seq <= _sq.LastSentSeq; seq++)

@@ -14,9 +14,14 @@ public sealed record SieveQSenderOptions
     /// <summary>
     /// Otherwise at most one flush per this interval: a message staged after a quiet interval goes out
     /// at once (an idle sender pays no delay), and under load everything staged within the interval
-    /// shares one signature, which the replicas then verify once instead of per message.
+    /// shares one signature, which the replicas then verify once instead of per message. This is the
+    /// interval with an empty outstanding window; it stretches towards <see cref="MaxFlushDelay"/> as the
+    /// window fills (see <see cref="FlushPacing"/>).
     /// </summary>
     public TimeSpan FlushDelay { get; init; } = TimeSpan.FromMilliseconds(1);
+
+    /// <summary>The flush interval with a full outstanding window; equal to <see cref="FlushDelay"/> for a fixed interval.</summary>
+    public TimeSpan MaxFlushDelay { get; init; } = TimeSpan.FromMilliseconds(8);
 
     /// <summary>First wait before reconnecting to a pre-SQ; doubles per failure up to <see cref="MaxReconnectDelay"/>.</summary>
     public TimeSpan ReconnectDelay { get; init; } = TimeSpan.FromMilliseconds(50);
@@ -38,7 +43,7 @@ public sealed record SieveQSenderOptions
     internal void Validate()
     {
         ArgumentNullException.ThrowIfNull(Protocol);
-        if (FlushAtStaged < 1 || FlushDelay < TimeSpan.Zero || ReconnectDelay <= TimeSpan.Zero || MaxReconnectDelay < ReconnectDelay
+        if (FlushAtStaged < 1 || FlushDelay < TimeSpan.Zero || MaxFlushDelay < FlushDelay || MaxFlushDelay > TimeSpan.FromSeconds(1) || ReconnectDelay <= TimeSpan.Zero || MaxReconnectDelay < ReconnectDelay
             || LinkQueueCapacity < 1 || SendQueueCapacity < 1 || Protocol.MaxOutstanding < 1)
         {
             throw new ArgumentException("sender options out of range");

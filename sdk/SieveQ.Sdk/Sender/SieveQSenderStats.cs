@@ -14,4 +14,5 @@ public sealed record SieveQSenderStats(
     long AckResponsesRejected,
     long Reconnects,
     long Retransmissions,
-    long RetransmitTimeoutMs);
+    long RetransmitTimeoutMs,
+    long RootsSigned);

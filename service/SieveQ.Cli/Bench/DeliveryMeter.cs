@@ -88,4 +88,10 @@ internal sealed record E2eFigures(string Name, long Sent, long Delivered, double
 {
     /// <summary>Where the time went, stage by stage (only with --trace).</summary>
     public IReadOnlyList<SieveQ.Core.Diagnostics.StageFigure>? Profile { get; init; }
+
+    /// <summary>Merkle roots the senders signed while the run was measured (SieveQ runs only): each costs every replica a verification.</summary>
+    public long? SenderRootsSigned { get; init; }
+
+    /// <summary>Messages sent per root signature, when roots were counted.</summary>
+    public double? MessagesPerRoot => SenderRootsSigned is > 0 and var r ? (double)Sent / r : null;
 }

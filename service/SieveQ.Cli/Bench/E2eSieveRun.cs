@@ -57,6 +57,7 @@ internal static class E2eSieveRun
                 }
             }, CancellationToken.None);
             var senders = spec.Senders.Select(id => SieveQSender.Create(ctx, id, Path.Combine(state, "senders"))).ToList();
+            long RootsSigned() => senders.Sum(x => x.Stats.RootsSigned);
             try
             {
                 int? perSender = s.Rate is { } r ? Math.Max(1, r / senders.Count) : null;
@@ -80,6 +81,7 @@ internal static class E2eSieveRun
                     await warming.ConfigureAwait(false);
                 }
                 var measuredFrom = Stopwatch.GetTimestamp();
+                var rootsBefore = RootsSigned();
                 meter.Open(measuredFrom, s.Duration);
                 using var stopOffering = CancellationTokenSource.CreateLinkedTokenSource(ct);
                 var offering = OfferAsync(s.Duration, stopOffering.Token);
@@ -98,11 +100,12 @@ internal static class E2eSieveRun
                 }
                 var sent = await offering.ConfigureAwait(false);
                 var measuredTo = Stopwatch.GetTimestamp();
+                var roots = RootsSigned() - rootsBefore;
                 if (phases is not null)
                 {
                     await DrainAsync(meter, ct).ConfigureAwait(false);
                 }
-                var figures = meter.Figures(name, s.Duration.TotalSeconds, sent);
+                var figures = meter.Figures(name, s.Duration.TotalSeconds, sent) with { SenderRootsSigned = roots };
                 if (StageTrace.Enabled)
                 {
                     // Let the last sampled messages arrive and every process write its marks (each does so twice a second).

@@ -162,11 +162,19 @@ internal static class BenchE2eCommand
         meanMs = f.Latency.MeanMs,
         maxMs = f.Latency.MaxMs,
         perSecond = f.PerSecond,
+        senderRootsSigned = f.SenderRootsSigned,
+        messagesPerRoot = f.MessagesPerRoot,
         profile = f.Profile?.Select(p => new { stage = p.Stage, samples = p.Samples, firstP50Ms = p.FirstP50Ms, firstP90Ms = p.FirstP90Ms, quorumP50Ms = p.QuorumP50Ms }),
     };
 
-    private static void Print(E2eFigures f) =>
+    private static void Print(E2eFigures f)
+    {
         Console.WriteLine($"{f.Name,-8} offered {f.Sent / f.Seconds,9:0}/s  delivered {f.DeliveredPerSecond,9:0}/s  p50 {f.Latency.P50Ms,7:0.00} ms  p99 {f.Latency.P99Ms,7:0.00} ms  mean {f.Latency.MeanMs,7:0.00} ms");
+        if (f.SenderRootsSigned is { } roots)
+        {
+            Console.WriteLine($"{f.Name,-8} sender root signatures {roots / f.Seconds,9:0}/s  messages per signature {f.MessagesPerRoot ?? 0,7:0.0}");
+        }
+    }
 
     private static async Task<E2eFigures> RunDirectAsync(E2eSettings s, CancellationToken ct)
     {

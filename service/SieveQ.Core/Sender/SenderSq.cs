@@ -92,6 +92,9 @@ public sealed class SenderSq
 
     public int Outstanding => _outstanding.Count + _staged.Count;
 
+    /// <summary>Merkle roots signed so far: each one costs every replica-SQ a signature verification.</summary>
+    public long RootsSigned { get; private set; }
+
     public long AcknowledgedUpTo { get; private set; }
 
     public long LastSentSeq => _lastSent;
@@ -134,6 +137,7 @@ public sealed class SenderSq
         {
             var group = _staged.GetRange(at, Math.Min(_options.MaxBatch, _staged.Count - at));
             var signed = BatchSigner.Sign(_sender, group.Select(g => g.Region).ToList(), _key);
+            RootsSigned++;
             for (var i = 0; i < signed.Length; i++)
             {
                 _outstanding.Add(group[i].Seq, signed[i], AssignedPreSq, nowMs + _rto.CurrentMs, nowMs);
