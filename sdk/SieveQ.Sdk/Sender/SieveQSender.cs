@@ -47,7 +47,6 @@ public sealed class SieveQSender : IAsyncDisposable
     private long _lastSeq;
     private long _ackResponsesTaken;
     private long _ackRejected;
-    private long _rootsSigned;
     private int _outstanding;
     private int _assignedPreSq;
 
@@ -123,7 +122,7 @@ public sealed class SieveQSender : IAsyncDisposable
         _links.Values.Sum(l => l.Reconnects),
         _sq.Retransmissions,
         _sq.RetransmitTimeoutMs,
-        Volatile.Read(ref _rootsSigned));
+        _sq.RootsSigned);
 
     /// <summary>
     /// Numbers <paramref name="data"/> for <paramref name="receiver"/> and queues it; returns its
@@ -269,7 +268,6 @@ public sealed class SieveQSender : IAsyncDisposable
     {
         var from = _sq.LastSentSeq;
         Dispatch(_sq.Flush(now));
-        Volatile.Write(ref _rootsSigned, _sq.RootsSigned);
         if (StageTrace.Enabled)
         {
             for (var seq = from + 1; seq <= _sq.LastSentSeq; seq++)
