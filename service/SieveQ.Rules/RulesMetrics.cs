@@ -19,6 +19,9 @@ public static class RulesMetrics
 
     public static readonly Counter<long> Evictions = Meter.CreateCounter<long>("sieveq.rules.evictions", "{entry}", "Entries dropped from a full state table (senders, flows)");
 
+    public static readonly Counter<long> PrefilterFallbacks = Meter.CreateCounter<long>("sieveq.rules.prefilter_fallbacks", "{payload}",
+        "Payloads whose prefix-screened scan used up its walk budget and finished with the automaton (traffic built to pass the screen)");
+
     internal static void Verdict(in RuleDecision d)
     {
         if (Verdicts.Enabled)

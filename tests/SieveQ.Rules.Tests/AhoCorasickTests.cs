@@ -123,4 +123,83 @@ public sealed class AhoCorasickTests
         Assert.Equal(1UL, ac.Scan(System.Text.Encoding.ASCII.GetBytes("....." + literals[7777] + ".....")));
         Assert.Equal(0UL, ac.Scan(new byte[1000]));
     }
+
+    /// <summary>Over 16 distinct first bytes and literals of four or more: the production scan screens by prefix.</summary>
+    [Theory]
+    [InlineData(11, false)]
+    [InlineData(12, true)]
+    [InlineData(13, false)]
+    [InlineData(14, true)]
+    public void The_prefix_filtered_scan_matches_a_naive_search(int seed, bool fold)
+    {
+        const string alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGH01\u0000\u00ff";
+        var rng = new Random(seed);
+        for (var round = 0; round < 30; round++)
+        {
+            var patterns = new List<LiteralPattern>();
+            var count = rng.Next(60, 300);
+            for (var i = 0; i < count; i++)
+            {
+                patterns.Add(new LiteralPattern(RandomBytes(rng, rng.Next(4, 9), alphabet), rng.Next(0, 64)));
+            }
+            var filtered = AhoCorasickAutomaton.Build(patterns, fold);
+            var plain = AhoCorasickAutomaton.Build(patterns, fold, prefilter: false);
+            Assert.True(filtered.Prefiltered);
+            Assert.False(plain.Prefiltered);
+            for (var t = 0; t < 60; t++)
+            {
+                var text = RandomBytes(rng, rng.Next(0, 300), alphabet);
+                // Plant a few literals, case-flipped when folding, so that hits and overlaps are common.
+                for (var k = rng.Next(0, 4); k > 0 && text.Length > 0; k--)
+                {
+                    var lit = patterns[rng.Next(patterns.Count)].Bytes;
+                    var at = rng.Next(text.Length);
+                    for (var j = 0; j < lit.Length && at + j < text.Length; j++)
+                    {
+                        var b = lit[j];
+                        text[at + j] = fold && rng.Next(2) == 0 && b is >= (byte)'a' and <= (byte)'z' ? (byte)(b - 32)
+                            : fold && rng.Next(2) == 0 && b is >= (byte)'A' and <= (byte)'Z' ? (byte)(b + 32) : b;
+                    }
+                }
+                var expected = Naive(patterns, text, fold);
+                Assert.Equal(expected, filtered.Scan(text));
+                Assert.Equal(expected, plain.Scan(text));
+            }
+        }
+    }
+
+    [Fact]
+    public void A_short_literal_or_few_first_bytes_keep_the_automaton_scan()
+    {
+        var many = Enumerable.Range(0, 26).Select(i => new LiteralPattern([(byte)('a' + i), (byte)'x', (byte)'y', (byte)'z'], 0)).ToList();
+        Assert.True(AhoCorasickAutomaton.Build(many, false).Prefiltered);
+        Assert.False(AhoCorasickAutomaton.Build([.. many, new LiteralPattern("abc"u8.ToArray(), 1)], false).Prefiltered);
+        Assert.False(AhoCorasickAutomaton.Build(many.Take(10).ToList(), false).Prefiltered); // the first-byte search serves those
+    }
+
+    /// <summary>
+    /// Every position passes the filter and starts a long walk: the walks' budget runs out, the scan
+    /// finishes with the automaton (counted), and the answer is still exact.
+    /// </summary>
+    [Fact]
+    public void Traffic_that_passes_the_filter_everywhere_falls_back_to_the_automaton()
+    {
+        var patterns = new List<LiteralPattern>();
+        for (var i = 0; i < 20; i++)
+        {
+            patterns.Add(new LiteralPattern([.. new byte[40].Select(_ => (byte)'a'), (byte)('A' + i)], i));
+            patterns.Add(new LiteralPattern([(byte)('b' + i), (byte)'q', (byte)'r', (byte)'s'], 20 + i));
+        }
+        var ac = AhoCorasickAutomaton.Build(patterns, false);
+        Assert.True(ac.Prefiltered);
+        var flood = new byte[1000];
+        flood.AsSpan().Fill((byte)'a');
+        Assert.Equal(0UL, ac.Scan(flood));
+        Assert.Equal(1, ac.PrefilterFallbacks);
+        flood[^1] = (byte)'C';
+        Assert.Equal(1UL << 2, ac.Scan(flood));
+        Assert.Equal(2, ac.PrefilterFallbacks);
+        Assert.Equal(1UL << 21, ac.Scan("xxcqrsxx"u8));
+        Assert.Equal(2, ac.PrefilterFallbacks);
+    }
 }

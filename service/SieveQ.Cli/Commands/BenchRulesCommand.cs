@@ -15,8 +15,9 @@ namespace SieveQ.Cli.Commands;
 /// <summary>
 /// `sieveq bench rules`: rule evaluation throughput (one thread, the replica's execution thread) for
 /// pattern-screening rule sets of 1, 100 and 10,000 literals on 100, 500 and 1000-byte random payloads,
-/// with the compiled Aho-Corasick engine and, in the same run, the SieveQ paper's method (one KMP scan
-/// per pattern, section 6.4) on the same rule set and payloads. Both engines must agree on every verdict.
+/// with the compiled Aho-Corasick engine (positions screened by prefix, as in production), the same
+/// automaton without the screen, and the SieveQ paper's method (one KMP scan per pattern, section 6.4),
+/// all in the same run on the same rule set and payloads. The engines must agree on every verdict.
 /// </summary>
 internal static class BenchRulesCommand
 {
@@ -44,37 +45,41 @@ internal static class BenchRulesCommand
 
     private sealed record Engine(double MessagesPerSecond, double NanosPerMessage, long Evaluated);
 
-    private sealed record Case(int Patterns, int PayloadBytes, Engine AhoCorasick, Engine Kmp)
+    private sealed record Case(int Patterns, int PayloadBytes, Engine AhoCorasick, Engine Unfiltered, Engine Kmp)
     {
         public double Ratio => AhoCorasick.MessagesPerSecond / Kmp.MessagesPerSecond;
+
+        public double PrefilterGain => AhoCorasick.MessagesPerSecond / Unfiltered.MessagesPerSecond;
     }
 
     private static async Task<int> RunAsync(IReadOnlyList<int> counts, IReadOnlyList<int> sizes, TimeSpan perCase, FileInfo? json, CancellationToken ct)
     {
         Console.WriteLine($"bench rules: {string.Join(", ", counts)} literal patterns (5-20 bytes, seed {SampleRuleSets.SampleSeed}) x {string.Join(", ", sizes)}-byte random payloads, "
             + $"{perCase.TotalSeconds:0.###}s per engine and case, one thread, {RuntimeInformation.FrameworkDescription}, {Environment.ProcessorCount} cores");
-        Console.WriteLine($"{"patterns",9} {"payload",8} {"aho-corasick msg/s",19} {"ns/msg",9} {"kmp msg/s",12} {"ns/msg",11} {"AC/KMP",8}");
+        Console.WriteLine($"{"patterns",9} {"payload",8} {"aho-corasick msg/s",19} {"ns/msg",9} {"unscreened ns/msg",18} {"kmp msg/s",12} {"ns/msg",11} {"AC/KMP",8} {"screen",7}");
         var cases = new List<Case>();
         foreach (var count in counts)
         {
             var doc = SampleRuleSets.PatternRuleSet(count);
             var ac = RuleSetLoader.CompileUnsigned(doc).CreateEvaluator();
+            var unfiltered = RuleSetLoader.CompileUnsigned(doc, new CompileOptions(LiteralEngine.AhoCorasickUnfiltered)).CreateEvaluator();
             var kmp = RuleSetLoader.CompileUnsigned(doc, new CompileOptions(LiteralEngine.Kmp)).CreateEvaluator();
             var planted = Encoding.ASCII.GetBytes(SampleRuleSets.Literals(count, SampleRuleSets.SampleSeed)[count / 2]);
             foreach (var size in sizes)
             {
                 ct.ThrowIfCancellationRequested();
                 var pool = Payloads(size, count);
-                if (!Agree(ac, kmp, pool, planted, size))
+                if (!Agree(ac, kmp, pool, planted, size) || !Agree(unfiltered, kmp, pool, planted, size))
                 {
                     await Console.Error.WriteLineAsync($"engines disagree at {count} patterns, {size} bytes").ConfigureAwait(false);
                     return 1;
                 }
                 var a = Measure(ac, pool, perCase);
+                var u = Measure(unfiltered, pool, perCase);
                 var k = Measure(kmp, pool, perCase);
-                var c = new Case(count, size, a, k);
+                var c = new Case(count, size, a, u, k);
                 cases.Add(c);
-                Console.WriteLine($"{count,9:N0} {size,6} B {a.MessagesPerSecond,19:N0} {a.NanosPerMessage,9:N0} {k.MessagesPerSecond,12:N0} {k.NanosPerMessage,11:N0} {c.Ratio,7:N1}x");
+                Console.WriteLine($"{count,9:N0} {size,6} B {a.MessagesPerSecond,19:N0} {a.NanosPerMessage,9:N0} {u.NanosPerMessage,18:N0} {k.MessagesPerSecond,12:N0} {k.NanosPerMessage,11:N0} {c.Ratio,7:N1}x {c.PrefilterGain,6:N1}x");
             }
         }
         if (json is not null)
@@ -86,14 +91,17 @@ internal static class BenchRulesCommand
                 patternLengths = "5-20 bytes, printable ASCII, seeded",
                 payloads = "uniformly random bytes, seeded; both engines must give the same verdict on each before timing starts",
                 ratio = "Aho-Corasick messages per second / KMP messages per second",
+                prefilterGain = "Aho-Corasick messages per second / the same automaton's without the prefix screen",
                 machine = new { processorCount = Environment.ProcessorCount, os = RuntimeInformation.OSDescription, runtime = RuntimeInformation.FrameworkDescription },
                 cases = cases.Select(c => new
                 {
                     patterns = c.Patterns,
                     payloadBytes = c.PayloadBytes,
                     ahoCorasick = Figures(c.AhoCorasick),
+                    ahoCorasickUnscreened = Figures(c.Unfiltered),
                     kmp = Figures(c.Kmp),
                     ratio = Math.Round(c.Ratio, 2),
+                    prefilterGain = Math.Round(c.PrefilterGain, 2),
                 }).ToList(),
             };
             await File.WriteAllTextAsync(json.FullName, JsonSerializer.Serialize(doc, new JsonSerializerOptions { WriteIndented = true }), ct).ConfigureAwait(false);

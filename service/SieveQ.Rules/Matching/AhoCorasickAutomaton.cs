@@ -1,4 +1,6 @@
 using System.Buffers;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 
 namespace SieveQ.Rules.Matching;
 
@@ -16,6 +18,14 @@ namespace SieveQ.Rules.Matching;
 /// row entry says whether it is non-empty), so reporting costs nothing on bytes that end no pattern.
 /// When few distinct bytes can start a pattern, a scan idling at the root jumps to the next of them
 /// with a vectorised search (still linear, with a smaller constant).
+/// </para>
+/// <para>
+/// When many bytes can start one and every literal has at least four bytes, a scan does not run the
+/// automaton at all: a <see cref="PrefixGramFilter"/> rules out nearly every position, and from each
+/// position it lets through the trie is walked forward (anchored there) for the literals that start at
+/// it. A walk is short (at most the longest literal), and all walks of one scan share a budget of twice
+/// the payload's length; traffic built to pass the filter everywhere exhausts it, and the scan finishes
+/// with the automaton, so the cost per payload stays linear whatever the payload.
 /// </para>
 /// </summary>
 public sealed class AhoCorasickAutomaton : ILiteralMatcher
@@ -43,8 +53,11 @@ public sealed class AhoCorasickAutomaton : ILiteralMatcher
     private readonly ulong[] _ownSets;
     private readonly ulong _allSets;
     private readonly SearchValues<byte>? _starts;
+    private readonly PrefixGramFilter? _grams;
+    private readonly int _minLength;
+    private long _gramFallbacks;
 
-    private AhoCorasickAutomaton(Tables t)
+    private AhoCorasickAutomaton(Tables t, PrefixGramFilter? grams, int minLength)
     {
         _fold = t.Fold;
         _classes = t.Classes;
@@ -60,6 +73,8 @@ public sealed class AhoCorasickAutomaton : ILiteralMatcher
         _ownSets = t.OwnSets;
         _allSets = t.AllSets;
         _starts = t.Starts;
+        _grams = t.Starts is null ? grams : null;
+        _minLength = minLength;
     }
 
     public int StateCount => _fail.Length;
@@ -69,12 +84,20 @@ public sealed class AhoCorasickAutomaton : ILiteralMatcher
     /// <summary>Columns per dense row (a power of two at least the number of byte classes).</summary>
     public int RowWidth => 1 << _shift;
 
+    /// <summary>Whether scans screen positions with a <see cref="PrefixGramFilter"/> before walking the trie.</summary>
+    public bool Prefiltered => _grams is not null;
+
+    /// <summary>Scans whose trie walks used up their budget and finished with the automaton.</summary>
+    public long PrefilterFallbacks => Interlocked.Read(ref _gramFallbacks);
+
     /// <param name="maxDenseStates">Cap on dense states; by default as many as <see cref="DenseBudgetBytes"/> holds.</param>
-    public static AhoCorasickAutomaton Build(IReadOnlyList<LiteralPattern> patterns, bool asciiCaseInsensitive, int maxDenseStates = int.MaxValue)
+    /// <param name="prefilter">Screen positions by their first four bytes when the literals allow (the benchmark turns it off to compare).</param>
+    public static AhoCorasickAutomaton Build(IReadOnlyList<LiteralPattern> patterns, bool asciiCaseInsensitive, int maxDenseStates = int.MaxValue, bool prefilter = true)
     {
         ArgumentNullException.ThrowIfNull(patterns);
         var fold = asciiCaseInsensitive ? AsciiFold.Lower : AsciiFold.Identity;
         var trie = new TrieBuilder();
+        var folded = new List<byte[]>(patterns.Count);
         ulong all = 0;
         for (var p = 0; p < patterns.Count; p++)
         {
@@ -84,13 +107,64 @@ public sealed class AhoCorasickAutomaton : ILiteralMatcher
             {
                 throw new ArgumentException("empty literal", nameof(patterns));
             }
-            trie.Add(AsciiFold.Apply(bytes, fold), p, set);
+            folded.Add(AsciiFold.Apply(bytes, fold));
+            trie.Add(folded[^1], p, set);
             all |= 1UL << set;
         }
-        return new AhoCorasickAutomaton(trie.Compile(fold, all, maxDenseStates));
+        var grams = prefilter ? PrefixGramFilter.Build(folded, asciiCaseInsensitive) : null;
+        return new AhoCorasickAutomaton(trie.Compile(fold, all, maxDenseStates), grams, folded.Min(f => f.Length));
     }
 
-    public ulong Scan(ReadOnlySpan<byte> text) => _starts is null ? ScanAll(text) : ScanFromStarts(text, _starts);
+    public ulong Scan(ReadOnlySpan<byte> text) =>
+        _starts is not null ? ScanFromStarts(text, _starts)
+        : _grams is not null ? ScanByGrams(text, _grams)
+        : ScanAll(text);
+
+    /// <summary>Positions that pass the filter get an anchored trie walk; see the class remarks for the budget.</summary>
+    private ulong ScanByGrams(ReadOnlySpan<byte> text, PrefixGramFilter grams)
+    {
+        ulong hits = 0;
+        var budget = 2 * text.Length + 64;
+        ref var start = ref MemoryMarshal.GetReference(text);
+        // Every literal has _minLength >= 4 bytes, so a start up to here leaves four bytes to read.
+        for (var i = 0; i <= text.Length - _minLength; i++)
+        {
+            if (!grams.MayStart(Unsafe.ReadUnaligned<uint>(ref Unsafe.Add(ref start, i))))
+            {
+                continue;
+            }
+            hits |= WalkFrom(text, i, ref budget);
+            if (hits == _allSets)
+            {
+                break;
+            }
+            if (budget < 0)
+            {
+                Interlocked.Increment(ref _gramFallbacks);
+                RulesMetrics.PrefilterFallbacks.Add(1);
+                return hits | ScanAll(text);
+            }
+        }
+        return hits;
+    }
+
+    /// <summary>The sets of the literals that start at <paramref name="at"/>: the trie followed from its root.</summary>
+    private ulong WalkFrom(ReadOnlySpan<byte> text, int at, ref int budget)
+    {
+        ulong hits = 0;
+        var s = 0;
+        for (var i = at; i < text.Length; i++)
+        {
+            budget--;
+            s = Child(s, _fold[text[i]]);
+            if (s < 0)
+            {
+                break;
+            }
+            hits |= _ownSets[s];
+        }
+        return hits;
+    }
 
     /// <summary>The plain loop: one dependent load per byte in the dense part, no unpredictable branch.</summary>
     private ulong ScanAll(ReadOnlySpan<byte> text)

@@ -19,8 +19,11 @@ public interface ILiteralMatcher
 /// <summary>Which literal engine a rule set compiles to.</summary>
 public enum LiteralEngine
 {
-    /// <summary>One pass over the payload for all literals: the production engine.</summary>
+    /// <summary>One pass over the payload for all literals, positions screened by prefix: the production engine.</summary>
     AhoCorasick,
+
+    /// <summary>The same automaton stepping through every byte, without the prefix screen (for comparison).</summary>
+    AhoCorasickUnfiltered,
 
     /// <summary>One KMP pass per literal, as in the SieveQ paper (6.4): the benchmark's baseline.</summary>
     Kmp,

@@ -92,7 +92,8 @@ internal sealed class PatternScanner
 
     private static ILiteralMatcher? Build(List<LiteralPattern> patterns, bool fold, LiteralEngine engine, int denseStates) => patterns.Count == 0
         ? null
-        : engine == LiteralEngine.Kmp ? new KmpMatcher(patterns, fold) : AhoCorasickAutomaton.Build(patterns, fold, denseStates);
+        : engine == LiteralEngine.Kmp ? new KmpMatcher(patterns, fold)
+        : AhoCorasickAutomaton.Build(patterns, fold, denseStates, prefilter: engine == LiteralEngine.AhoCorasick);
 
     /// <summary>Payloads scanned ahead of execution.</summary>
     public long Prescanned => Interlocked.Read(ref _prescanned);
