@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using SieveQ.Bft.Codec;
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Hosting.Transport;
 using SieveQ.Bft.Protocol;
@@ -13,6 +14,7 @@ public sealed partial class ReplicaHost
         var credit = new LinkCredit(_config.Links.InboundCredits, _config.Links.InboundBytes);
         if (link.PeerId < _config.N)
         {
+            link.KnownRequests = _knownRequests;
             return link.RunReceiveAsync((m, bytes) => OnReplicaMessageAsync(m, bytes, credit, ct), ct);
         }
         return _clients.ServeAsync(link, (m, bytes) => OnClientMessageAsync(m, bytes, credit, ct), ct);
@@ -54,6 +56,7 @@ public sealed partial class ReplicaHost
             TransportCounters.Drop(DropReason.BadRequest);
             return;
         }
+        _knownRequests.Remember(request.From, request.Sequence, request.Payload);
         await credit.AcquireAsync(bytes, ct).ConfigureAwait(false);
         _inbox.EnqueueClient(new InboundItem(request, credit, bytes));
         RunCoreInline();

@@ -30,6 +30,7 @@ public sealed partial class ReplicaHost
         GcCollections = [GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2)],
         GcPauseMs = GC.GetTotalPauseDuration().TotalMilliseconds,
         Wal = new WalStatus(_wal?.Syncs ?? 0, _durability?.LazyRecords ?? 0, _durability?.LazySyncs ?? 0),
+        KnownRequests = new KnownRequestStatus(_knownRequests.Shared, _knownRequests.Copied, _knownRequests.Aged),
     };
 
     private async Task WriteStatusAsync(CancellationToken ct)

@@ -35,6 +35,7 @@ public sealed partial class ReplicaHost : IAsyncDisposable
     private readonly RequestVerification _requests;
     private readonly HostClock _clock = new();
     private readonly CoreInbox _inbox = new();
+    private readonly KnownRequestPayloads _knownRequests = new();
     private readonly ClientSessions _clients;
     private readonly Dictionary<int, PeerConnector> _peers = [];
     private readonly CancellationTokenSource _stop = new();
@@ -71,7 +72,7 @@ public sealed partial class ReplicaHost : IAsyncDisposable
         _dataDir = config.ReplicaDataDir(self);
         _status = new ReplicaStatus { Id = self, Pid = Environment.ProcessId };
         _metrics = new ReplicaMetrics(() => _status, () => _inbox.ReplicaDepth + _inbox.ClientDepth,
-            () => _peers.Values.Sum(p => (long)p.Queue.Count) + _clients.QueuedFrames, () => _durability?.Pending ?? 0);
+            () => _peers.Values.Sum(p => (long)p.Queue.Count) + _clients.QueuedFrames, () => _durability?.Pending ?? 0, _knownRequests);
         if (_ring.Knows(self) && _config.Replica(self).PublicKey != identity.PublicKeyBase64)
         {
             throw new InvalidDataException($"the key given for replica {self} is not the one the cluster config pins");

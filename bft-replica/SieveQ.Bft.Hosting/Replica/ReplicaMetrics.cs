@@ -1,4 +1,5 @@
 using System.Diagnostics.Metrics;
+using SieveQ.Bft.Codec;
 
 namespace SieveQ.Bft.Hosting.Replica;
 
@@ -14,8 +15,9 @@ public sealed class ReplicaMetrics : IDisposable
     private readonly Counter<long> _executed;
     private readonly Histogram<int> _batchSize;
 
-    public ReplicaMetrics(Func<ReplicaStatus> status, Func<int> inboxDepth, Func<long> sendQueueDepth, Func<int> durabilityBacklog)
+    public ReplicaMetrics(Func<ReplicaStatus> status, Func<int> inboxDepth, Func<long> sendQueueDepth, Func<int> durabilityBacklog, KnownRequestPayloads knownRequests)
     {
+        ArgumentNullException.ThrowIfNull(knownRequests);
         _decided = _meter.CreateCounter<long>("sieveq.bft.decided_instances");
         _executed = _meter.CreateCounter<long>("sieveq.bft.executed_requests");
         _batchSize = _meter.CreateHistogram<int>("sieveq.bft.batch_size", "{request}");
@@ -25,6 +27,14 @@ public sealed class ReplicaMetrics : IDisposable
         _meter.CreateObservableGauge("sieveq.bft.queue.inbox", inboxDepth);
         _meter.CreateObservableGauge("sieveq.bft.queue.send_frames", sendQueueDepth);
         _meter.CreateObservableGauge("sieveq.bft.queue.durability_backlog", durabilityBacklog);
+        _meter.CreateObservableGauge("sieveq.bft.known_requests.entries", () => knownRequests.Entries, "{request}", "Payloads received from clients, held for a PROPOSE to share");
+        _meter.CreateObservableGauge("sieveq.bft.known_requests.bytes", () => knownRequests.Bytes, "By");
+        _meter.CreateObservableCounter("sieveq.bft.known_requests.decodes", () => new[]
+        {
+            new Measurement<long>(knownRequests.Shared, new KeyValuePair<string, object?>("outcome", "shared")),
+            new Measurement<long>(knownRequests.Copied, new KeyValuePair<string, object?>("outcome", "copied")),
+        }, "{request}", "PROPOSE requests decoded: sharing a payload already held, or copying");
+        _meter.CreateObservableCounter("sieveq.bft.known_requests.aged", () => knownRequests.Aged, "{request}", "Held payloads dropped unshared");
         _meter.CreateObservableCounter("sieveq.bft.core.drops", () =>
             status().CoreCounters.Where(kv => kv.Key.StartsWith("drop.", StringComparison.Ordinal))
                 .Select(kv => new Measurement<long>(kv.Value, new KeyValuePair<string, object?>("reason", kv.Key[5..]))));

@@ -35,6 +35,9 @@ public sealed record ReplicaStatus
     /// <summary>Write-ahead log activity (zero without durability): fsyncs, decision records appended without holding a send, syncs made only for those.</summary>
     public WalStatus Wal { get; init; } = new(0, 0, 0);
 
+    /// <summary>PROPOSE requests that shared a payload received from the client, and those copied.</summary>
+    public KnownRequestStatus KnownRequests { get; init; } = new(0, 0, 0);
+
     public static readonly JsonSerializerOptions Json = new()
     {
         PropertyNamingPolicy = JsonNamingPolicy.CamelCase,
@@ -65,3 +68,5 @@ public sealed record ReplicaStatus
 
 /// <summary>The write-ahead log's share of <see cref="ReplicaStatus"/>.</summary>
 public sealed record WalStatus(long Syncs, long LazyRecords, long LazySyncs);
+
+public sealed record KnownRequestStatus(long Shared, long Copied, long Aged);

@@ -54,6 +54,9 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
 
     public int PeerId { get; }
 
+    /// <summary>Payloads a PROPOSE read from this link may share instead of copying (set before receiving starts).</summary>
+    public KnownRequestPayloads? KnownRequests { get; set; }
+
     public static async Task<AuthenticatedLink> ConnectAsync(IPEndPoint endpoint, int self, int expectedPeer, IdentityKey identity, KeyRing ring, int handshakeTimeoutMs, CancellationToken ct)
     {
         var socket = new Socket(endpoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
@@ -347,7 +350,7 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
             var body = span[range];
             while (FrameCodec.TryNextRecord(ref body, out var record))
             {
-                messages.Add((MessageCodec.Decode(record), record.Length));
+                messages.Add((MessageCodec.Decode(record, KnownRequests), record.Length));
             }
             StageTimings.Add(Stage.ReceiveDecode, start, messages.Count);
         }

@@ -54,7 +54,8 @@ public static class BatchCodec
     /// Reads a batch and takes its hash over the bytes just read: the layout has exactly one encoding
     /// per batch (fixed-width fields, length-prefixed payloads), so they are the canonical bytes.
     /// </summary>
-    internal static Batch Read(ref WireReader r)
+    /// <param name="known">Payloads already held, shared instead of copied when the bytes are the same.</param>
+    internal static Batch Read(ref WireReader r, KnownRequestPayloads? known = null)
     {
         var start = r.Position;
         Span<byte> tag = stackalloc byte[Tag.Length];
@@ -71,17 +72,20 @@ public static class BatchCodec
         var requests = new ClientRequest[n];
         for (var i = 0; i < n; i++)
         {
-            requests[i] = ReadRequestBody(ref r);
+            requests[i] = ReadRequestBody(ref r, known);
         }
         return new Batch(ts, requests, Digest.Compute(r.ReadSince(start)));
     }
 
-    internal static ClientRequest ReadRequestBody(ref WireReader r)
+    internal static ClientRequest ReadRequestBody(ref WireReader r, KnownRequestPayloads? known = null)
     {
         var client = r.NonNegative("request client");
         var seq = r.NonNegative64("request sequence");
-        var payload = r.Bytes(WireLimits.MaxPayloadBytes, "request payload");
-        return new ClientRequest(client, seq, payload);
+        if (known is null)
+        {
+            return new ClientRequest(client, seq, r.Bytes(WireLimits.MaxPayloadBytes, "request payload"));
+        }
+        return new ClientRequest(client, seq, known.ShareOrCopy(client, seq, r.Span(WireLimits.MaxPayloadBytes, "request payload")));
     }
 
     public static Batch Decode(ReadOnlySpan<byte> bytes)

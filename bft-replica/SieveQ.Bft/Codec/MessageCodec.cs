@@ -106,7 +106,8 @@ public static class MessageCodec
         }
     }
 
-    public static BftMessage Decode(ReadOnlySpan<byte> frame)
+    /// <param name="known">Request payloads already held; a PROPOSE's requests share them when their bytes are the same.</param>
+    public static BftMessage Decode(ReadOnlySpan<byte> frame, KnownRequestPayloads? known = null)
     {
         var r = new WireReader(frame);
         var version = r.U8("version");
@@ -121,7 +122,7 @@ public static class MessageCodec
             MessageType.Request => new ClientRequest(from, r.NonNegative64("sequence"), r.Bytes(WireLimits.MaxPayloadBytes, "payload")),
             MessageType.Reply => new Reply(from, r.NonNegative("client"), r.NonNegative64("sequence"), r.NonNegative64("cid"), r.Bytes(WireLimits.MaxResultBytes, "result")),
             MessageType.Forward => new Forward(from, ReadRequests(ref r, from: null)),
-            MessageType.Propose => new Propose(from, r.NonNegative("regency"), r.NonNegative64("cid"), BatchCodec.Read(ref r)),
+            MessageType.Propose => new Propose(from, r.NonNegative("regency"), r.NonNegative64("cid"), BatchCodec.Read(ref r, known)),
             MessageType.Write => new Write(from, r.NonNegative("regency"), r.NonNegative64("cid"), r.Digest("hash"), r.Bytes(WireLimits.MaxSignatureBytes, "signature")),
             MessageType.Accept => new Accept(from, r.NonNegative("regency"), r.NonNegative64("cid"), r.Digest("hash")),
             MessageType.Heartbeat => new Heartbeat(from, r.NonNegative("regency"), r.NonNegative64("last decided")),

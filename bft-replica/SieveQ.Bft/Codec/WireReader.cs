@@ -63,10 +63,13 @@ internal ref struct WireReader
 
     public Digest Digest(string field) => new(Take(Protocol.Digest.Size, field));
 
-    public byte[] Bytes(int max, string field)
+    public byte[] Bytes(int max, string field) => Span(max, field).ToArray();
+
+    /// <summary>Length-prefixed bytes as a view of the frame, valid only as long as the frame.</summary>
+    public ReadOnlySpan<byte> Span(int max, string field)
     {
         var n = Count(max, field);
-        return Take(n, field).ToArray();
+        return Take(n, field);
     }
 
     public readonly void End(string what)

@@ -42,6 +42,13 @@ public sealed class ReplicaHostClusterTests
                 await Task.Delay(50);
             }
             Assert.All(apps, a => Assert.Equal(apps[0].StateDescription, a.StateDescription));
+
+            // Followers decode the PROPOSEd requests into the arrays they received from the client.
+            while (hosts.Sum(h => h.Status.KnownRequests.Shared) == 0 && DateTime.UtcNow < deadline)
+            {
+                await Task.Delay(50);
+            }
+            Assert.True(hosts.Sum(h => h.Status.KnownRequests.Shared) > 0);
         }
         finally
         {
