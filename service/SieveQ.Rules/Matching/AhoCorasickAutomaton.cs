@@ -112,7 +112,7 @@ public sealed class AhoCorasickAutomaton : ILiteralMatcher
             all |= 1UL << set;
         }
         var grams = prefilter ? PrefixGramFilter.Build(folded, asciiCaseInsensitive) : null;
-        return new AhoCorasickAutomaton(trie.Compile(fold, all, maxDenseStates), grams, folded.Min(f => f.Length));
+        return new AhoCorasickAutomaton(trie.Compile(fold, all, maxDenseStates), grams, folded.Count == 0 ? 0 : folded.Min(f => f.Length));
     }
 
     public ulong Scan(ReadOnlySpan<byte> text) =>
