@@ -202,4 +202,12 @@ public sealed class AhoCorasickTests
         Assert.Equal(1UL << 21, ac.Scan("xxcqrsxx"u8));
         Assert.Equal(2, ac.PrefilterFallbacks);
     }
+
+    [Fact]
+    public void An_automaton_of_no_literals_finds_nothing()
+    {
+        var ac = AhoCorasickAutomaton.Build([], false);
+        Assert.False(ac.Prefiltered);
+        Assert.Equal(0UL, ac.Scan("anything at all"u8));
+    }
 }
