@@ -80,8 +80,8 @@ internal sealed class AckResponseRelay
         }
         if (older is not null)
         {
+            _metrics.SubscriptionReplaced(); // before the older lease's end is visible, as for receiver streams
             older.End();
-            _metrics.SubscriptionReplaced();
         }
         _metrics.SubscriptionOpened(receiver: false);
         return lease;

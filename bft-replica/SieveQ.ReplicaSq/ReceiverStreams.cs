@@ -63,8 +63,9 @@ internal sealed partial class ReceiverStreams
         }
         if (older is not null)
         {
-            older.End(StreamEnd.Replaced);
+            // Counted before the end is visible to the older subscriber, so whoever sees it end sees the count.
             _metrics.SubscriptionReplaced();
+            older.End(StreamEnd.Replaced);
         }
         _metrics.SubscriptionOpened(receiver: true);
         Resend(stream, onlyOld: false, MonotonicClock.Ms);
