@@ -81,11 +81,8 @@ public static class BatchCodec
     {
         var client = r.NonNegative("request client");
         var seq = r.NonNegative64("request sequence");
-        if (known is null)
-        {
-            return new ClientRequest(client, seq, r.Bytes(WireLimits.MaxPayloadBytes, "request payload"));
-        }
-        return new ClientRequest(client, seq, known.ShareOrCopy(client, seq, r.Span(WireLimits.MaxPayloadBytes, "request payload")));
+        var bytes = r.Span(WireLimits.MaxPayloadBytes, "request payload");
+        return new ClientRequest(client, seq, known?.ShareOrCopy(client, seq, bytes) ?? bytes.ToArray());
     }
 
     public static Batch Decode(ReadOnlySpan<byte> bytes)

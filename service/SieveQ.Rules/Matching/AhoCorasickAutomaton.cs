@@ -73,7 +73,7 @@ public sealed class AhoCorasickAutomaton : ILiteralMatcher
         _ownSets = t.OwnSets;
         _allSets = t.AllSets;
         _starts = t.Starts;
-        _grams = t.Starts is null ? grams : null;
+        _grams = grams;
         _minLength = minLength;
     }
 
@@ -111,8 +111,10 @@ public sealed class AhoCorasickAutomaton : ILiteralMatcher
             trie.Add(folded[^1], p, set);
             all |= 1UL << set;
         }
-        var grams = prefilter ? PrefixGramFilter.Build(folded, asciiCaseInsensitive) : null;
-        return new AhoCorasickAutomaton(trie.Compile(fold, all, maxDenseStates), grams, folded.Count == 0 ? 0 : folded.Min(f => f.Length));
+        var tables = trie.Compile(fold, all, maxDenseStates);
+        // A first-byte search (few start bytes) beats the screen, so the screen is built only without one.
+        var grams = prefilter && tables.Starts is null ? PrefixGramFilter.Build(folded, asciiCaseInsensitive) : null;
+        return new AhoCorasickAutomaton(tables, grams, folded.Count == 0 ? 0 : folded.Min(f => f.Length));
     }
 
     public ulong Scan(ReadOnlySpan<byte> text) =>

@@ -16,7 +16,7 @@ namespace SieveQ.Rules.Matching;
 internal sealed class PrefixGramFilter
 {
     /// <summary>Literals shorter than this cannot be screened by their first four bytes.</summary>
-    public const int GramBytes = 4;
+    private const int GramBytes = 4;
 
     /// <summary>Bits per prefix, so about one position in 64 passes by collision.</summary>
     private const int BitsPerPrefix = 64;
@@ -37,10 +37,7 @@ internal sealed class PrefixGramFilter
         _shift = 32 - bits;
     }
 
-    /// <summary>Bits in the map (a power of two).</summary>
-    public int Bits => 32 - _shift;
-
-    /// <summary>The filter for literals already folded by <paramref name="fold"/>; null when one is shorter than a gram.</summary>
+    /// <summary>The filter for literals already ASCII-folded when <paramref name="asciiCaseInsensitive"/>; null when one is shorter than a gram.</summary>
     public static PrefixGramFilter? Build(IEnumerable<byte[]> foldedLiterals, bool asciiCaseInsensitive)
     {
         var grams = new HashSet<uint>();

@@ -44,6 +44,7 @@ public sealed class ReplicaHostClusterTests
             Assert.All(apps, a => Assert.Equal(apps[0].StateDescription, a.StateDescription));
 
             // Followers decode the PROPOSEd requests into the arrays they received from the client.
+            deadline = DateTime.UtcNow + TimeSpan.FromSeconds(10);
             while (hosts.Sum(h => h.Status.KnownRequests.Shared) == 0 && DateTime.UtcNow < deadline)
             {
                 await Task.Delay(50);
