@@ -30,11 +30,12 @@ internal sealed class ClusterSimulation
     private readonly TextWriter? _log;
     private long _lastCompletionAt;
     private bool _ending;
+    private PowerLoss? _powerLossArmed;
 
     public ClusterSimulation(ulong seed, FaultProfile profile, int replicas, TextWriter? log)
     {
         var root = new SimRandom(seed);
-        Plan = FaultPlanner.Create(root.Fork(), profile, replicas);
+        Plan = FaultPlanner.Create(root.Fork(), profile, replicas, seed);
         var networkRng = root.Fork();
         TrafficRandom = root.Fork();
         var keyRng = root.Fork();
@@ -100,6 +101,12 @@ internal sealed class ClusterSimulation
             Log($"instance {d.ConsensusId} decided first by replica {replica}: {d.Value.Requests.Count} requests, ts {d.Value.Timestamp}, {d.Value.Hash}");
         }
         Checker.OnDecided(replica, d.ConsensusId, d.Value);
+        if (_powerLossArmed is { } armed)
+        {
+            // Strikes as the very next event: the deciding replica's outputs are acted on, its unsynced decision is not yet on disk.
+            _powerLossArmed = null;
+            Schedule(Now, new PowerLossStrike(armed));
+        }
     }
 
     public void OnClientCompleted(ClientNode client, CompletedRequest c)
@@ -130,6 +137,10 @@ internal sealed class ClusterSimulation
         {
             Schedule(crash.CrashAt, new ReplicaCrash(crash.Replica, crash.TornAfterOutputs, crash.AtRegencyChange));
             Schedule(crash.RestartAt, new ReplicaRestart(crash.Replica));
+        }
+        foreach (var loss in Plan.PowerLosses)
+        {
+            Schedule(loss.ArmedAt, new PowerLossStrike(loss) { Armed = loss.AtNextDecision });
         }
         Schedule(Plan.HealAt, new Heal());
         Schedule(Plan.LivenessDeadline, new EndOfRun());
@@ -227,6 +238,13 @@ internal sealed class ClusterSimulation
                     _replicas[r.Replica].Start();
                 }
                 break;
+            case PowerLossStrike p when p.Armed:
+                Log("power loss armed: it strikes right after the next decision");
+                _powerLossArmed = p.Loss;
+                break;
+            case PowerLossStrike p:
+                StrikePowerLoss(p.Loss);
+                break;
             case Heal:
                 Log("faults stop: network reliable, every crashed replica restarted");
                 foreach (var r in _replicas)
@@ -242,6 +260,25 @@ internal sealed class ClusterSimulation
                     }
                 }
                 break;
+        }
+    }
+
+    private void StrikePowerLoss(PowerLoss loss)
+    {
+        Stats.Count("power-loss.struck");
+        Log("power loss: every correct replica goes down at once");
+        foreach (var r in _replicas.Where(r => r.IsCorrect && r.IsUp))
+        {
+            Trace.Add(Now, -3, r.Id);
+            if (loss.TornAfterOutputs.TryGetValue(r.Id, out var k))
+            {
+                r.CrashDuringNextStep(k);
+            }
+            else
+            {
+                r.Crash();
+            }
+            Schedule(Now + loss.RestartDelays[r.Id], new ReplicaRestart(r.Id));
         }
     }
 

@@ -31,6 +31,7 @@ public static class SampleMessages
             new Stop(3, 1, [Req()]),
             stopData,
             new Sync(1, 2, [bare, bare with { From = 2 }, bare with { From = 3 }], 7, batch),
+            new Sync(1, 2, [bare, bare with { From = 2 }, bare with { From = 3 }], 7, batch, new Batch(batch.Timestamp - 1, batch.Requests)),
             new Checkpoint(1, 128, D()),
             new StateRequest(2, 100, true),
             new StateReply(0, 128, D(), Bytes(40), [new LoggedDecision(129, batch.Hash, batch), new LoggedDecision(130, D(), null)]),

@@ -5,7 +5,7 @@ namespace SieveQ.Bft.Simulation.Byzantine;
 /// <summary>
 /// As the new leader, justifies its regency with a SYNC that is wrong in one way per receiver:
 /// another value or instance than the evidence dictates, too little evidence, a signer counted
-/// twice, tampered or forged evidence, the wrong regency. Correct replicas must re-derive the
+/// twice, tampered or forged evidence, the wrong regency, a prior value the evidence does not bind. Correct replicas must re-derive the
 /// choice, refuse, and move on to the next regency.
 /// </summary>
 internal sealed class BadSync(ByzantineContext ctx) : ByzantineBehaviour(ctx)
@@ -26,7 +26,7 @@ internal sealed class BadSync(ByzantineContext ctx) : ByzantineBehaviour(ctx)
     {
         var rng = Ctx.Rng;
         var q = Ctx.Config.Quorum;
-        switch (rng.Next(7))
+        switch (rng.Next(8))
         {
             case 0:
                 {
@@ -56,6 +56,11 @@ internal sealed class BadSync(ByzantineContext ctx) : ByzantineBehaviour(ctx)
                     var inflated = Ctx.Resign(own with { LastDecided = own.LastDecided + rng.Range(5, 500), Certificates = [] });
                     var rest = s.Evidence.Where(e => e.From != Ctx.Self).Take(q - 1);
                     return ("inflated-evidence", s with { Evidence = [inflated, .. rest], ConsensusId = inflated.LastDecided + 1 });
+                }
+            case 6:
+                {
+                    var prior = s.PriorValue is { } pv && rng.Chance(0.5) ? Ctx.ValidAlternative(pv) : s.PriorValue is null ? new Batch(Ctx.LocalNow, []) : null;
+                    return ("wrong-prior", s with { PriorValue = prior });
                 }
             default:
                 return ("wrong-regency", s with { Regency = s.Regency + Ctx.Config.N });

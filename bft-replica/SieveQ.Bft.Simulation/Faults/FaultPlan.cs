@@ -21,6 +21,14 @@ public sealed record PartitionWindow(long Start, long End, string Description, b
 /// </param>
 public sealed record CrashWindow(int Replica, long CrashAt, long RestartAt, int? TornAfterOutputs = null, bool AtRegencyChange = false);
 
+/// <summary>
+/// Every correct replica loses power at the same instant: at <paramref name="ArmedAt"/>, or, when
+/// <paramref name="AtNextDecision"/>, right after the first decision any replica makes from then on (when
+/// decision records are least likely to be synced). A replica listed in <paramref name="TornAfterOutputs"/>
+/// loses it inside its next step instead, after that many outputs. Each restarts after its own delay.
+/// </summary>
+public sealed record PowerLoss(long ArmedAt, bool AtNextDecision, IReadOnlyList<long> RestartDelays, IReadOnlyDictionary<int, int> TornAfterOutputs);
+
 public sealed record ByzantineAssignment(int Replica, IReadOnlyList<ByzantineKind> Kinds, long SilentFrom, double SlowFraction, int CensoredClient);
 
 /// <summary>Everything a seed decides before the run starts: configuration, traffic and the faults with their times.</summary>
@@ -44,6 +52,7 @@ public sealed class FaultPlan
     public required IReadOnlyList<PartitionWindow> Partitions { get; init; }
     public required IReadOnlyList<CrashWindow> Crashes { get; init; }
     public required IReadOnlyList<ByzantineAssignment> Byzantine { get; init; }
+    public IReadOnlyList<PowerLoss> PowerLosses { get; init; } = [];
     /// <summary>Each replica's clock runs this far ahead of simulated time (within the timestamp skew).</summary>
     public required IReadOnlyList<long> ClockOffsets { get; init; }
     /// <summary>Each replica also ticks at this period, on top of the wake-ups its core asks for.</summary>
@@ -67,6 +76,12 @@ public sealed class FaultPlan
         foreach (var c in Crashes)
         {
             yield return $"crash replica {c.Replica} {(c.AtRegencyChange ? "at its first regency change after " : "at ")}{c.CrashAt}ms{(c.TornAfterOutputs is { } k ? $" (torn: inside its next step, after {k} outputs)" : "")}, restart at {c.RestartAt}ms";
+        }
+        foreach (var p in PowerLosses)
+        {
+            yield return $"power loss of every correct replica {(p.AtNextDecision ? "at the first decision after " : "at ")}{p.ArmedAt}ms"
+                + (p.TornAfterOutputs.Count > 0 ? $" (torn: {string.Join(", ", p.TornAfterOutputs.Select(t => $"replica {t.Key} after {t.Value} outputs"))})" : "")
+                + $", restarts after {string.Join("/", p.RestartDelays)}ms";
         }
         foreach (var b in Byzantine)
         {

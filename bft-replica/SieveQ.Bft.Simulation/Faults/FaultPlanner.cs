@@ -12,7 +12,8 @@ public static class FaultPlanner
     /// <summary>Liveness must be reached this long after the later of healing and the end of traffic.</summary>
     public const long LivenessWindowMs = 30_000;
 
-    public static FaultPlan Create(SimRandom rng, FaultProfile profile, int replicas)
+    /// <param name="seed">The run's seed: it decides whether the run has a power loss (<see cref="FaultProfile.PowerLossFor"/>).</param>
+    public static FaultPlan Create(SimRandom rng, FaultProfile profile, int replicas, ulong seed = 1)
     {
         ArgumentNullException.ThrowIfNull(rng);
         ArgumentNullException.ThrowIfNull(profile);
@@ -85,6 +86,9 @@ public static class FaultPlanner
             AddClusterRestart(rng, replicas, heal, crashes, byzantine);
         }
 
+        // Drawn from its own fork so that adding the family left every other seed's plan as it was.
+        var powerLosses = profile.PowerLossFor(seed) ? PlanPowerLosses(rng.Fork(), replicas, ref heal) : [];
+
         return new FaultPlan
         {
             Config = config,
@@ -102,6 +106,7 @@ public static class FaultPlanner
             Partitions = partitions,
             Crashes = crashes,
             Byzantine = byzantine,
+            PowerLosses = powerLosses,
             ClockOffsets = Enumerable.Range(0, replicas).Select(_ => rng.Range(0, config.TimestampSkewMs / 4)).ToArray(),
             TickPeriods = Enumerable.Range(0, replicas).Select(_ => rng.Range(10, 50)).ToArray(),
             LivenessDeadline = Math.Max(heal, trafficEnd) + LivenessWindowMs,
@@ -126,6 +131,31 @@ public static class FaultPlanner
             }
             crashes.Add(new CrashWindow(r, down, up, atRegencyChange || rng.Chance(0.5) ? (int)rng.Range(0, 6) : null, atRegencyChange));
         }
+    }
+
+    /// <summary>One or two whole-cluster power losses while traffic flows, each over before the network heals.</summary>
+    private static List<PowerLoss> PlanPowerLosses(SimRandom rng, int replicas, ref long heal)
+    {
+        heal = Math.Max(heal, 1_500);
+        var losses = new List<PowerLoss>();
+        var count = rng.Chance(0.3) ? 2 : 1;
+        var at = rng.Range(100, 600);
+        for (var i = 0; i < count; i++)
+        {
+            var delays = Enumerable.Range(0, replicas).Select(_ => rng.Range(20, 600)).ToArray();
+            var torn = new Dictionary<int, int>();
+            for (var r = 0; r < replicas; r++)
+            {
+                if (rng.Chance(0.25))
+                {
+                    torn[r] = (int)rng.Range(0, 6);
+                }
+            }
+            losses.Add(new PowerLoss(at, rng.Chance(0.7), delays, torn));
+            at += delays.Max() + rng.Range(200, 700);
+        }
+        heal = Math.Max(heal, at);
+        return losses;
     }
 
     private static List<ByzantineKind> PickKinds(SimRandom rng, FaultProfile profile)

@@ -49,6 +49,13 @@ internal sealed class ReplicaRestart(int replica) : SimEvent
     public int Replica { get; } = replica;
 }
 
+/// <summary>A whole-cluster power loss; <see cref="Armed"/> when it only arms the strike at the next decision.</summary>
+internal sealed class PowerLossStrike(Faults.PowerLoss loss) : SimEvent
+{
+    public Faults.PowerLoss Loss { get; } = loss;
+    public bool Armed { get; init; }
+}
+
 /// <summary>Faults stop: from here on the network is reliable and every crashed replica is back.</summary>
 internal sealed class Heal : SimEvent;
 

@@ -76,6 +76,7 @@ public static class MessageCodec
                 }
                 w.I64(m.ConsensusId);
                 WriteOptionalBatch(w, m.Value);
+                WriteOptionalBatch(w, m.PriorValue);
                 break;
             case Checkpoint m:
                 w.I64(m.ConsensusId);
@@ -237,7 +238,8 @@ public static class MessageCodec
         }
         var cid = r.NonNegative64("sync cid");
         var value = ReadOptionalBatch(ref r);
-        return new Sync(from, reg, evidence, cid, value);
+        var prior = ReadOptionalBatch(ref r);
+        return new Sync(from, reg, evidence, cid, value, prior);
     }
 
     private static StateReply ReadStateReply(ref WireReader r, int from)

@@ -72,6 +72,11 @@ public sealed partial class ReplicaCore
         {
             _lastHeardFromLeader = _now;
         }
+        if (p.Regency == Regency && p.ConsensusId < _regencyFloor)
+        {
+            Counters.Add("drop.propose.below-sync");
+            return;
+        }
         var inst = Admit(p, p.Regency, p.ConsensusId, "propose");
         if (inst is null)
         {
@@ -262,6 +267,8 @@ public sealed partial class ReplicaCore
     /// <summary>After a decision or a state install, the next instance may already hold buffered messages.</summary>
     private void ActivateCurrent()
     {
+        CheckBoundPrior();
+        ApplyBoundPrior();
         foreach (var stale in _instances.Keys.Where(c => c < CurrentCid).ToList())
         {
             _instances.Remove(stale);

@@ -21,6 +21,12 @@ public sealed partial class ReplicaCore
     private StopData? _ownStopData;
     private Sync? _ownSync;
 
+    /// <summary>The instance the installed regency's SYNC started at: nothing below it runs in this regency.</summary>
+    private long _regencyFloor;
+
+    /// <summary>The value the current regency's SYNC bound for the instance below its own, until we execute it.</summary>
+    private (long Cid, Batch Value)? _boundPrior;
+
     /// <summary>Asks for the next regency; repeated complaints do not stack.</summary>
     private void Complain(string reason)
     {
@@ -111,6 +117,7 @@ public sealed partial class ReplicaCore
         _instances.Clear();
         _rerunCid = 0;
         _ownSync = null;
+        _boundPrior = null;
         _regencySince = _now;
         _syncDeadline = _now + (Config.SyncTimeoutMs << Math.Min(_failedSyncs, 5));
         _pool.RestartTimers(_now);
@@ -226,14 +233,23 @@ public sealed partial class ReplicaCore
         }
         var choice = SyncChoice.Choose(evidence, Config);
         Batch? value;
+        Batch? prior = null;
         if (choice.BoundHash is { } bound)
         {
-            value = evidence.SelectMany(s => s.Certificates)
-                .FirstOrDefault(c => c.ConsensusId == choice.ConsensusId && c.BatchHash == bound && c.Value is not null)?.Value;
+            value = CertifiedValue(evidence, choice.ConsensusId, bound);
             if (value is null)
             {
                 Counters.Add("sync.bound-value-missing");
                 return;
+            }
+            if (choice.PriorHash is { } priorHash)
+            {
+                prior = CertifiedValue(evidence, choice.ConsensusId - 1, priorHash);
+                if (prior is null)
+                {
+                    Counters.Add("sync.bound-value-missing");
+                    return;
+                }
             }
         }
         else
@@ -244,12 +260,16 @@ public sealed partial class ReplicaCore
         {
             Certificates = s.Certificates.Select(c => c with { Value = null }).ToArray(),
         }).ToArray();
-        var sync = new Sync(Self, Regency, stripped, choice.ConsensusId, value);
+        var sync = new Sync(Self, Regency, stripped, choice.ConsensusId, value, prior);
         _ownSync = sync;
         Broadcast(sync);
         Counters.Add("sync.sent");
         AcceptSync(sync, choice);
     }
+
+    private static Batch? CertifiedValue(IEnumerable<StopData> evidence, long cid, Digest hash) =>
+        evidence.SelectMany(s => s.Certificates)
+            .FirstOrDefault(c => c.ConsensusId == cid && c.BatchHash == hash && c.Value is not null)?.Value;
 
     private void OnSync(Sync s)
     {
@@ -318,6 +338,10 @@ public sealed partial class ReplicaCore
         {
             return "wrong-instance";
         }
+        if (choice.PriorHash is { } priorHash ? s.PriorValue?.Hash != priorHash : s.PriorValue is not null)
+        {
+            return "wrong-prior";
+        }
         if (choice.BoundHash is { } bound)
         {
             return s.Value.Hash == bound ? null : "wrong-value";
@@ -333,6 +357,10 @@ public sealed partial class ReplicaCore
     {
         _ = choice;
         Mode = ReplicaMode.Normal;
+        // Every instance below the SYNC's is decided; running one of them again in this regency could
+        // decide another value for it (a fresh proposal for an instance whose decision we lost).
+        _regencyFloor = s.ConsensusId;
+        _boundPrior = s.PriorValue is { } pv ? (s.ConsensusId - 1, pv) : null;
         _failedSyncs = 0;
         _syncDeadline = long.MaxValue;
         _ownStopData = null;
@@ -354,15 +382,45 @@ public sealed partial class ReplicaCore
         {
             _rerunCid = x;
         }
+        CheckBoundPrior();
         var inst = Instance(x);
         inst.Proposal = s.Value;
         inst.ProposalPrechecked = true;
+        ApplyBoundPrior();
         if (x > LastDecided + 1)
         {
             StartStateTransfer("sync-ahead");
             return;
         }
         Advance(inst);
+    }
+
+    /// <summary>
+    /// The evidence bound the value of the instance below the SYNC's (see <see cref="SyncChoice"/>). Once we
+    /// have decided everything before it, we execute it: the only value it can have been decided with.
+    /// </summary>
+    private void ApplyBoundPrior()
+    {
+        if (_boundPrior is not { } p || p.Cid != LastDecided + 1 || _rerunCid != 0)
+        {
+            return;
+        }
+        _boundPrior = null;
+        Counters.Add("sync.prior-executed");
+        Execute(p.Cid, p.Value);
+    }
+
+    /// <summary>A bound prior value we already decided must be the one we decided.</summary>
+    private void CheckBoundPrior()
+    {
+        if (_boundPrior is { } p && p.Cid <= LastDecided)
+        {
+            if (_decidedLog.TryGetValue(p.Cid, out var mine) && mine.Hash != p.Value.Hash)
+            {
+                Counters.Add("safety.prior-mismatch");
+            }
+            _boundPrior = null;
+        }
     }
 
     /// <summary>

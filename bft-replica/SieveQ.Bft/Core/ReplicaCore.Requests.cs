@@ -157,6 +157,11 @@ public sealed partial class ReplicaCore
             return;
         }
         var cid = CurrentCid;
+        if (cid < _regencyFloor)
+        {
+            // Decided before this regency, its decision not (yet) ours: state transfer brings it, never a proposal.
+            return;
+        }
         var inst = Instance(cid);
         if (inst.Proposal is not null)
         {

@@ -2,8 +2,11 @@ using SieveQ.Bft.Protocol;
 
 namespace SieveQ.Bft.Core;
 
-/// <summary>The instance a new regency starts at and, when a certificate binds it, the value it must re-propose.</summary>
-internal readonly record struct SyncDecision(long ConsensusId, Digest? BoundHash);
+/// <summary>
+/// The instance a new regency starts at and, when a certificate binds it, the value it must re-propose;
+/// <see cref="PriorHash"/> is the value the evidence binds for the instance before it (see <see cref="SyncChoice"/>).
+/// </summary>
+internal readonly record struct SyncDecision(long ConsensusId, Digest? BoundHash, Digest? PriorHash);
 
 /// <summary>
 /// The rule a new leader applies to 2f+1 STOPDATA, and every replica re-applies to check SYNC.
@@ -11,6 +14,13 @@ internal readonly record struct SyncDecision(long ConsensusId, Digest? BoundHash
 /// two highest instances they prepared, so the highest certified instance X in any 2f+1 STOPDATA
 /// is at least the highest decided instance, and X-1 is decided. For X the value with the
 /// highest-regency certificate is the only one that can have been decided (PBFT's view-change rule).
+/// <para>
+/// X-1 is decided, but decision records are synced lazily, so after every replica lost power its decision
+/// may survive on fewer than f+1 disks and state transfer cannot vouch for it. The same rule binds it:
+/// 2f+1 replicas durably prepared its decided value, one correct one of them is in any quorum of STOPDATA,
+/// and its two highest certificates (none above X) include X-1. So the highest-regency certificate for
+/// X-1 in the evidence holds the decided value. The step-by-step argument is in docs/bft-protocol.md.
+/// </para>
 /// </summary>
 internal static class SyncChoice
 {
@@ -29,13 +39,30 @@ internal static class SyncChoice
         }
         if (best is not null)
         {
-            return new SyncDecision(best.ConsensusId, best.BatchHash);
+            return new SyncDecision(best.ConsensusId, best.BatchHash, HighestCertificate(evidence, best.ConsensusId - 1)?.BatchHash);
         }
         // With no certificate in a quorum nothing has been decided (given durable certificates);
         // the (f+1)-th highest claim is one at least one correct replica vouches for.
         var claims = evidence.Select(s => s.LastDecided).OrderByDescending(x => x).ToArray();
         var vouched = claims.Length > config.F ? claims[config.F] : 0;
-        return new SyncDecision(vouched + 1, null);
+        return new SyncDecision(vouched + 1, null, null);
+    }
+
+    /// <summary>The highest-regency certificate for one instance across the evidence (the lowest sender wins ties), or null.</summary>
+    public static PreparedCertificate? HighestCertificate(IReadOnlyList<StopData> evidence, long cid)
+    {
+        PreparedCertificate? best = null;
+        foreach (var sd in evidence.OrderBy(s => s.From))
+        {
+            foreach (var c in sd.Certificates)
+            {
+                if (c.ConsensusId == cid && (best is null || c.Regency > best.Regency))
+                {
+                    best = c;
+                }
+            }
+        }
+        return best;
     }
 
     /// <summary>Structural check of one STOPDATA; signatures were verified before the core saw it.</summary>

@@ -96,8 +96,14 @@ public sealed record StopData(int From, int NewRegency, long LastDecided, IReadO
     public override MessageType Type => MessageType.StopData;
 }
 
-/// <summary>The new leader's justification: 2f+1 STOPDATA, and the instance and value it chose from them.</summary>
-public sealed record Sync(int From, int Regency, IReadOnlyList<StopData> Evidence, long ConsensusId, Batch? Value) : BftMessage(From)
+/// <summary>
+/// The new leader's justification: 2f+1 STOPDATA, and the instance and value it chose from them.
+/// <see cref="PriorValue"/> is the value the evidence binds for instance <see cref="ConsensusId"/> - 1 (the
+/// highest-regency certificate for it), or null when the evidence holds none: that instance is decided, but
+/// after a whole-cluster power loss its decision may survive on fewer than f+1 disks, so state transfer alone
+/// could not bring it back (docs/bft-protocol.md, "Recovery from lost decisions").
+/// </summary>
+public sealed record Sync(int From, int Regency, IReadOnlyList<StopData> Evidence, long ConsensusId, Batch? Value, Batch? PriorValue = null) : BftMessage(From)
 {
     public override MessageType Type => MessageType.Sync;
 }

@@ -16,7 +16,8 @@ internal static class SimCommand
         var seed = new Option<ulong?>("--seed") { Description = "Run this one seed only (use with --verbose to replay a failure)." };
         var faults = new Option<string>("--faults")
         {
-            Description = "none | network | crash | byzantine | all, or a comma list with single behaviours: "
+            Description = "none | network | crash | power-loss | byzantine | all (crash and all include a whole-cluster power loss on every "
+                + $"{FaultProfile.PowerLossShareInCrash}th seed; power-loss alone, on every seed), or a comma list with single behaviours: "
                 + string.Join(", ", ByzantineKindNames.All.Select(k => k.Name())),
             DefaultValueFactory = _ => "all",
         };
@@ -24,7 +25,7 @@ internal static class SimCommand
         var verbose = new Option<bool>("--verbose") { Description = "Print the fault plan and a trace of the run (single seed), or every seed's figures." };
         var parallel = new Option<int>("--parallel") { Description = "Seeds run at once; defaults to the number of cores.", DefaultValueFactory = _ => Environment.ProcessorCount };
 
-        var cmd = new Command("sim", "Run seeded simulations of the BFT ordering core under network, crash and Byzantine faults.");
+        var cmd = new Command("sim", "Run seeded simulations of the BFT ordering core under network, crash, power-loss and Byzantine faults.");
         foreach (var o in new Option[] { seeds, firstSeed, seed, faults, replicas, verbose, parallel })
         {
             cmd.Options.Add(o);

@@ -94,6 +94,9 @@ public class ByzantineBehaviourTests
         Assert.True(runs.Sum(s => s.CountersWithPrefix("byz.bad-sync.")) > 0);
         Assert.True(runs.Sum(s => s.CoreCounter("drop.sync.bad-justification")) > 0);
         Assert.Contains(runs, r => r.Stats.RegencyChanges >= 2);
+        // A SYNC whose prior value (instance X-1) the evidence does not bind is refused as such.
+        Assert.True(runs.Sum(s => s.Counter("byz.bad-sync.wrong-prior")) > 0, "no Byzantine leader sent a wrong prior value");
+        Assert.True(runs.Sum(s => s.CoreCounter("sync.fault.wrong-prior")) > 0, "no correct replica refused a wrong prior value");
     }
 
     [Fact]

@@ -69,6 +69,108 @@ public class CoreReproductions
     }
 
     /// <summary>
+    /// `sieveq sim --seed 84273 --faults all` (and 61285, the same shape): the whole cluster loses power just
+    /// after deciding an instance. Decision records are synced lazily, so the decision of instance 1 survives
+    /// only on replica 2, whose prepared record for instance 2 was synced after it; replicas 0 and 1 keep only
+    /// their certificates for instance 1. The new regency's SYNC starts at instance 2 (replica 2's certificate),
+    /// state transfer cannot vouch for instance 1 (one disk holds it, f+1 are needed), and the new leader used
+    /// to give up and propose a fresh value for instance 1: a second value decided for an executed instance.
+    /// Fixed: SYNC binds instance X-1 too (the highest-regency certificate for it in the evidence), and no
+    /// instance below a regency's SYNC ever runs in that regency.
+    /// </summary>
+    [Fact]
+    public void A_decision_lost_on_all_but_one_disk_is_decided_again_with_its_value()
+    {
+        var c = new ScriptedCluster(Config);
+        var a = new ClientRequest(1000, 1, [1]);
+        var b = new ClientRequest(1000, 2, [2]);
+
+        // Instance 1 = {a}: replicas 0, 1, 2 prepare (durably) and decide; replica 3 hears nothing.
+        foreach (var r in new[] { 0, 1, 2 })
+        {
+            c.Step(r, a, now: 10);
+        }
+        c.Deliver(from: 0, to: [1, 2], now: 11, only: m => m is Propose or Write);
+        c.Deliver(from: 1, to: [0, 2], now: 12, only: m => m is Write);
+        c.Deliver(from: 2, to: [0, 1], now: 12, only: m => m is Write);
+        foreach (var r in new[] { 0, 1, 2 })
+        {
+            c.Deliver(from: r, to: [0, 1, 2], now: 13, only: m => m is Accept);
+        }
+        Assert.All(new[] { 0, 1, 2 }, r => Assert.Equal(1, c.Cores[r].LastDecided));
+        var decidedA = c.Decisions.First(d => d.Cid == 1).Hash;
+
+        // Instance 2 = {b}: only replica 2 collects the WRITEs and prepares it (its prepared record syncs its decision of 1).
+        foreach (var r in new[] { 0, 1, 2, 3 })
+        {
+            c.Step(r, b, now: 20);
+        }
+        c.Deliver(from: 0, to: [1, 2], now: 21, only: m => m is Propose);
+        c.Deliver(from: 0, to: [2], now: 22, only: m => m is Write);
+        c.Deliver(from: 1, to: [2], now: 22, only: m => m is Write);
+        Assert.Contains(c.Disk(2), r => r is PreparedRecord p && p.Certificate.ConsensusId == 2);
+        c.Discard(to: 0);
+        c.Discard(to: 1);
+        c.Discard(to: 2);
+        c.Discard(to: 3);
+
+        // Power loss: every replica loses what it had not synced. Replica 0 stays down through the regency change.
+        foreach (var r in new[] { 0, 1, 2, 3 })
+        {
+            c.LosePower(r, now: 100);
+        }
+        Assert.Equal([0, 0, 1, 0], c.Cores.Select(x => x.LastDecided).ToArray());
+
+        // Regency 1 (led by replica 1) among 1, 2 and 3: STOPDATA from 1 (certificate for 1), 2 (for 1 and 2)
+        // and 3 (none); the SYNC starts at instance 2 with b, the value replica 2's certificate binds.
+        var late = 100 + Config.LeaderSilenceTimeoutMs + 100;
+        int[] up = [1, 2, 3];
+        foreach (var r in up)
+        {
+            c.Step(r, b, now: late - 50);
+            c.Tick(r, late);
+        }
+        for (var round = 0; round < 3; round++)
+        {
+            foreach (var r in up)
+            {
+                c.Deliver(from: r, to: up, now: late + 1 + round, only: m => m is Stop or StopData or Sync);
+            }
+        }
+        Assert.All(up, r => Assert.Equal(1, c.Cores[r].Regency));
+
+        // Replica 2, the only disk that still holds the decision of instance 1, is cut off; replica 0 comes
+        // back. Everything else flows, state transfers and their time-outs included, for a while.
+        c.Discard(to: 2);
+        c.Discard(from: 2);
+        c.Discard(to: 0);
+        int[] live = [0, 1, 3];
+        for (var t = late + 10; t < late + (4 * Config.StateTransferTimeoutMs); t += 10)
+        {
+            foreach (var r in live)
+            {
+                c.Tick(r, t);
+                c.Deliver(from: r, to: live, now: t + 1);
+            }
+            c.Discard(to: 2);
+        }
+
+        Assert.All(c.Decisions.Where(d => d.Cid == 1), d => Assert.Equal(decidedA, d.Hash));
+        Assert.All(live, r => Assert.True(c.Cores[r].LastDecided >= 2, $"replica {r} stuck at {c.Cores[r].LastDecided}"));
+    }
+
+    /// <summary>The two seeds of the sweep that found it, replayed whole.</summary>
+    [Theory]
+    [InlineData(84273UL)]
+    [InlineData(61285UL)]
+    public void The_seeds_that_found_the_lost_decision_pass(ulong seed)
+    {
+        var result = SieveQ.Bft.Simulation.SimulationRun.Execute(seed, SieveQ.Bft.Simulation.Faults.FaultProfile.All);
+        Assert.True(result.Passed, result.Failure);
+        Assert.True(result.Stats.CoreCounter("sync.prior-executed") > 0, "the seed no longer reaches a SYNC whose prior value matters");
+    }
+
+    /// <summary>
     /// Found by `sieveq sim --seed 1072 --faults all` (before the core's fixes of 22 Nov moved that
     /// seed's trace): a replica cut off during a regency change asks for the SYNC later, and the
     /// leader re-sends the one it built then. Its fresh value carries the timestamp of that moment,
@@ -303,6 +405,20 @@ public class CoreReproductions
         {
             Cores[replica].Tick(now);
             Drain(replica);
+        }
+
+        public IReadOnlyList<DurableRecord> Disk(int replica) => _disk[replica];
+
+        /// <summary>
+        /// A crash with the disk's lazy sync: records that gate no send (decisions) and were appended after the
+        /// last record that does are not on disk yet, and are lost; then the replica restarts from what is.
+        /// </summary>
+        public void LosePower(int replica, long now)
+        {
+            var disk = _disk[replica];
+            var lastGating = disk.FindLastIndex(r => r.GatesLaterSends);
+            disk.RemoveRange(lastGating + 1, disk.Count - lastGating - 1);
+            Restart(replica, now);
         }
 
         public void Restart(int replica, long now)

@@ -43,6 +43,28 @@ public class FaultPlanTests
     }
 
     [Fact]
+    public void Power_loss_strikes_every_seed_alone_and_a_fixed_share_of_crash_and_all_seeds()
+    {
+        var alone = FaultProfile.Parse("power-loss");
+        Assert.False(alone.Crash);
+        for (ulong seed = 1; seed <= 50; seed++)
+        {
+            var plan = FaultPlanner.Create(new SimRandom(seed), alone, 4, seed);
+            var loss = Assert.Single(plan.PowerLosses.Take(1));
+            Assert.Equal(4, loss.RestartDelays.Count);
+            Assert.All(plan.PowerLosses, p => Assert.True(p.ArmedAt + p.RestartDelays.Max() <= plan.HealAt));
+        }
+        foreach (var name in new[] { "crash", "all" })
+        {
+            var profile = FaultProfile.Parse(name);
+            var with = Enumerable.Range(1, 800).Select(i => (ulong)i)
+                .Count(seed => FaultPlanner.Create(new SimRandom(seed), profile, 4, seed).PowerLosses.Count > 0);
+            Assert.Equal(800 / FaultProfile.PowerLossShareInCrash, with);
+        }
+        Assert.Empty(FaultPlanner.Create(new SimRandom(8), FaultProfile.Parse("network"), 4, 8).PowerLosses);
+    }
+
+    [Fact]
     public void Single_behaviour_plans_always_have_a_byzantine_replica_with_that_behaviour()
     {
         foreach (var kind in ByzantineKindNames.All)

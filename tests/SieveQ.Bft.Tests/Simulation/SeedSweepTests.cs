@@ -12,6 +12,7 @@ public class SeedSweepTests
     [InlineData("none", 4, 20)]
     [InlineData("network", 4, 40)]
     [InlineData("crash", 4, 40)]
+    [InlineData("power-loss", 4, 60)]
     [InlineData("byzantine", 4, 40)]
     [InlineData("all", 4, 60)]
     [InlineData("none", 7, 10)]
@@ -41,6 +42,11 @@ public class SeedSweepTests
         // must still keep every invariant and execute every request.
         var lost = SimulationAssert.AllPass("crash", 4, SimulationAssert.Seeds(1, 40));
         Assert.True(lost.Sum(s => s.Counter("disk.volatile-records-lost")) > 0, "no crash lost an unsynced decision record");
+
+        // Every power-loss seed takes all correct replicas down at once, and some of them lose unsynced decisions.
+        var power = SimulationAssert.AllPass("power-loss", 4, SimulationAssert.Seeds(1, 20));
+        Assert.All(power, r => Assert.True(r.Stats.Counter("power-loss.struck") >= 1, $"seed {r.Seed}: no power loss struck"));
+        Assert.True(power.Sum(s => s.Counter("disk.volatile-records-lost")) > 0, "no power loss lost an unsynced decision record");
 
         var none = SimulationAssert.AllPass("none", 4, SimulationAssert.Seeds(1, 5));
         Assert.All(none, r => Assert.Equal(0, r.Stats.RegencyChanges));
