@@ -179,12 +179,13 @@ internal sealed class InvariantChecker : IExecutionObserver
     }
 
     /// <summary>
-    /// The durable log is truncated at checkpoints: between two of them a replica decides at most
-    /// an interval's worth of instances and prepares a window's worth more, whatever the faults.
+    /// The durable log is truncated at checkpoints, down to the previous checkpoint (one interval of
+    /// overlap kept for vouching): it holds at most two intervals of decided instances, each with its
+    /// decision and a certificate or two, and a window's worth more prepared, whatever the faults.
     /// </summary>
     public void CheckDisk(int replica, int logRecords)
     {
-        var bound = (4 * _config.CheckpointInterval) + (2 * _config.MaxFutureInstances) + 16;
+        var bound = (6 * _config.CheckpointInterval) + (2 * _config.MaxFutureInstances) + 16;
         if (_correct[replica] && logRecords > bound)
         {
             Fail("bounded durable log", $"replica {replica} keeps {logRecords} decision and certificate records, above {bound}");

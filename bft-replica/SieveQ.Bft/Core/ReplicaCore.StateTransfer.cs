@@ -234,16 +234,41 @@ public sealed partial class ReplicaCore
         }
     }
 
-    /// <summary>A checkpoint supersedes the decisions before it; the certificates are written again after the truncation.</summary>
+    /// <summary>
+    /// A checkpoint supersedes the decisions before it, but the log keeps the decisions since the previous one
+    /// (the same overlap the decided log keeps in memory): after a whole-cluster restart, a lagging peer must
+    /// still find f+1 replicas vouching for the same entries, and one that restarted from its checkpoint alone
+    /// could vouch for nothing below it. The certificates are written again after the truncation.
+    /// </summary>
     private void PersistCheckpoint()
     {
         Emit(new Persist(new CheckpointRecord(LastCheckpointId, LastCheckpointHash, _checkpointState)));
-        Emit(new TruncateDurableLog(LastCheckpointId));
+        Emit(new TruncateDurableLog(_logStart));
         foreach (var c in _certificates)
         {
             Emit(new Persist(new PreparedRecord(c)));
         }
         Emit(new Persist(new RegencyRecord(Regency)));
+    }
+
+    /// <summary>
+    /// After recovery from a checkpoint, the decisions the log kept up to it (a contiguous run ending at it)
+    /// are vouching material again: the decided log reaches back as it did before the restart.
+    /// </summary>
+    private void RestoreLogOverlap(IEnumerable<DecisionRecord> decisions)
+    {
+        var byCid = new Dictionary<long, DecisionRecord>();
+        foreach (var d in decisions.Where(d => d.ConsensusId <= LastCheckpointId))
+        {
+            byCid[d.ConsensusId] = d;
+        }
+        var start = LastCheckpointId;
+        while (start > 0 && byCid.TryGetValue(start, out var d))
+        {
+            _decidedLog[start] = new DecidedEntry(start, d.Value.Hash, d.Value, _now);
+            start--;
+        }
+        _logStart = start;
     }
 
     private void InstallState(long cid, Digest hash, byte[] state)

@@ -23,6 +23,7 @@ public sealed partial class ReplicaCore
     private readonly List<PreparedCertificate> _certificates = [];
     private ClientTable _clients;
     private bool _replaying;
+    private bool _complainOnFirstTick;
     private long _now;
 
     public ReplicaCore(ReplicaConfig config, int self, IReplicatedApplication app, IProofSigner signer, IEnumerable<DurableRecord>? recovered = null, long now = 0)
@@ -136,6 +137,15 @@ public sealed partial class ReplicaCore
     public void Tick(long now)
     {
         _now = Math.Max(_now, now);
+        if (_complainOnFirstTick)
+        {
+            // We may not WRITE in the regency we recovered into. If more than f replicas restarted (a whole
+            // cluster after a power loss or an upgrade), fewer than 2f+1 can WRITE in it and it cannot order
+            // anything: asking for the next one at once gives f+1 wishes and a new regency in one round, instead
+            // of waiting for two request time-outs. A lone restarted replica's wish alone moves nothing.
+            _complainOnFirstTick = false;
+            Complain("restarted");
+        }
         if (Mode == ReplicaMode.Normal)
         {
             TickNormal();
@@ -230,6 +240,7 @@ public sealed partial class ReplicaCore
             if (checkpoint is not null)
             {
                 InstallState(checkpoint.ConsensusId, checkpoint.StateHash, checkpoint.State);
+                RestoreLogOverlap(list.OfType<DecisionRecord>());
             }
             foreach (var d in list.OfType<DecisionRecord>().OrderBy(d => d.ConsensusId))
             {
@@ -250,6 +261,7 @@ public sealed partial class ReplicaCore
             if (list.Count > 0)
             {
                 _amnesiacRegency = Regency;
+                _complainOnFirstTick = true;
             }
         }
         finally

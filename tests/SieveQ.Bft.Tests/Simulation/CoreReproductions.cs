@@ -159,7 +159,96 @@ public class CoreReproductions
         Assert.All(live, r => Assert.True(c.Cores[r].LastDecided >= 2, $"replica {r} stuck at {c.Cores[r].LastDecided}"));
     }
 
-    /// <summary>The two seeds of the sweep that found it, replayed whole.</summary>
+    /// <summary>
+    /// `sieveq sim --seed 3312 --faults all` (power loss with a silent Byzantine replica): a replica that
+    /// restarted from its checkpoint could vouch for no decision below it, because the log kept nothing
+    /// below the newest checkpoint. A peer behind that checkpoint then found one replica vouching for its
+    /// next instances by log (one that had not checkpointed yet) and one by checkpoint, never f+1 for the
+    /// same thing, and stayed behind for good. The log now keeps the decisions since the previous checkpoint,
+    /// and recovery restores them as vouching material.
+    /// </summary>
+    [Fact]
+    public void A_replica_restarted_from_its_checkpoint_still_vouches_for_the_decisions_since_the_previous_one()
+    {
+        var config = new ReplicaConfig { N = 4, CheckpointInterval = 2 };
+        var c = new ScriptedCluster(config);
+        for (var seq = 1; seq <= 4; seq++)
+        {
+            var request = new ClientRequest(1000, seq, [(byte)seq]);
+            foreach (var r in new[] { 0, 1, 2, 3 })
+            {
+                c.Step(r, request, now: 10 * seq);
+            }
+            for (var round = 0; round < 3; round++)
+            {
+                foreach (var r in new[] { 0, 1, 2, 3 })
+                {
+                    c.Deliver(from: r, to: [0, 1, 2, 3], now: (10 * seq) + 1 + round, only: m => m is Propose or Write or Accept);
+                }
+            }
+        }
+        Assert.All(c.Cores, x => Assert.Equal(4, x.LastDecided));
+        Assert.Equal(4, c.Cores[3].LastCheckpointId);
+        c.Discard(to: 0);
+
+        c.Restart(3, now: 100);
+        Assert.Equal(4, c.Cores[3].LastDecided);
+        c.Step(3, new StateRequest(0, LastExecuted: 2, WantBody: false), now: 110);
+        var reply = Assert.IsType<StateReply>(Assert.Single(c.Queued(from: 3, to: 0), m => m is StateReply));
+        Assert.Equal([3L, 4L], reply.Log.Select(e => e.ConsensusId).ToArray());
+        var decided = c.Decisions.Where(d => d.Replica == 0 && d.Cid >= 3).OrderBy(d => d.Cid).Select(d => d.Hash).ToArray();
+        Assert.Equal(decided, reply.Log.Select(e => e.BatchHash).ToArray());
+    }
+
+    /// <summary>
+    /// After a whole-cluster restart nobody may WRITE in the regency it recovered into, so that regency can
+    /// order nothing; it used to take two request time-outs (4 s in a deployment) before anyone complained.
+    /// Restarted replicas now ask for the next regency at their first tick: with all of them restarted, one
+    /// round of STOPs installs it. A lone restarted replica's wish changes nothing.
+    /// </summary>
+    [Fact]
+    public void Restarted_replicas_ask_for_a_new_regency_at_once_and_a_lone_one_moves_nothing()
+    {
+        var c = new ScriptedCluster(Config);
+        c.DecideFirstRequestWithoutReplica3(proposalReaches3: true);
+        c.Discard(to: 0);
+        c.Discard(to: 1);
+        c.Discard(to: 2);
+        c.Discard(to: 3);
+
+        c.Restart(2, now: 50);
+        c.Tick(2, now: 51);
+        c.Deliver(from: 2, to: [0, 1, 3], now: 52, only: m => m is Stop);
+        Assert.All(c.Cores, x => Assert.Equal(0, x.Regency));
+
+        foreach (var r in new[] { 0, 1, 2, 3 })
+        {
+            c.Restart(r, now: 100);
+        }
+        foreach (var r in new[] { 0, 1, 2, 3 })
+        {
+            c.Tick(r, now: 101);
+        }
+        foreach (var r in new[] { 0, 1, 2, 3 })
+        {
+            c.Deliver(from: r, to: [0, 1, 2, 3], now: 102, only: m => m is Stop);
+        }
+        // Far below any time-out: only the restart complaints can have done it.
+        Assert.All(c.Cores, x => Assert.Equal(1, x.Regency));
+        // Replica 3 took part in nothing durable: its empty disk makes it no amnesiac, it joins the others' wish.
+        Assert.All(new[] { 0, 1, 2 }, r => Assert.Equal(1, c.Cores[r].Counters["complaint.restarted"]));
+        Assert.Equal(0, c.Cores[3].Counters["complaint.restarted"]);
+    }
+
+    [Fact]
+    public void The_seed_that_found_the_lost_overlap_passes()
+    {
+        var result = SieveQ.Bft.Simulation.SimulationRun.Execute(3312, SieveQ.Bft.Simulation.Faults.FaultProfile.All);
+        Assert.True(result.Passed, result.Failure);
+        Assert.True(result.Stats.Counter("power-loss.struck") > 0);
+    }
+
+    /// <summary>The two seeds of the sweep that found it, replayed whole (their traces have moved since).</summary>
     [Theory]
     [InlineData(84273UL)]
     [InlineData(61285UL)]
@@ -167,7 +256,9 @@ public class CoreReproductions
     {
         var result = SieveQ.Bft.Simulation.SimulationRun.Execute(seed, SieveQ.Bft.Simulation.Faults.FaultProfile.All);
         Assert.True(result.Passed, result.Failure);
-        Assert.True(result.Stats.CoreCounter("sync.prior-executed") > 0, "the seed no longer reaches a SYNC whose prior value matters");
+        // Later changes (a restarted replica asks for a new regency at once) moved these seeds' traces; the
+        // interleaving itself is pinned by the scripted test above. They still lose unsynced decisions.
+        Assert.True(result.Stats.Counter("disk.volatile-records-lost") > 0, "the seed no longer loses an unsynced decision");
     }
 
     /// <summary>
@@ -408,6 +499,8 @@ public class CoreReproductions
         }
 
         public IReadOnlyList<DurableRecord> Disk(int replica) => _disk[replica];
+
+        public IEnumerable<BftMessage> Queued(int from, int to) => _outbox[from].Where(x => x.To == to).Select(x => x.Message);
 
         /// <summary>
         /// A crash with the disk's lazy sync: records that gate no send (decisions) and were appended after the
