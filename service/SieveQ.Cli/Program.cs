@@ -28,6 +28,7 @@ bench.Subcommands.Add(BenchBftCommand.Build());
 bench.Subcommands.Add(BenchRulesCommand.Build());
 bench.Subcommands.Add(BenchE2eCommand.Build());
 bench.Subcommands.Add(BenchFwCommand.Build());
+bench.Subcommands.Add(BenchRestartCommand.Build());
 root.Subcommands.Add(bench);
 root.Subcommands.Add(VersionCommand.Build());
 
