@@ -32,6 +32,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
     public const string Component = "replica-sq";
 
     private readonly int _f;
+    private readonly long _stallAfterMs;
     private readonly int _n;
     private readonly IReadOnlyList<int> _receiverIds;
     private readonly IReadOnlyList<int> _senderIds;
@@ -56,6 +57,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         Id = id;
         Address = address;
         _f = deployment.Config.F;
+        _stallAfterMs = OrderingProgress.DefaultStallAfterMs(deployment.Cluster.Protocol);
         _n = deployment.Config.N;
         _receiverIds = deployment.Enrolment.Receivers.Select(r => r.Id).Order().ToArray();
         _senderIds = deployment.Enrolment.Senders.Select(r => r.Id).Order().ToArray();
@@ -161,6 +163,10 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         if (status.ConnectedReplicas < 2 * _f)
         {
             problems.Add($"ordering links to {status.ConnectedReplicas} other replicas, {2 * _f} needed");
+        }
+        if (OrderingProgress.Stall(status, _stallAfterMs) is { } stall)
+        {
+            problems.Add(stall);
         }
         var reply = new HealthReply
         {

@@ -7,8 +7,37 @@ namespace SieveQ.Bft.Hosting.Replica;
 /// <summary>Status snapshots (taken on the core loop) and the status file writer.</summary>
 public sealed partial class ReplicaHost
 {
-    private ReplicaStatus Snapshot(ReplicaCore core, long now) => new()
+    private long _progressDecided = -1;
+    private long _progressAt;
+    private string _progressMode = "";
+    private long _modeSince;
+
+    /// <summary>When the last decided instance or the mode last changed: what health needs to see a stall.</summary>
+    private void NoteProgress(ReplicaCore core, long now)
     {
+        if (core.LastDecided != _progressDecided)
+        {
+            _progressDecided = core.LastDecided;
+            _progressAt = now;
+        }
+        var mode = core.Mode.ToString();
+        if (mode != _progressMode)
+        {
+            _progressMode = mode;
+            _modeSince = now;
+        }
+    }
+
+    private ReplicaStatus Snapshot(ReplicaCore core, long now)
+    {
+        NoteProgress(core, now);
+        return SnapshotFields(core, now);
+    }
+
+    private ReplicaStatus SnapshotFields(ReplicaCore core, long now) => new()
+    {
+        LastDecisionAgeMs = now - _progressAt,
+        ModeAgeMs = now - _modeSince,
         Id = _self,
         Pid = Environment.ProcessId,
         UpdatedAtMs = now,

@@ -16,6 +16,10 @@ public sealed record ReplicaStatus
     public int Leader { get; init; }
     public string Mode { get; init; } = "";
     public long LastDecided { get; init; }
+    /// <summary>Milliseconds since <see cref="LastDecided"/> last moved (since start if it never did).</summary>
+    public long LastDecisionAgeMs { get; init; }
+    /// <summary>Milliseconds the replica has been in its current <see cref="Mode"/>.</summary>
+    public long ModeAgeMs { get; init; }
     public bool TransferringState { get; init; }
     public int PendingRequests { get; init; }
     public long DecidedInstances { get; init; }
@@ -70,3 +74,31 @@ public sealed record ReplicaStatus
 public sealed record WalStatus(long Syncs, long LazyRecords, long LazySyncs);
 
 public sealed record KnownRequestStatus(long Shared, long Copied, long Aged);
+
+/// <summary>Whether a replica is ordering: a stall is work waiting with no decision, or a regency change that does not end.</summary>
+public static class OrderingProgress
+{
+    /// <summary>
+    /// Why the replica is not ordering, or null. <paramref name="stallAfterMs"/> should exceed what a healthy regency
+    /// change takes (two request time-outs plus a sync time-out), so that one change is not reported as a stall.
+    /// </summary>
+    public static string? Stall(ReplicaStatus s, long stallAfterMs)
+    {
+        ArgumentNullException.ThrowIfNull(s);
+        if (s.Mode != "Normal" && s.ModeAgeMs >= stallAfterMs)
+        {
+            return $"not ordering: regency change to {s.Regency} unfinished for {s.ModeAgeMs / 1000.0:0.0} s";
+        }
+        if (s.PendingRequests > 0 && s.LastDecisionAgeMs >= stallAfterMs)
+        {
+            return $"not ordering: {s.PendingRequests} requests pending and nothing decided for {s.LastDecisionAgeMs / 1000.0:0.0} s (regency {s.Regency}, mode {s.Mode}, last decided {s.LastDecided}{(s.TransferringState ? ", transferring state" : "")})";
+        }
+        return null;
+    }
+
+    public static long DefaultStallAfterMs(SieveQ.Bft.Core.ReplicaConfig p)
+    {
+        ArgumentNullException.ThrowIfNull(p);
+        return (2L * p.RequestTimeoutMs) + p.SyncTimeoutMs + 1_000;
+    }
+}
