@@ -7,6 +7,7 @@ using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Bft.Hosting.Client;
 using SieveQ.Bft.Hosting.Config;
 using SieveQ.Bft.Hosting.Crypto;
+using SieveQ.Core.Envelope;
 using SieveQ.Core.Filtering;
 using SieveQ.Core.Keys;
 using SieveQ.Core.PreSq;
@@ -104,6 +105,11 @@ public sealed class PreSqHost : IAsyncDisposable
         {
             throw new DeploymentException($"pre-SQ {id}: URL {address} is not http://; the pre-SQ serves cleartext HTTP/2 only");
         }
+        if (deployment.Cluster.Protocol.MaxRequestPayloadBytes < EnvelopeLimits.MinOrderingPayloadBytes)
+        {
+            throw new DeploymentException($"the ordering cluster orders requests of up to {deployment.Cluster.Protocol.MaxRequestPayloadBytes} bytes; "
+                + $"a pre-SQ needs {EnvelopeLimits.MinOrderingPayloadBytes} to forward the largest message it accepts (raise maxBatchBytes in the cluster file)");
+        }
         if (deployment.Cluster.Protocol.RepliesRememberedPerClient < OrderingSequenceReservation.Block)
         {
             throw new DeploymentException($"the ordering cluster remembers {deployment.Cluster.Protocol.RepliesRememberedPerClient} replies per client; "
@@ -120,7 +126,8 @@ public sealed class PreSqHost : IAsyncDisposable
             new BftClientOptions { Window = options.MaxOrderingInFlight, FirstSequence = sequences.FirstSequence }, logs);
         var forwarder = new OrderingForwarder(client, sequences, options.MaxOrderingInFlight, metrics);
         var streams = new SenderStreams(metrics);
-        var loop = new SieveLoop(filter, new OrderingBatcher(id, options.Filter),
+        var batching = options.Filter with { BatchMaxBytes = Math.Min(options.Filter.BatchMaxBytes, deployment.Cluster.Protocol.MaxRequestPayloadBytes) };
+        var loop = new SieveLoop(filter, new OrderingBatcher(id, batching),
             new PreSqLoadMonitor(id, options.CapacityPerSecond, options.WarnAtPermille), forwarder, streams, metrics, options.InboundQueueItems, options.Fault);
         var relay = new AckResponseRelay(id, deployment.Config.Replicas, identity, streams, metrics, options.RelayBackoffMin, options.RelayBackoffMax,
             logs.CreateLogger($"pre-sq-{id}.relay"));

@@ -111,6 +111,22 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
         Assert.Equal(refusedBefore + 5, _c.Hosts[0].Metrics.RefusedSubscriptions);
     }
 
+    /// <summary>
+    /// A message of the largest DATA a sender may send is ordered like any other and judged by the rules (this
+    /// deployment's routes allow 64 KiB, so it is dropped there, deterministically), and the next one passes. Its
+    /// ordering request was above the ordering layer's 1 MiB payload bound: the replicas refused the frame, the
+    /// pre-SQ retried it for ever and one such message took the sieve's delivery to zero (issue 16, item 3).
+    /// </summary>
+    [Fact]
+    public async Task A_message_of_the_largest_data_is_ordered_and_judged_and_the_sieve_goes_on()
+    {
+        const int sender = 3;
+        var data = RandomNumberGenerator.GetBytes(SieveQ.Core.Envelope.EnvelopeLimits.MaxDataBytes);
+        var result = await _c.SubmitAsync(_c.Message(sender, _c.NextSeq(sender), data));
+        Assert.Equal(new ExecuteResult(0, 0, 1), result);
+        Assert.Equal(new ExecuteResult(1, 0, 0), await _c.SubmitAsync(_c.Message(sender, _c.NextSeq(sender), [1, 2, 3])));
+    }
+
     [Fact]
     public async Task FetchBodies_answers_for_a_queued_item_and_not_for_a_request_with_a_wrong_mac()
     {

@@ -49,6 +49,7 @@ public sealed class BftClient : IAsyncDisposable
     {
         options ??= new BftClientOptions();
         ClientId = clientId;
+        MaxRequestPayloadBytes = protocol.MaxRequestPayloadBytes;
         var window = Math.Min(options.Window, protocol.ClientWindow);
         _ordering = new OrderingClient(clientId, protocol, options.RetransmitMs, window, options.FirstSequence);
         _window = new SemaphoreSlim(window, window);
@@ -67,6 +68,9 @@ public sealed class BftClient : IAsyncDisposable
     }
 
     public int ClientId { get; }
+
+    /// <summary>The largest payload the cluster orders (<see cref="ReplicaConfig.MaxRequestPayloadBytes"/>).</summary>
+    public int MaxRequestPayloadBytes { get; }
     public int ConnectedReplicas => _replicas.Count(p => p.IsConnected);
     public long Retransmissions { get { lock (_lock) { return _ordering.Retransmissions; } } }
 
@@ -86,8 +90,13 @@ public sealed class BftClient : IAsyncDisposable
     }
 
     /// <summary>Orders one request; completes when f+1 replicas agree on its result. Waits for window space first.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">The payload is above <see cref="MaxRequestPayloadBytes"/>: no replica would order it.</exception>
     public async Task<CompletedRequest> SubmitAsync(ReadOnlyMemory<byte> payload, CancellationToken ct = default)
     {
+        if (payload.Length > MaxRequestPayloadBytes)
+        {
+            throw new ArgumentOutOfRangeException(nameof(payload), $"a request of {payload.Length} bytes is above the cluster's limit of {MaxRequestPayloadBytes}");
+        }
         await _window.WaitAsync(ct).ConfigureAwait(false);
         var tcs = new TaskCompletionSource<CompletedRequest>(TaskCreationOptions.RunContinuationsAsynchronously);
         OutboundPayload bytes;

@@ -46,6 +46,11 @@ public sealed class OrderingClient
     /// <summary>Creates the next request; the caller sends it to every replica. Null when the window is full (back-pressure).</summary>
     public ClientRequest? Submit(byte[] payload, long now)
     {
+        ArgumentNullException.ThrowIfNull(payload);
+        if (payload.Length > _config.MaxRequestPayloadBytes)
+        {
+            throw new ArgumentOutOfRangeException(nameof(payload), $"a request of {payload.Length} bytes is above the cluster's limit of {_config.MaxRequestPayloadBytes}");
+        }
         if (!CanSubmit)
         {
             return null;

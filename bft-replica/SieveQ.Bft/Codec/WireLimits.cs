@@ -7,7 +7,12 @@ namespace SieveQ.Bft.Codec;
 public static class WireLimits
 {
     public const int MaxFrameBytes = 32 * 1024 * 1024;
-    public const int MaxPayloadBytes = 1024 * 1024;
+    /// <summary>
+    /// Largest client request payload a frame may carry. A cluster's own bound is
+    /// <see cref="Core.ReplicaConfig.MaxRequestPayloadBytes"/> (this, or less when its batches are smaller); an
+    /// application derives what it accepts at its edge from that, never from a constant of its own.
+    /// </summary>
+    public const int MaxPayloadBytes = 8 * 1024 * 1024;
     public const int MaxRequestsPerBatch = 16_384;
     public const int MaxRequestsPerForward = 4_096;
     public const int MaxReplicas = 64;

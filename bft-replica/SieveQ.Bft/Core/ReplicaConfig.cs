@@ -26,7 +26,18 @@ public sealed record ReplicaConfig
 
     public int CheckpointInterval { get; init; } = 64;
     public int MaxBatchRequests { get; init; } = 1_024;
-    public int MaxBatchBytes { get; init; } = 4 * 1024 * 1024;
+    /// <summary>Bytes of requests one batch may carry; one request of <see cref="MaxRequestPayloadBytes"/> always fits.</summary>
+    public int MaxBatchBytes { get; init; } = Codec.WireLimits.MaxPayloadBytes + (64 * 1024);
+
+    /// <summary>What a batch spends besides its requests' payloads: its header and each request's id (as the leader counts).</summary>
+    public const int BatchHeaderBytes = 64, BatchBytesPerRequest = 16;
+
+    /// <summary>
+    /// The largest request payload this cluster orders: what one frame carries and one batch holds alone. Replicas
+    /// refuse larger requests at admission and clients refuse to send them, so none is retried forever; an
+    /// application that batches items into requests must keep each within this.
+    /// </summary>
+    public int MaxRequestPayloadBytes => Math.Min(Codec.WireLimits.MaxPayloadBytes, MaxBatchBytes - BatchHeaderBytes - BatchBytesPerRequest);
     /// <summary>Requests in flight per client; sequence numbers beyond last-executed + window are refused.</summary>
     public int ClientWindow { get; init; } = 1_024;
     public int MaxPendingTotal { get; init; } = 65_536;
@@ -54,6 +65,10 @@ public sealed record ReplicaConfig
         if (CheckpointInterval < 2 || MaxBatchRequests < 1 || ClientWindow < 1 || MaxPendingTotal < 1 || RepliesRememberedPerClient < 1)
         {
             throw new ArgumentException("checkpoint interval, batch size, client window and pending bound must be positive");
+        }
+        if (MaxBatchBytes < 1024)
+        {
+            throw new ArgumentException($"batches of {MaxBatchBytes} bytes are too small; at least 1024");
         }
         if (MaxBatchRequests > Codec.WireLimits.MaxRequestsPerBatch)
         {

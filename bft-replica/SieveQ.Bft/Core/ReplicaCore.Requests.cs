@@ -37,6 +37,13 @@ public sealed partial class ReplicaCore
             Counters.Add($"{source}.duplicate");
             return false;
         }
+        if (r.Payload.Length > Config.MaxRequestPayloadBytes)
+        {
+            // No batch could carry it: proposed alone it would be refused as oversized, and the complaints
+            // would change regency for ever. Correct clients never send one.
+            Counters.Add($"drop.{source}.too-large");
+            return false;
+        }
         if (!_clients.Admissible(r.From, r.Sequence, Config.ClientWindow, Config.MaxClients))
         {
             Counters.Add($"drop.{source}.outside-window");
@@ -185,10 +192,10 @@ public sealed partial class ReplicaCore
     private List<ClientRequest> NextBatchRequests()
     {
         var requests = new List<ClientRequest>(Math.Min(_pool.Count, Config.MaxBatchRequests));
-        var bytes = 64;
+        var bytes = ReplicaConfig.BatchHeaderBytes;
         foreach (var p in _pool.InArrivalOrder())
         {
-            var size = p.Request.Payload.Length + 16;
+            var size = p.Request.Payload.Length + ReplicaConfig.BatchBytesPerRequest;
             if (requests.Count >= Config.MaxBatchRequests || (requests.Count > 0 && bytes + size > Config.MaxBatchBytes))
             {
                 break;

@@ -120,12 +120,27 @@ public sealed partial class ReplicaCore
         _lastServedAt[q.From] = _now;
         var withCheckpoint = q.LastExecuted < _logStart;
         var from = withCheckpoint ? LastCheckpointId : q.LastExecuted;
-        var log = _decidedLog.Values
-            .Where(e => e.ConsensusId > from)
-            .Take(WireLimits.MaxLogEntries)
-            .Select(e => new LoggedDecision(e.ConsensusId, e.Hash, q.WantBody ? e.Value : null))
-            .ToArray();
         var snapshot = withCheckpoint && q.WantBody ? _checkpointState : null;
+        // Bodies are bounded by bytes too, so the reply fits a frame whatever the batches weigh; the requester
+        // applies what it got and asks again from there.
+        var budget = (long)WireLimits.MaxFrameBytes - (snapshot?.Length ?? 0) - (1024 * 1024);
+        var log = new List<LoggedDecision>();
+        foreach (var e in _decidedLog.Values.Where(e => e.ConsensusId > from))
+        {
+            if (log.Count >= WireLimits.MaxLogEntries)
+            {
+                break;
+            }
+            if (q.WantBody)
+            {
+                budget -= e.Value.EncodedSize + 64;
+                if (budget < 0 && log.Count > 0)
+                {
+                    break;
+                }
+            }
+            log.Add(new LoggedDecision(e.ConsensusId, e.Hash, q.WantBody ? e.Value : null));
+        }
         SendTo(q.From, new StateReply(Self, LastCheckpointId, LastCheckpointHash, snapshot, log));
         Counters.Add(q.WantBody ? "state-served.body" : "state-served.hashes");
     }

@@ -21,8 +21,27 @@ public static class EnvelopeLimits
     /// <summary>SHA-256 output and HMAC-SHA256 tag length.</summary>
     public const int HashBytes = 32;
 
-    /// <summary>Largest whole ordering request payload (16 MiB), matching what the ordering layer accepts.</summary>
-    public const int MaxOrderingPayloadBytes = 16 << 20;
+    /// <summary>Largest body of a sender frame: a sender message (DATA, header, Merkle path, signature) or an ACKREQ.</summary>
+    public const int MaxSenderFrameBodyBytes = MaxDataBytes + 4096;
+
+    /// <summary>An ordering request's header (kind, origin, item count) and each item's length prefix.</summary>
+    public const int OrderingRequestHeaderBytes = 9, OrderingItemPrefixBytes = 4;
+
+    /// <summary>Largest rule-set command: header, version fields, the document, its signature file and the command signature.</summary>
+    public const int MaxRuleSetCommandBytes = 18 + 8 + MaxRuleSetDocumentBytes + MaxRuleSetSignatureFileBytes + SignatureBytes;
+
+    /// <summary>Largest single item of an ordering request: a sender frame's body or a rule-set command.</summary>
+    public const int MaxOrderingItemBytes = MaxSenderFrameBodyBytes > MaxRuleSetCommandBytes ? MaxSenderFrameBodyBytes : MaxRuleSetCommandBytes;
+
+    /// <summary>
+    /// What an ordering request needs to carry the largest item alone. A deployment whose ordering cluster orders
+    /// less (<see cref="SieveQ.Bft.Core.ReplicaConfig.MaxRequestPayloadBytes"/>) is refused at start: everything the
+    /// edge accepts must pass every inner layer, or one message of the largest size halts a pre-SQ.
+    /// </summary>
+    public const int MinOrderingPayloadBytes = OrderingRequestHeaderBytes + OrderingItemPrefixBytes + MaxOrderingItemBytes;
+
+    /// <summary>Largest whole ordering request payload: what the ordering layer's frames carry.</summary>
+    public const int MaxOrderingPayloadBytes = SieveQ.Bft.Codec.WireLimits.MaxPayloadBytes;
 
     /// <summary>Largest number of per-sender entries in one receiver acknowledgement.</summary>
     public const int MaxAckEntries = 65_536;

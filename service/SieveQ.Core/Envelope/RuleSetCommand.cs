@@ -81,7 +81,7 @@ public static class RuleSetCommandCodec
     /// <summary>Structure only (cheap): the signature is checked by whoever holds the pinned key.</summary>
     public static RuleSetCommand Decode(ReadOnlyMemory<byte> bytes)
     {
-        var limit = HeaderBytes + 8 + EnvelopeLimits.MaxRuleSetDocumentBytes + EnvelopeLimits.MaxRuleSetSignatureFileBytes + EnvelopeLimits.SignatureBytes;
+        const int limit = EnvelopeLimits.MaxRuleSetCommandBytes;
         if (bytes.Length > limit)
         {
             throw new MalformedEnvelopeException($"rule-set command of {bytes.Length} bytes above the limit of {limit} (documents up to {EnvelopeLimits.MaxRuleSetDocumentBytes} bytes)");

@@ -32,7 +32,7 @@ public static class SenderFrameCodec
         var r = new CanonicalReader(bytes.Span);
         r.Kind(StructureKind.SenderFrame);
         var preSq = r.Id("preSq");
-        var len = r.Count(EnvelopeLimits.MaxDataBytes + 4096, "body length");
+        var len = r.Count(EnvelopeLimits.MaxSenderFrameBodyBytes, "body length");
         var at = r.Position;
         r.Take(len, "body");
         if (len == 0)

@@ -63,6 +63,40 @@ public class ReplicaCoreTests
         AssertSameHistory(c, [1, 2, 3]);
     }
 
+    /// <summary>
+    /// A request no batch can carry was admitted, proposed alone, refused by every follower as oversized, and the
+    /// complaints changed regency for ever. Replicas now refuse it at admission; the others are ordered as usual.
+    /// </summary>
+    [Fact]
+    public void A_request_larger_than_a_batch_holds_is_refused_at_admission_and_stalls_nothing()
+    {
+        var config = new ReplicaConfig { MaxBatchBytes = 4_096 };
+        Assert.Equal(4_096 - ReplicaConfig.BatchHeaderBytes - ReplicaConfig.BatchBytesPerRequest, config.MaxRequestPayloadBytes);
+        var c = new MiniCluster(config);
+        var tooLarge = new SieveQ.Bft.Protocol.ClientRequest(2000, 1, new byte[config.MaxRequestPayloadBytes + 1]);
+        foreach (var r in c.Replicas)
+        {
+            r!.Step(tooLarge, c.Now);
+        }
+        c.Submit(1000, [1]);
+        c.Submit(1000, new byte[config.MaxRequestPayloadBytes]);
+        c.Run(5_000);
+        Assert.All(c.Apps, a => Assert.Equal(2, a.Executed.Count));
+        Assert.All(c.Replicas, r => Assert.Equal(1, r!.Counters["drop.request.too-large"]));
+        Assert.All(c.Replicas, r => Assert.Equal(0, r!.Regency));
+    }
+
+    [Fact]
+    public void A_client_refuses_a_request_above_the_clusters_limit_instead_of_retrying_it()
+    {
+        var config = new ReplicaConfig { MaxBatchBytes = 4_096 };
+        var client = new SieveQ.Bft.Client.OrderingClient(1000, config);
+        var e = Assert.Throws<ArgumentOutOfRangeException>(() => client.Submit(new byte[config.MaxRequestPayloadBytes + 1], 0));
+        Assert.Contains($"above the cluster's limit of {config.MaxRequestPayloadBytes}", e.Message, StringComparison.Ordinal);
+        Assert.Equal(0, client.OutstandingCount);
+        Assert.NotNull(client.Submit(new byte[config.MaxRequestPayloadBytes], 0));
+    }
+
     [Fact]
     public void Replayed_request_is_never_executed_twice()
     {
