@@ -30,7 +30,7 @@ public sealed class RequestVerification(IRequestVerifier verifier, int generatio
         Forward f => All(f.Requests),
         Stop s => All(s.TimedOut),
         Propose p => All(p.Value.Requests),
-        Sync { Value: not null } s => All(s.Value.Requests),
+        Sync s => All(s.Value?.Requests ?? []) && All(s.PriorValue?.Requests ?? []),
         _ => true,
     };
 

@@ -165,7 +165,7 @@ internal sealed class ReplicaHost
             Forward f => f.Requests,
             Stop s => s.TimedOut,
             Propose p => p.Value.Requests,
-            Sync s => s.Value?.Requests ?? [],
+            Sync s => [.. s.Value?.Requests ?? [], .. s.PriorValue?.Requests ?? []],
             _ => [],
         };
         foreach (var r in nested)

@@ -55,6 +55,11 @@ public sealed class BoundsTests
         Assert.False(checks.VerifyAll(new Propose(0, 0, 2, new Batch(0, [good, bad]))));
         Assert.False(checks.VerifyAll(new Stop(1, 1, [bad])));
         Assert.Equal(2, v.Calls);
+        // A SYNC's requests are checked in its value and in the prior value it binds for the instance below.
+        var evidence = new StopData(2, 1, 0, [], [1]);
+        Assert.True(checks.VerifyAll(new Sync(1, 1, [evidence], 2, new Batch(0, [good]), new Batch(0, [good]))));
+        Assert.False(checks.VerifyAll(new Sync(1, 1, [evidence], 2, new Batch(0, [good]), new Batch(0, [bad]))));
+        Assert.False(checks.VerifyAll(new Sync(1, 1, [evidence], 2, new Batch(0, [bad]), null)));
     }
 }
 
