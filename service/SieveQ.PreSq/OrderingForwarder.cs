@@ -18,6 +18,9 @@ internal sealed class OrderingForwarder : IAsyncDisposable
     private readonly SemaphoreSlim _slots;
     private readonly CancellationTokenSource _stop = new();
     private int _pending;
+    private long _nextTicket;
+    /// <summary>When each request in flight was submitted (at most the in-flight bound of entries).</summary>
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<long, long> _submittedAt = new();
     private readonly TaskCompletionSource _drained = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
     public OrderingForwarder(BftClient client, OrderingSequenceReservation sequences, int maxInFlight, PreSqMetrics metrics)
@@ -33,6 +36,21 @@ internal sealed class OrderingForwarder : IAsyncDisposable
     /// <summary>Requests submitted and not yet completed.</summary>
     public int InFlight => Volatile.Read(ref _pending);
 
+    /// <summary>How long the oldest request in flight has waited for f+1 replies, or zero with none in flight.</summary>
+    public TimeSpan OldestUnanswered
+    {
+        get
+        {
+            var now = Environment.TickCount64;
+            var oldest = now;
+            foreach (var at in _submittedAt.Values)
+            {
+                oldest = Math.Min(oldest, at);
+            }
+            return TimeSpan.FromMilliseconds(now - oldest);
+        }
+    }
+
     public bool TryTakeSlot() => _slots.Wait(0);
 
     public Task TakeSlotAsync(CancellationToken ct) => _slots.WaitAsync(ct);
@@ -44,7 +62,9 @@ internal sealed class OrderingForwarder : IAsyncDisposable
         _sequences.Take();
         Interlocked.Increment(ref _pending);
         _metrics.BatchSubmitted(items);
-        _ = CompleteAsync(payload);
+        var ticket = Interlocked.Increment(ref _nextTicket);
+        _submittedAt[ticket] = Environment.TickCount64;
+        _ = CompleteAsync(payload, ticket);
     }
 
     /// <summary>
@@ -68,7 +88,7 @@ internal sealed class OrderingForwarder : IAsyncDisposable
         }
     }
 
-    private async Task CompleteAsync(byte[] payload)
+    private async Task CompleteAsync(byte[] payload, long ticket)
     {
         try
         {
@@ -85,13 +105,15 @@ internal sealed class OrderingForwarder : IAsyncDisposable
             }
             _metrics.BatchOrdered(result, done.CompletedAt - done.SubmittedAt);
         }
-        catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException)
+        catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or ArgumentOutOfRangeException)
         {
-            // Shutting down: the senders retransmit through whichever pre-SQ serves them next.
+            // Shutting down (or, never with a cluster the start check admitted, a batch above the cluster's
+            // request bound): the senders retransmit through whichever pre-SQ serves them next.
             _metrics.BatchAbandoned();
         }
         finally
         {
+            _submittedAt.TryRemove(ticket, out _);
             _slots.Release();
             if (Interlocked.Decrement(ref _pending) == 0 && _stop.IsCancellationRequested)
             {

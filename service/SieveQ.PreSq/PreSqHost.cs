@@ -31,6 +31,7 @@ public sealed class PreSqHost : IAsyncDisposable
     public const string Component = "pre-sq";
 
     private readonly int _f;
+    private readonly TimeSpan _unansweredAfter;
     private readonly PartyKeys _keys;
     private readonly IdentityKey _identity;
     private readonly PublicKeyDirectory _enrolled;
@@ -51,6 +52,7 @@ public sealed class PreSqHost : IAsyncDisposable
     {
         Id = id;
         _f = f;
+        _unansweredAfter = options.UnansweredAfter;
         Address = address;
         _keys = keys;
         _identity = identity;
@@ -188,6 +190,11 @@ public sealed class PreSqHost : IAsyncDisposable
         if (linked < 2 * _f + 1)
         {
             problems.Add($"ordering links to {linked} replicas, {2 * _f + 1} needed");
+        }
+        var unanswered = _forwarder.OldestUnanswered;
+        if (unanswered >= _unansweredAfter)
+        {
+            problems.Add($"not ordering: {_forwarder.InFlight} ordering requests in flight, the oldest unanswered for {unanswered.TotalSeconds:0.0} s");
         }
         var subscribed = Metrics.ReplicaSubscriptions;
         if (subscribed < _f + 1)

@@ -107,6 +107,12 @@ public sealed record PreSqHostOptions
 
     public TimeSpan RelayBackoffMax { get; init; } = TimeSpan.FromSeconds(5);
 
+    /// <summary>
+    /// An ordering request unanswered this long makes the pre-SQ report itself unhealthy ("not ordering"): well
+    /// above a regency change, so one change is not reported, and far below the minutes a silent stall lasted.
+    /// </summary>
+    public TimeSpan UnansweredAfter { get; init; } = TimeSpan.FromSeconds(10);
+
     /// <summary>Misbehaviour to simulate (tests only); <see cref="PreSqFault.None"/> in production.</summary>
     public PreSqFault Fault { get; init; }
 
@@ -143,6 +149,7 @@ public sealed record PreSqHostOptions
         Positive(StreamQueueEvents, nameof(StreamQueueEvents));
         Positive(CapacityPerSecond, nameof(CapacityPerSecond));
         Positive(RelayBackoffMin.TotalMilliseconds, nameof(RelayBackoffMin));
+        Positive(UnansweredAfter.TotalMilliseconds, nameof(UnansweredAfter));
         if (InitialConnectionWindowBytes < 65_535 || InitialStreamWindowBytes < 65_535)
         {
             throw new ArgumentOutOfRangeException(nameof(InitialConnectionWindowBytes), "HTTP/2 windows are at least 65,535 bytes");
@@ -150,6 +157,11 @@ public sealed record PreSqHostOptions
         if (MaxMessageBytes < 1024)
         {
             throw new ArgumentOutOfRangeException(nameof(MaxMessageBytes), "too small for a sender frame");
+        }
+        if (MaxMessageBytes > DefaultMaxMessageBytes)
+        {
+            // A frame body above what the ordering layer is sized for would be accepted here and never ordered.
+            throw new ArgumentOutOfRangeException(nameof(MaxMessageBytes), MaxMessageBytes, $"above the largest frame the sieve orders ({DefaultMaxMessageBytes})");
         }
         if (RelayBackoffMax < RelayBackoffMin)
         {
