@@ -316,6 +316,63 @@ public sealed class PostSqTests
         Assert.False(voter.OnReplicaOutput(ReplicaOutputRenderer.Render(new OutboxBatch(Receiver, 1, [item]), 0, true, c.Rings[1]), 0).Accepted);
     }
 
+    /// <summary>Issue 16, item 4: a replica naming senders the enrolment does not list makes the voter keep nothing for them.</summary>
+    [Fact]
+    public void Votes_for_senders_outside_the_enrolment_keep_no_state()
+    {
+        var c = Cluster.Create(1, []);
+        var voter = new PostSqVoter(Receiver, 1, r => c.Rings[r], new InMemoryDeliveryCursorStore(), new PostSqOptions { EnrolledSenders = new HashSet<int> { 1 } });
+        var invented = Enumerable.Range(1_000, 500).Select(s => new QueuedItem(s, 1, 1, TaggedHash.DataDigest("x"u8), "x"u8.ToArray())).ToList();
+        Assert.True(voter.OnReplicaOutput(ReplicaOutputRenderer.Render(new OutboxBatch(Receiver, 1, invented), 0, true, c.Rings[0]), 0).Accepted);
+        Assert.Equal(0, voter.TrackedSenders);
+        Assert.Equal(500, voter.Drops[SieveStage.Vote, DropReason.NotEnrolled]);
+        Assert.Equal(0, voter.BodyBytesHeldFrom(0));
+
+        // The enrolled sender is voted and delivered as usual.
+        var item = new QueuedItem(1, 9, 1, TaggedHash.DataDigest("y"u8), "y"u8.ToArray());
+        voter.OnReplicaOutput(ReplicaOutputRenderer.Render(new OutboxBatch(Receiver, 1, [item]), 0, true, c.Rings[0]), 0);
+        var step = voter.OnReplicaOutput(ReplicaOutputRenderer.Render(new OutboxBatch(Receiver, 1, [item]), 1, false, c.Rings[1]), 0);
+        Assert.Single(step.Deliveries);
+        Assert.Equal(1, voter.TrackedSenders);
+    }
+
+    /// <summary>
+    /// Issue 16, item 4: a faulty replica vouches for its own bodies, so without a budget it could park a body in
+    /// every slot of every sender's window. Its bodies stop at the budget; the honest replicas' are unaffected, a
+    /// quorum's body is fetched when its own was refused, and delivery gives the budget back.
+    /// </summary>
+    [Fact]
+    public void A_replicas_waiting_bodies_are_held_within_its_byte_budget()
+    {
+        var c = Cluster.Create(1, []);
+        var voter = new PostSqVoter(Receiver, 1, r => c.Rings[r], new InMemoryDeliveryCursorStore(), new PostSqOptions { MaxBodyBytesPerReplica = 1_000 });
+        // Replica 3 sends 100-byte bodies for route numbers 2..21 (number 1 never comes): only ten fit.
+        var flood = Enumerable.Range(2, 20).Select(i =>
+        {
+            var data = new byte[100];
+            data[0] = (byte)i;
+            return new QueuedItem(1, i, i, TaggedHash.DataDigest(data), data);
+        }).ToList();
+        voter.OnReplicaOutput(ReplicaOutputRenderer.Render(new OutboxBatch(Receiver, 1, flood), 3, true, c.Rings[3]), 0);
+        Assert.Equal(1_000, voter.BodyBytesHeldFrom(3));
+        Assert.Equal(10, voter.Drops[SieveStage.Vote, DropReason.OverBudget]);
+
+        // Replica 0 is not charged for replica 3's bodies: its own body for number 1 is kept, and with replica 1's
+        // vote it delivers; the budget of replica 0 comes back with the delivery.
+        var first = new QueuedItem(1, 1, 1, TaggedHash.DataDigest("a"u8), "a"u8.ToArray());
+        voter.OnReplicaOutput(ReplicaOutputRenderer.Render(new OutboxBatch(Receiver, 1, [first]), 0, true, c.Rings[0]), 0);
+        Assert.Equal(1, voter.BodyBytesHeldFrom(0));
+        var step = voter.OnReplicaOutput(ReplicaOutputRenderer.Render(new OutboxBatch(Receiver, 1, [first]), 1, false, c.Rings[1]), 0);
+        Assert.Equal([1L], step.Deliveries.Select(d => d.RouteSeq).ToArray());
+        Assert.Equal(0, voter.BodyBytesHeldFrom(0));
+
+        // Route number 2 (replica 3 kept its body) delivers once a second replica votes for it, and frees replica 3's budget.
+        var second = flood[0];
+        step = voter.OnReplicaOutput(ReplicaOutputRenderer.Render(new OutboxBatch(Receiver, 2, [second]), 1, false, c.Rings[1]), 0);
+        Assert.Equal([2L], step.Deliveries.Select(d => d.RouteSeq).ToArray());
+        Assert.Equal(900, voter.BodyBytesHeldFrom(3));
+    }
+
     [Fact]
     public void Fuzzed_inputs_never_throw_from_the_voter()
     {

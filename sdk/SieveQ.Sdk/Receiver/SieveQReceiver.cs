@@ -97,6 +97,11 @@ public sealed class SieveQReceiver : IAsyncDisposable
         ArgumentException.ThrowIfNullOrEmpty(stateDir);
         options ??= new SieveQReceiverOptions();
         options.Validate();
+        // Votes for senders the enrolment does not list keep no state (a faulty replica could invent them).
+        options = options with
+        {
+            Protocol = options.Protocol with { EnrolledSenders = options.Protocol.EnrolledSenders ?? ctx.Enrolment.Senders.Select(s => s.Id).ToHashSet() },
+        };
         var keys = ctx.Keys(PartyRole.Receiver, receiverId);
         FileStream? exclusive = null;
         try

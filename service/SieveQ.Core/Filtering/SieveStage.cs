@@ -54,4 +54,8 @@ public enum DropReason
     OutOfOrder = 20,
     /// <summary>Held for a gap that did not fill in time: let go without being taken (the sender retransmits it).</summary>
     GapTimedOut = 21,
+    /// <summary>Names a sender the enrolment does not list: no state is kept for it.</summary>
+    NotEnrolled = 22,
+    /// <summary>A replica's bodies waiting for a quorum reached its byte budget: the body can still be fetched once f+1 vote.</summary>
+    OverBudget = 23,
 }

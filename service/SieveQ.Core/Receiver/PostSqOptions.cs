@@ -16,4 +16,17 @@ public sealed record PostSqOptions
     public long FetchRetryMs { get; init; } = 250;
 
     public int MaxFetchItems { get; init; } = 512;
+
+    /// <summary>
+    /// The senders the enrolment lists; votes naming any other are dropped before any state is kept (a faulty
+    /// replica could otherwise make the voter track invented senders). Null accepts any (tests of the voter alone).
+    /// </summary>
+    public IReadOnlySet<int>? EnrolledSenders { get; init; }
+
+    /// <summary>
+    /// Bytes of bodies one replica may have waiting in undelivered slots. A faulty replica vouches for its own
+    /// bodies' digests, so without this it could fill the window of every sender with 1 MiB bodies; beyond it a
+    /// body is dropped (counted) and, once f+1 replicas vote for its digest, fetched from one of them.
+    /// </summary>
+    public long MaxBodyBytesPerReplica { get; init; } = 64L * 1024 * 1024;
 }

@@ -1,4 +1,5 @@
 using System.Security.Cryptography;
+using SieveQ.Bft.Protocol;
 using SieveQ.Core.Envelope;
 using SieveQ.Core.Filtering;
 using SieveQ.Core.Keys;
@@ -36,6 +37,7 @@ public sealed class PostSqVoter
     private readonly SortedDictionary<int, SenderSlots> _senders = [];
     private readonly DropCounters _drops = new(Component);
     private long _fetchNonce;
+    private readonly long[] _bodyBytes;
 
     private sealed class SenderSlots
     {
@@ -55,6 +57,7 @@ public sealed class PostSqVoter
         _ringFor = ringForReplica;
         _store = store;
         _options = options ?? new PostSqOptions();
+        _bodyBytes = new long[_n];
         foreach (var c in store.Load())
         {
             _senders[c.Sender] = new SenderSlots { Expected = c.DeliveredUpTo + 1, Committed = c.DeliveredUpTo };
@@ -62,6 +65,12 @@ public sealed class PostSqVoter
     }
 
     public DropCounters Drops => _drops;
+
+    /// <summary>Bytes of bodies a replica has waiting in undelivered slots (bounded by <see cref="PostSqOptions.MaxBodyBytesPerReplica"/>).</summary>
+    public long BodyBytesHeldFrom(int replica) => replica >= 0 && replica < _n ? _bodyBytes[replica] : 0;
+
+    /// <summary>Senders the voter keeps state for.</summary>
+    public int TrackedSenders => _senders.Count;
 
     public long DeliveredCount { get; private set; }
 
@@ -132,8 +141,10 @@ public sealed class PostSqVoter
             var digest = TaggedHash.DataDigest(b.Body.Span);
             if (slot.Votes.Values.Any(v => v.DataDigest == digest))
             {
-                slot.Bodies.TryAdd(digest, b.Body.ToArray());
-                touched.Add(b.Sender);
+                if (KeepBody(slot, digest, b.Body, res.Replica))
+                {
+                    touched.Add(b.Sender);
+                }
             }
             else
             {
@@ -193,6 +204,11 @@ public sealed class PostSqVoter
 
     private bool Vote(int replica, OutputItem item)
     {
+        if (_options.EnrolledSenders is { } enrolled && !enrolled.Contains(item.Sender))
+        {
+            _drops.Count(SieveStage.Vote, DropReason.NotEnrolled);
+            return false;
+        }
         if (!_senders.TryGetValue(item.Sender, out var s))
         {
             if (_senders.Count >= _options.MaxSenders)
@@ -236,7 +252,7 @@ public sealed class PostSqVoter
             // A body only counts under the digest its own replica vouched for, and only if it hashes to it.
             if (TaggedHash.DataDigest(body.Span) == item.DataDigest)
             {
-                slot.Bodies.TryAdd(item.DataDigest, body.ToArray());
+                KeepBody(slot, item.DataDigest, body, replica);
             }
             else
             {
@@ -244,6 +260,32 @@ public sealed class PostSqVoter
             }
         }
         return true;
+    }
+
+    /// <summary>Keeps a checked body unless the slot has it already or its replica's budget is spent.</summary>
+    private bool KeepBody(VoteSlot slot, Digest digest, ReadOnlyMemory<byte> body, int replica)
+    {
+        if (slot.Bodies.ContainsKey(digest))
+        {
+            return true;
+        }
+        if (_bodyBytes[replica] + body.Length > _options.MaxBodyBytesPerReplica)
+        {
+            _drops.Count(SieveStage.Vote, DropReason.OverBudget);
+            return false;
+        }
+        slot.Bodies.Add(digest, body.ToArray());
+        slot.BodyFrom.Add(digest, replica);
+        _bodyBytes[replica] += body.Length;
+        return true;
+    }
+
+    private void ReleaseBodies(VoteSlot slot)
+    {
+        foreach (var (digest, from) in slot.BodyFrom)
+        {
+            _bodyBytes[from] -= slot.Bodies[digest].Length;
+        }
     }
 
     /// <summary>Algorithm 1 lines 9-13 for each touched sender, then any fetches that are due.</summary>
@@ -264,6 +306,7 @@ public sealed class PostSqVoter
                     break;
                 }
                 deliveries.Add(new Delivery(sender, q.SenderSeq, s.Expected, body));
+                ReleaseBodies(slot);
                 s.Slots.Remove(s.Expected);
                 s.Expected++;
                 DeliveredCount++;

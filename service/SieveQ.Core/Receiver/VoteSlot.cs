@@ -12,6 +12,9 @@ internal sealed class VoteSlot
     /// <summary>Bodies whose digest was checked; at most one per replica vote, so bounded by n.</summary>
     public Dictionary<Digest, byte[]> Bodies { get; } = [];
 
+    /// <summary>Which replica's budget each body is charged to.</summary>
+    public Dictionary<Digest, int> BodyFrom { get; } = [];
+
     public long NextFetchAtMs { get; set; } = -1;
 
     public int LastAsked { get; set; } = -1;
