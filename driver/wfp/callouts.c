@@ -46,10 +46,7 @@ static void authorize(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METAD
     if (!(out->rights & FWPS_RIGHT_ACTION_WRITE))
         return; /* a higher-priority filter already decided */
     sqfw_req_buf b;
-    if (!sqfw_build_request(in, meta, family, direction,
-                            direction == SQFW_DIR_OUTBOUND ? FWPS_FIELD_ALE_AUTH_CONNECT_FLAGS
-                                                           : FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_FLAGS,
-                            &b)) {
+    if (!sqfw_build_request(in, meta, family, direction, &b)) {
         block(out);
         return;
     }
@@ -120,13 +117,14 @@ static void flow_established(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMIN
     permit(out);
     if (!meta || !(meta->currentMetadataValues & FWPS_METADATA_FIELD_FLOW_HANDLE))
         return;
-    if (in->valueCount <= FWPS_FIELD_ALE_FLOW_ESTABLISHED_FLAGS)
+    sqfw_field_map m;
+    if (!in->incomingValue || !sqfw_fields_for_layer(in->layerId, &m) || m.direction == SQFW_FIELD_NONE ||
+        in->valueCount < m.count)
         return;
-    /* FWP_DIRECTION_INBOUND == 1 */
-    UINT8 dir = in->incomingValue[FWPS_FIELD_ALE_FLOW_ESTABLISHED_DIRECTION].value.uint32 == 1 ? SQFW_DIR_INBOUND
-                                                                                                : SQFW_DIR_OUTBOUND;
+    const FWP_VALUE0 *dv = &in->incomingValue[m.direction].value;
+    UINT8 dir = dv->type == FWP_UINT32 && dv->uint32 == FWP_DIRECTION_INBOUND ? SQFW_DIR_INBOUND : SQFW_DIR_OUTBOUND;
     sqfw_req_buf b;
-    if (!sqfw_build_request(in, meta, family, dir, FWPS_FIELD_ALE_FLOW_ESTABLISHED_FLAGS, &b))
+    if (!sqfw_build_request(in, meta, family, dir, &b))
         return;
     if (b.req.flags & SQFW_RF_LOOPBACK)
         return; /* loopback is not shaped */
@@ -194,6 +192,44 @@ static UINT32 nbl_bytes(const NET_BUFFER_LIST *nbl)
     return total > 0xFFFFFFFFull ? 0xFFFFFFFFu : (UINT32)total;
 }
 
+/* Reads what re-injecting a deferred packet needs at OUTBOUND_TRANSPORT_V4/V6
+ * (the remote address, in network order) or INBOUND_TRANSPORT_V4/V6 (the
+ * arrival interface and sub-interface indices), using the indices of the layer
+ * the values came from. FALSE if the layer is not a transport layer, the
+ * values are too few or a value has an unexpected type. */
+static BOOLEAN transport_inject_fields(const FWPS_INCOMING_VALUES0 *in, UINT16 family, UINT8 outbound,
+                                       UINT8 remote_addr[16], UINT32 *if_index, UINT32 *sub_if_index)
+{
+    sqfw_field_map m;
+    sq_zero(remote_addr, 16);
+    if (!in || !in->incomingValue || !sqfw_fields_for_layer(in->layerId, &m) ||
+        m.interface_index == SQFW_FIELD_NONE || in->valueCount < m.count)
+        return FALSE;
+    const FWPS_INCOMING_VALUE0 *v = in->incomingValue;
+    if (outbound) {
+        const FWP_VALUE0 *ra = &v[m.remote_address].value;
+        if (family == 4 && ra->type == FWP_UINT32) {
+            /* WFP gives IPv4 addresses in host order; injection wants network order */
+            remote_addr[0] = (UINT8)(ra->uint32 >> 24);
+            remote_addr[1] = (UINT8)(ra->uint32 >> 16);
+            remote_addr[2] = (UINT8)(ra->uint32 >> 8);
+            remote_addr[3] = (UINT8)ra->uint32;
+            return TRUE;
+        }
+        if (family == 6 && ra->type == FWP_BYTE_ARRAY16_TYPE && ra->byteArray16) {
+            sq_copy(remote_addr, ra->byteArray16->byteArray16, 16);
+            return TRUE;
+        }
+        return FALSE;
+    }
+    const FWP_VALUE0 *ifi = &v[m.interface_index].value, *sub = &v[m.sub_interface_index].value;
+    if (ifi->type != FWP_UINT32 || sub->type != FWP_UINT32)
+        return FALSE;
+    *if_index = ifi->uint32;
+    *sub_if_index = sub->uint32;
+    return TRUE;
+}
+
 static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta, void *layer,
                   UINT64 flow_ctx, FWPS_CLASSIFY_OUT0 *out, UINT16 family, UINT8 outbound)
 {
@@ -221,6 +257,14 @@ static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_
         block(out); /* level drop, or a chain we do not split */
         return;
     }
+    /* what re-injection needs, from this transport layer's own field indices
+     * (outbound: remote address 3; inbound: interface 7, sub-interface 8) */
+    UINT8 remote_addr[16];
+    UINT32 if_index = 0, sub_if_index = 0;
+    if (!transport_inject_fields(in, family, outbound, remote_addr, &if_index, &sub_if_index)) {
+        block(out); /* cannot re-inject it correctly: drop rather than send it to 0.0.0.0 / :: */
+        return;
+    }
     sqfw_queued *q = ExAllocatePoolWithTag(NonPagedPoolNx, sizeof *q, SQFW_TAG);
     if (!q) {
         block(out);
@@ -238,21 +282,10 @@ static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_
     q->outbound = outbound;
     q->endpoint = meta->transportEndpointHandle;
     q->compartment = meta->compartmentId;
-    q->if_index = meta->sourceInterfaceIndex;
-    q->sub_if_index = meta->destinationInterfaceIndex;
+    q->if_index = if_index;
+    q->sub_if_index = sub_if_index;
     q->scope_id = meta->remoteScopeId;
-    if (in->valueCount > FWPS_FIELD_IP_REMOTE_ADDRESS) {
-        const FWP_VALUE0 *ra = &in->incomingValue[FWPS_FIELD_IP_REMOTE_ADDRESS].value;
-        if (family == 4 && ra->type == FWP_UINT32) {
-            /* injection wants network order */
-            q->remote_addr[0] = (UINT8)(ra->uint32 >> 24);
-            q->remote_addr[1] = (UINT8)(ra->uint32 >> 16);
-            q->remote_addr[2] = (UINT8)(ra->uint32 >> 8);
-            q->remote_addr[3] = (UINT8)ra->uint32;
-        } else if (family == 6 && ra->type == FWP_BYTE_ARRAY16_TYPE && ra->byteArray16) {
-            sq_copy(q->remote_addr, ra->byteArray16->byteArray16, 16);
-        }
-    }
+    sq_copy(q->remote_addr, remote_addr, sizeof q->remote_addr);
     if (!sqfw_shaper_enqueue(q, d.class_id)) {
         FwpsFreeCloneNetBufferList0(q->clone, 0);
         ExFreePoolWithTag(q, SQFW_TAG);

@@ -1,7 +1,9 @@
-/* Builds a core request from what WFP gives at the ALE layers: process id,
- * image path (UTF-16 converted to UTF-8 in a bounded buffer), user SID
- * (formatted as text from the token access information), addresses, ports
- * and flags. Every length is checked before use. */
+/* Builds a core request from what WFP gives at the ALE layers (connect,
+ * recv-accept, flow established; each layer's own field indices, from
+ * fwps_fields.h): process id, image path (UTF-16 converted to UTF-8 in a
+ * bounded buffer), user SID (formatted as text from the token access
+ * information), addresses, ports and flags. Every length is checked before
+ * use. */
 #include "glue.h"
 #include "request.h"
 
@@ -130,21 +132,24 @@ static void copy_addr(const FWP_VALUE0 *v, UINT16 family, UINT8 out[16])
 }
 
 BOOLEAN sqfw_build_request(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,
-                           UINT16 family, UINT8 direction, UINT32 flags_field, sqfw_req_buf *b)
+                           UINT16 family, UINT8 direction, sqfw_req_buf *b)
 {
     sqfw_request *r = &b->req;
     sq_zero(r, sizeof *r);
-    if (!in || !in->incomingValue || in->valueCount <= FWPS_FIELD_IP_REMOTE_PORT || in->valueCount <= flags_field)
+    sqfw_field_map m;
+    /* the indices come from the layer the values belong to, never from another layer's enumeration */
+    if (!in || !in->incomingValue || !sqfw_fields_for_layer(in->layerId, &m) || m.app_id == SQFW_FIELD_NONE ||
+        in->valueCount < m.count)
         return FALSE;
     const FWPS_INCOMING_VALUE0 *v = in->incomingValue;
     r->direction = direction;
     r->family = (UINT8)family;
-    r->protocol = v[FWPS_FIELD_IP_PROTOCOL].value.uint8;
-    r->local_port = v[FWPS_FIELD_IP_LOCAL_PORT].value.uint16;
-    r->remote_port = v[FWPS_FIELD_IP_REMOTE_PORT].value.uint16;
-    copy_addr(&v[FWPS_FIELD_IP_LOCAL_ADDRESS].value, family, r->local_addr);
-    copy_addr(&v[FWPS_FIELD_IP_REMOTE_ADDRESS].value, family, r->remote_addr);
-    UINT32 cflags = v[flags_field].value.type == FWP_UINT32 ? v[flags_field].value.uint32 : 0;
+    r->protocol = v[m.protocol].value.uint8;
+    r->local_port = v[m.local_port].value.uint16;
+    r->remote_port = v[m.remote_port].value.uint16;
+    copy_addr(&v[m.local_address].value, family, r->local_addr);
+    copy_addr(&v[m.remote_address].value, family, r->remote_addr);
+    UINT32 cflags = v[m.flags].value.type == FWP_UINT32 ? v[m.flags].value.uint32 : 0;
     if (cflags & FWP_CONDITION_FLAG_IS_LOOPBACK)
         r->flags |= SQFW_RF_LOOPBACK;
     if (cflags & FWP_CONDITION_FLAG_IS_REAUTHORIZE)
@@ -157,13 +162,13 @@ BOOLEAN sqfw_build_request(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_
     const FWP_BYTE_BLOB *path = NULL;
     if (meta && (meta->currentMetadataValues & FWPS_METADATA_FIELD_PROCESS_PATH))
         path = meta->processPath;
-    else if (v[FWPS_FIELD_ALE_APP_ID].value.type == FWP_BYTE_BLOB_TYPE)
-        path = v[FWPS_FIELD_ALE_APP_ID].value.byteBlob;
+    else if (v[m.app_id].value.type == FWP_BYTE_BLOB_TYPE)
+        path = v[m.app_id].value.byteBlob;
     if (path && path->data && path->size) {
         r->path_len = utf16_to_utf8(path->data, path->size, b->path, sizeof b->path);
         r->path = b->path;
     }
-    const FWP_VALUE0 *user = &v[FWPS_FIELD_ALE_USER_ID].value;
+    const FWP_VALUE0 *user = &v[m.user_id].value;
     if (user->type == FWP_TOKEN_ACCESS_INFORMATION_TYPE && user->tokenAccessInformation &&
         user->tokenAccessInformation->size >= sizeof(sq_token_access_information)) {
         const sq_token_access_information *tai =

@@ -12,7 +12,9 @@ typedef struct sqfw_req_buf {
 
 #include "../core/policy_format.h"
 
+/* Reads the fields at in->layerId's indices (an ALE connect, recv-accept or
+ * flow-established layer); FALSE for any other layer or too few values. */
 BOOLEAN sqfw_build_request(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,
-                           UINT16 family, UINT8 direction, UINT32 flags_field, sqfw_req_buf *b);
+                           UINT16 family, UINT8 direction, sqfw_req_buf *b);
 
 #endif

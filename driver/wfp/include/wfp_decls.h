@@ -4,7 +4,8 @@
  * fwpsk.h; with the WDK the real headers are used instead (SQFW_USE_WDK).
  *
  * Layouts must match the documented ones exactly: every structure whose
- * layout matters has _Static_assert checks on size and member offsets,
+ * layout matters has _Static_assert checks on size and member offsets (and
+ * every layer id and field index has one on its value, in ../fwps_fields.h),
  * computed by hand from the documented member lists and the x64 ABI. A
  * mistake here would corrupt memory in the kernel, so the assertions are
  * the first line of defence, not decoration. Only x64 is supported. */
@@ -130,41 +131,11 @@ typedef enum FWP_MATCH_TYPE_ { FWP_MATCH_EQUAL = 0 } FWP_MATCH_TYPE;
 #define FWP_CONDITION_FLAG_IS_LOOPBACK 0x00000001u
 #define FWP_CONDITION_FLAG_IS_REAUTHORIZE 0x00000004u
 
-/* ---- fwpsk.h: layers (enum order of FWPS_BUILTIN_LAYERS) ---- */
-enum {
-    FWPS_LAYER_INBOUND_TRANSPORT_V4 = 12,
-    FWPS_LAYER_INBOUND_TRANSPORT_V6 = 14,
-    FWPS_LAYER_OUTBOUND_TRANSPORT_V4 = 16,
-    FWPS_LAYER_OUTBOUND_TRANSPORT_V6 = 18,
-    FWPS_LAYER_ALE_AUTH_RECV_ACCEPT_V4 = 44,
-    FWPS_LAYER_ALE_AUTH_RECV_ACCEPT_V6 = 46,
-    FWPS_LAYER_ALE_AUTH_CONNECT_V4 = 48,
-    FWPS_LAYER_ALE_AUTH_CONNECT_V6 = 50,
-    FWPS_LAYER_ALE_FLOW_ESTABLISHED_V4 = 52,
-    FWPS_LAYER_ALE_FLOW_ESTABLISHED_V6 = 54
-};
+/* FWP_DIRECTION, as reported in ALE_FLOW_ESTABLISHED's DIRECTION field */
+#define FWP_DIRECTION_OUTBOUND 0u
+#define FWP_DIRECTION_INBOUND 1u
 
-/* Field indices: the same leading order for connect, recv-accept and flow
- * established, v4 and v6 (FWPS_FIELDS_ALE_AUTH_CONNECT_V4 etc.). */
-enum {
-    FWPS_FIELD_ALE_APP_ID = 0,
-    FWPS_FIELD_ALE_USER_ID = 1,
-    FWPS_FIELD_IP_LOCAL_ADDRESS = 2,
-    FWPS_FIELD_IP_LOCAL_ADDRESS_TYPE = 3,
-    FWPS_FIELD_IP_LOCAL_PORT = 4,
-    FWPS_FIELD_IP_PROTOCOL = 5,
-    FWPS_FIELD_IP_REMOTE_ADDRESS = 6,
-    FWPS_FIELD_IP_REMOTE_PORT = 7,
-    /* ALE_AUTH_CONNECT_V4/V6: FLAGS follows REMOTE_USER_ID, REMOTE_MACHINE_ID,
-     * DESTINATION_ADDRESS_TYPE and LOCAL_INTERFACE */
-    FWPS_FIELD_ALE_AUTH_CONNECT_FLAGS = 12,
-    /* ALE_AUTH_RECV_ACCEPT_V4/V6: FLAGS follows REMOTE_USER_ID, REMOTE_MACHINE_ID,
-     * DESTINATION_ADDRESS_TYPE, LOCAL_INTERFACE */
-    FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_FLAGS = 12,
-    /* ALE_FLOW_ESTABLISHED: DIRECTION then INTERFACE_TYPE, TUNNEL_TYPE, FLAGS */
-    FWPS_FIELD_ALE_FLOW_ESTABLISHED_DIRECTION = 12,
-    FWPS_FIELD_ALE_FLOW_ESTABLISHED_FLAGS = 15
-};
+/* ---- fwpsk.h: layer ids and field indices live in ../fwps_fields.h ---- */
 
 typedef struct FWPS_INCOMING_VALUE0_ {
     FWP_VALUE0 value;
@@ -428,4 +399,9 @@ NTSTATUS NTAPI FwpmCalloutAdd0(HANDLE engineHandle, const FWPM_CALLOUT0 *callout
 NTSTATUS NTAPI FwpmFilterAdd0(HANDLE engineHandle, const FWPM_FILTER0 *filter, PSECURITY_DESCRIPTOR sd, UINT64 *id);
 
 #endif /* SQFW_USE_WDK */
+
+/* FWPS_LAYER_* and FWPS_FIELD_* (declared here without the WDK, taken from
+ * fwpsk.h with it), each value statically checked against the documentation */
+#include "../fwps_fields.h"
+
 #endif
