@@ -38,7 +38,14 @@ public sealed partial class ReplicaCore
             if (regency > Regency)
             {
                 Counters.Add($"drop.{kind}.future-regency");
-                NudgeLeaderOf(regency);
+                // Only the claimed leader's own message earns it a nudge: a nudge is a STOP naming that regency,
+                // which the leader counts as a wish, and one mutated WRITE from a Byzantine peer used to make a
+                // correct replica wish for regency 257 at its leader; with the liar's own wish that was f+1, the
+                // leader jumped there alone and the others could not form a quorum for minutes (seed 186613).
+                if (m.From == LeaderOf(regency))
+                {
+                    NudgeLeaderOf(regency);
+                }
             }
             else
             {

@@ -240,6 +240,34 @@ public class CoreReproductions
         Assert.Equal(0, c.Cores[3].Counters["complaint.restarted"]);
     }
 
+    /// <summary>
+    /// `sieveq sim --seed 186613 --faults all`: a Byzantine replica's WRITE with a mutated regency (257) made a
+    /// correct replica nudge that regency's leader with a STOP naming it, which the leader counts as a wish; with
+    /// the liar's own wish that was f+1, so the leader joined and installed 257 alone, and the other correct
+    /// replicas, a quorum only with it, changed regency for the rest of the run. Only the claimed leader's own
+    /// message earns it a nudge now.
+    /// </summary>
+    [Fact]
+    public void A_peers_message_from_a_far_regency_nudges_nobody_unless_it_comes_from_that_regencys_leader()
+    {
+        var c = new ScriptedCluster(Config);
+        var forged = new Write(0, 257, 1, Digest.Compute([1]), [9, 9]);
+        c.Step(3, forged, now: 10);
+        Assert.DoesNotContain(c.Queued(from: 3, to: 1), m => m is Stop);
+        Assert.Equal(1, c.Cores[3].Counters["drop.write.future-regency"]);
+
+        // The leader of regency 5 (replica 1) speaking in it does get the nudge that makes it re-send its SYNC.
+        c.Step(3, new Heartbeat(1, 5, 0), now: 20);
+        Assert.Contains(c.Queued(from: 3, to: 1), m => m is Stop { NewRegency: 5 });
+    }
+
+    [Fact]
+    public void The_seed_that_found_the_far_regency_nudge_passes()
+    {
+        var result = SieveQ.Bft.Simulation.SimulationRun.Execute(186613, SieveQ.Bft.Simulation.Faults.FaultProfile.All);
+        Assert.True(result.Passed, result.Failure);
+    }
+
     [Fact]
     public void The_seed_that_found_the_lost_overlap_passes()
     {
