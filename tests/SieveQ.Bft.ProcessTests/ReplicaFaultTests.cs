@@ -57,11 +57,7 @@ public sealed class ReplicaFaultTests(ITestOutputHelper output)
 
         await load.StopAsync(Step);
         AssertExactlyOnce(load);
-        var final = await cluster.WaitForAsync(() =>
-        {
-            var live = cluster.LiveStatuses();
-            return live.Count == 3 && live.All(s => s.AppState == live[0].AppState && s.AppState.StartsWith($"{load.Count}:", StringComparison.Ordinal)) ? live : null;
-        }, Step, $"the three live replicas to agree on a state with {load.Count} executed requests");
+        var final = await AgreeOnOneStateAsync(cluster, load, replicas: 3);
         output.WriteLine($"{load.Count} requests, final state {final[0].AppState} on replicas {string.Join(",", final.Select(s => s.Id))}");
     }
 
@@ -134,11 +130,7 @@ public sealed class ReplicaFaultTests(ITestOutputHelper output)
 
         Assert.Subset(load.Completed.Keys.ToHashSet(), ackedBeforeCrash);
         AssertExactlyOnce(load);
-        var final = await cluster.WaitForAsync(() =>
-        {
-            var live = cluster.LiveStatuses();
-            return live.Count == 4 && live.All(s => s.AppState == live[0].AppState && s.AppState.StartsWith($"{load.Count}:", StringComparison.Ordinal)) ? live : null;
-        }, Step, $"all replicas to agree on a state with {load.Count} executed requests");
+        var final = await AgreeOnOneStateAsync(cluster, load, replicas: 4);
         output.WriteLine($"{load.Count} requests, final state {final[0].AppState}");
     }
 
@@ -199,11 +191,7 @@ public sealed class ReplicaFaultTests(ITestOutputHelper output)
         }
         await load.StopAsync(Step);
         AssertExactlyOnce(load);
-        var final = await cluster.WaitForAsync(() =>
-        {
-            var live = cluster.LiveStatuses();
-            return live.Count == 4 && live.All(s => s.AppState == live[0].AppState && s.AppState.StartsWith($"{load.Count}:", StringComparison.Ordinal)) ? live : null;
-        }, Step, $"all replicas to agree on a state with {load.Count} executed requests");
+        var final = await AgreeOnOneStateAsync(cluster, load, replicas: 4);
         output.WriteLine($"{load.Count} requests, final state {final[0].AppState}");
     }
 
@@ -252,12 +240,16 @@ public sealed class ReplicaFaultTests(ITestOutputHelper output)
 
         await load.StopAsync(Step);
         AssertExactlyOnce(load);
-        await cluster.WaitForAsync(() =>
+        await AgreeOnOneStateAsync(cluster, load, replicas: 4);
+    }
+
+    /// <summary>Waits until that many live replicas report one state holding every completed request (one history).</summary>
+    private static Task<IReadOnlyList<ReplicaStatus>> AgreeOnOneStateAsync(ProcessCluster cluster, LoadRecorder load, int replicas) =>
+        cluster.WaitForAsync(() =>
         {
             var live = cluster.LiveStatuses();
-            return live.Count == 4 && live.All(s => s.AppState == live[0].AppState && s.AppState.StartsWith($"{load.Count}:", StringComparison.Ordinal)) ? live : null;
-        }, Step, $"all replicas to agree on a state with {load.Count} executed requests");
-    }
+            return live.Count == replicas && live.All(s => s.AppState == live[0].AppState && s.AppState.StartsWith($"{load.Count}:", StringComparison.Ordinal)) ? live : null;
+        }, Step, $"{replicas} live replicas to agree on a state with {load.Count} executed requests");
 
     private static void AssertExactlyOnce(LoadRecorder load)
     {
