@@ -9,15 +9,18 @@ namespace SieveQ.Cli.Commands;
 /// <summary>Helpers shared by the commands that start local clusters (cluster, bench bft).</summary>
 internal static class ClusterSupport
 {
-    /// <summary>Console logging to stderr only, so stdout stays free for results and status lines.</summary>
-    public static ILoggerFactory CreateLogging(LogLevel level) => LoggerFactory.Create(b => b
+    /// <summary>
+    /// Console logging to stderr only, so stdout stays free for results and status lines; each kind of message
+    /// is rate-limited, so a flood (refused connections, malformed frames) cannot fill the disk with log.
+    /// </summary>
+    public static ILoggerFactory CreateLogging(LogLevel level) => new SieveQ.Bft.Hosting.Logging.RateLimitedLoggerFactory(LoggerFactory.Create(b => b
         .SetMinimumLevel(level)
         .AddConsole(o => o.LogToStandardErrorThreshold = LogLevel.Trace)
         .AddSimpleConsole(o =>
         {
             o.SingleLine = true;
             o.TimestampFormat = "HH:mm:ss.fff ";
-        }));
+        })));
 
     /// <summary>
     /// Lets socket completions run on the socket engine's thread instead of being queued to the thread pool.
