@@ -46,6 +46,7 @@ public sealed class ReplicaSqMetrics : IDisposable
     private long _receiverSubscriptions;
     private long _preSqSubscriptions;
     private long _refusedSubscriptions;
+    private long _replayedSubscriptions;
     private long _replacedSubscriptions;
     private long _bodyFetchesAnswered;
     private long _bodyFetchesRefused;
@@ -61,7 +62,8 @@ public sealed class ReplicaSqMetrics : IDisposable
         Counter("sieveq.replicasq.outputs.bytes", "By", "Bytes of replica output frames queued to receivers", () => OutputBytes);
         Counter("sieveq.replicasq.ack_responses.sent", "{ackres}", "ACKRES queued to pre-SQ relays", () => AckResponses);
         Counter("sieveq.replicasq.subscriptions.opened", "{subscription}", "Valid subscriptions (receivers and pre-SQs)", () => ReceiverSubscriptions + PreSqSubscriptions);
-        Counter("sieveq.replicasq.subscriptions.refused", "{subscription}", "Subscriptions refused (signature, addressee, freshness, format)", () => RefusedSubscriptions);
+        Counter("sieveq.replicasq.subscriptions.refused", "{subscription}", "Subscriptions refused (signature, addressee, freshness, format, replay)", () => RefusedSubscriptions);
+        Counter("sieveq.replicasq.subscriptions.replayed", "{subscription}", "Subscriptions refused as replays of one already accepted", () => ReplayedSubscriptions);
         Counter("sieveq.replicasq.body_fetches", "{request}", "Body fetches answered", () => BodyFetchesAnswered);
         _meter.CreateObservableCounter("sieveq.replicasq.drops", DropMeasurements, "{item}", "Outputs the replica-SQ's plumbing let go, by reason");
         _meter.CreateObservableCounter("sieveq.replicasq.controller_notices", NoticeMeasurements, "{notice}", "Controller notices produced by agreed execution, by action");
@@ -80,6 +82,7 @@ public sealed class ReplicaSqMetrics : IDisposable
     public long ReceiverSubscriptions => Volatile.Read(ref _receiverSubscriptions);
     public long PreSqSubscriptions => Volatile.Read(ref _preSqSubscriptions);
     public long RefusedSubscriptions => Volatile.Read(ref _refusedSubscriptions);
+    public long ReplayedSubscriptions => Volatile.Read(ref _replayedSubscriptions);
     public long ReplacedSubscriptions => Volatile.Read(ref _replacedSubscriptions);
     public long BodyFetchesAnswered => Volatile.Read(ref _bodyFetchesAnswered);
     public long BodyFetchesRefused => Volatile.Read(ref _bodyFetchesRefused);
@@ -122,6 +125,7 @@ public sealed class ReplicaSqMetrics : IDisposable
     internal void SubscriptionOpened(bool receiver) => Interlocked.Increment(ref receiver ? ref _receiverSubscriptions : ref _preSqSubscriptions);
 
     internal void SubscriptionRefused() => Interlocked.Increment(ref _refusedSubscriptions);
+    internal void SubscriptionReplayed() => Interlocked.Increment(ref _replayedSubscriptions);
 
     internal void SubscriptionReplaced() => Interlocked.Increment(ref _replacedSubscriptions);
 
@@ -144,6 +148,7 @@ public sealed class ReplicaSqMetrics : IDisposable
             ["subscriptions.receiver.opened"] = ReceiverSubscriptions,
             ["subscriptions.pre_sq.opened"] = PreSqSubscriptions,
             ["subscriptions.refused"] = RefusedSubscriptions,
+            ["subscriptions.replayed"] = ReplayedSubscriptions,
             ["subscriptions.replaced"] = ReplacedSubscriptions,
             ["subscriptions.receiver.live"] = _liveReceiverSubscriptions(),
             ["subscriptions.pre_sq.live"] = _livePreSqSubscriptions(),

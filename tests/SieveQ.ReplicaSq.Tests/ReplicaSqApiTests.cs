@@ -261,6 +261,35 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
         Assert.False(newer.Reading.IsCompleted);
     }
 
+    /// <summary>
+    /// Issue 16, item 6: a recorded subscription replayed within the freshness window used to replace the live
+    /// stream. The replay (and any older one) is refused now, and the live stream goes on.
+    /// </summary>
+    [Fact]
+    public async Task A_replayed_subscription_is_refused_and_leaves_the_live_stream_alone()
+    {
+        const int replica = 2;
+        var host = _c.Hosts[replica];
+        var recorded = _c.ReceiverSubscription(replica);
+        var opened = host.Metrics.ReceiverSubscriptions;
+        await using (var first = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), replica, ProtocolNames.Subscribe,
+            new ReceiverSubscription { Canonical = ByteString.CopyFrom(recorded) }, ReplicaOutputFrame.Parser))
+        {
+            await EventuallyAsync(() => host.Metrics.ReceiverSubscriptions > opened, "the recorded subscription was accepted once");
+        }
+        await using var live = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), replica, ProtocolNames.Subscribe,
+            new ReceiverSubscription { Canonical = ByteString.CopyFrom(_c.ReceiverSubscription(replica)) }, ReplicaOutputFrame.Parser);
+        await EventuallyAsync(() => host.Metrics.ReceiverSubscriptions > opened + 1, "the live subscription is open");
+
+        var replays = host.Metrics.ReplayedSubscriptions;
+        var replaced = host.Metrics.ReplacedSubscriptions;
+        await using var replay = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), replica, ProtocolNames.Subscribe,
+            new ReceiverSubscription { Canonical = ByteString.CopyFrom(recorded) }, ReplicaOutputFrame.Parser);
+        await EventuallyAsync(() => host.Metrics.ReplayedSubscriptions > replays, "the replay is refused");
+        Assert.Equal(replaced, host.Metrics.ReplacedSubscriptions);
+        Assert.False(live.Reading.IsCompleted);
+    }
+
     [Fact]
     public async Task Health_reports_a_healthy_replica_sq_with_its_counters()
     {
