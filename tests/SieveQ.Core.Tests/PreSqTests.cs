@@ -128,6 +128,24 @@ public sealed class PreSqTests : IClassFixture<TestWorld>
         Assert.Equal(DropReason.Malformed, f.Inspect(new byte[] { 8, 0, 1 }, 0).Reason);
     }
 
+    /// <summary>Issue 16, item 6: a recorded ACKREQ replayed over and over spent the sender's grant at (d).</summary>
+    [Fact]
+    public void A_replayed_ackreq_is_refused_before_it_spends_the_grant()
+    {
+        var f = Filter(new PreSqOptions { GrantRatePerSecond = 1, GrantBurst = 3 });
+        var recorded = _w.Frame(1, 10, AckRequestCodec.Encode(1, 10, 5, 7, _w.SenderSigning[1]));
+        Assert.True(f.Inspect(recorded, 0).Passed);
+        for (var i = 0; i < 100; i++)
+        {
+            var v = f.Inspect(recorded, 0);
+            Assert.Equal((SieveStage.Sequence, DropReason.StaleNonce), (v.Stage, v.Reason));
+        }
+        // An older nonce is refused too; the sender's own traffic still has its grant.
+        Assert.Equal(DropReason.StaleNonce, f.Inspect(_w.Frame(1, 10, AckRequestCodec.Encode(1, 10, 5, 6, _w.SenderSigning[1])), 0).Reason);
+        Assert.True(f.Inspect(_w.Frame(1, 10, _w.Message(1, 11, 100, "a")), 0).Passed);
+        Assert.True(f.Inspect(_w.Frame(1, 10, AckRequestCodec.Encode(1, 11, 5, 8, _w.SenderSigning[1])), 0).Passed);
+    }
+
     [Fact]
     public void Fuzzed_frames_never_throw_from_the_filter()
     {

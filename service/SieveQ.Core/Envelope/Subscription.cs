@@ -48,7 +48,8 @@ public static class SubscriptionCodec
     {
         ArgumentNullException.ThrowIfNull(s);
         ArgumentNullException.ThrowIfNull(verify);
-        if (s.Replica != replica || Math.Abs(nowMs - s.TimeMs) > freshnessMs)
+        // Compared without subtracting the claimed time, which may be anything: now - long.MinValue overflows.
+        if (s.Replica != replica || s.TimeMs < nowMs - freshnessMs || s.TimeMs > nowMs + freshnessMs)
         {
             return false;
         }

@@ -64,6 +64,7 @@ public sealed class PreSqFilter
         SenderFrame f;
         int sender;
         long seq = 0;
+        long ackNonce = 0;
         try
         {
             f = SenderFrameCodec.Decode(frame);
@@ -75,7 +76,9 @@ public sealed class PreSqFilter
             }
             else
             {
-                sender = AckRequestCodec.Decode(f.Body).Sender;
+                var a = AckRequestCodec.Decode(f.Body);
+                sender = a.Sender;
+                ackNonce = a.Nonce;
             }
         }
         catch (MalformedEnvelopeException)
@@ -131,6 +134,13 @@ public sealed class PreSqFilter
             return Dropped(SieveStage.Mac, DropReason.BadMac, sender, seq);
         }
 
+        // An ACKREQ has no sequence number, but its nonce only grows: a recorded one replayed here must not spend
+        // the sender's grant (its MAC is valid, it is the sender's own frame) nor reach the replicas again.
+        if (f.BodyKind == StructureKind.AckRequest && ackNonce <= state.LastAckNonce)
+        {
+            return Dropped(SieveStage.Sequence, DropReason.StaleNonce, sender, seq);
+        }
+
         // (d)
         if (!state.Grant.TryTake(nowMs))
         {
@@ -141,6 +151,10 @@ public sealed class PreSqFilter
             return Dropped(SieveStage.Grant, DropReason.GrantExceeded, sender, seq);
         }
         PassedCount++;
+        if (f.BodyKind == StructureKind.AckRequest)
+        {
+            state.LastAckNonce = ackNonce;
+        }
         if (marked)
         {
             // Only messages: the periodic ACKREQs of a sender stuck behind a stale window must not keep it fresh.
@@ -170,6 +184,8 @@ public sealed class PreSqFilter
         public SequenceWindow Window { get; } = window;
 
         public GrantBucket Grant { get; } = grant;
+        /// <summary>The highest ACKREQ nonce passed for this sender.</summary>
+        public long LastAckNonce { get; set; }
 
         /// <summary>When a message of this sender last passed every check here.</summary>
         public long LastPassedMs { get; set; } = createdMs;
