@@ -116,11 +116,20 @@ public sealed class WriteAheadLog : IDisposable
         return records;
     }
 
+    /// <exception cref="WalRecordTooLargeException">
+    /// The record is larger than recovery reads (<see cref="WalRecordCodec.MaxRecordBytes"/>). Written, it would be
+    /// read back as a torn tail and the log cut there, losing it and every record after it; it is refused instead,
+    /// and nothing is written.
+    /// </exception>
     public void Append(DurableRecord record)
     {
         var start = Stopwatch.GetTimestamp();
         _buffer.Reset();
         WalRecordCodec.Encode(AsLogged(record, _segmentBatches), _buffer);
+        if (_buffer.WrittenCount - WalRecordCodec.HeaderBytes > WalRecordCodec.MaxRecordBytes)
+        {
+            throw new WalRecordTooLargeException(record.GetType().Name, _buffer.WrittenCount - WalRecordCodec.HeaderBytes);
+        }
         _file.Write(_buffer.Written);
         BytesWritten += _buffer.WrittenCount;
         _dirty = true;
@@ -239,3 +248,7 @@ public sealed class WriteAheadLog : IDisposable
         _file.Dispose();
     }
 }
+
+/// <summary>A record recovery could not read back; it was not written.</summary>
+public sealed class WalRecordTooLargeException(string kind, long bytes)
+    : IOException($"write-ahead log: a {kind} of {bytes} bytes is above the {WalRecordCodec.MaxRecordBytes} bytes recovery reads; it was not written");

@@ -188,5 +188,25 @@ public sealed class WriteAheadLogTests : IDisposable
         Assert.Equal(["regency 2", "decision 10 " + Batch(2).Hash], recovered.Select(Describe));
     }
 
+    /// <summary>
+    /// Issue 16, item 2: a checkpoint above what recovery reads was written, read back as a torn tail, and the
+    /// log cut there, losing it and everything after it. It is refused now; the log keeps every record before and after.
+    /// </summary>
+    [Fact]
+    public void A_record_recovery_could_not_read_is_refused_and_nothing_valid_is_lost()
+    {
+        using (var wal = WriteAheadLog.Open(_dir, out _))
+        {
+            wal.Append(new RegencyRecord(3));
+            var huge = new CheckpointRecord(9, Digest.Compute("big"u8), new byte[WalRecordCodec.MaxRecordBytes]);
+            var e = Assert.Throws<WalRecordTooLargeException>(() => wal.Append(huge));
+            Assert.Contains($"above the {WalRecordCodec.MaxRecordBytes} bytes recovery reads", e.Message, StringComparison.Ordinal);
+            wal.Append(new DecisionRecord(1, Batch(2)));
+            wal.Sync();
+        }
+        using var again = WriteAheadLog.Open(_dir, out var recovered);
+        Assert.Equal(["regency 3", $"decision 1 {Batch(2).Hash}"], recovered.Select(Describe));
+    }
+
     public void Dispose() => Directory.Delete(_dir, recursive: true);
 }
