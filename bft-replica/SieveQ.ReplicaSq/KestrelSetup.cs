@@ -2,6 +2,7 @@ using System.Net;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using SieveQ.Deployment;
 using SieveQ.Transport;
+using SieveQ.Transport.Hardening;
 
 namespace SieveQ.ReplicaSq;
 
@@ -27,13 +28,23 @@ internal static class KestrelSetup
         limits.Http2.KeepAlivePingTimeout = TimeSpan.FromSeconds(20);
     }
 
-    public static void Listen(KestrelServerOptions kestrel, Uri url)
+    /// <summary>
+    /// The pre-SQ's per-source connection limit and preface deadline apply here too: its clients are few, but
+    /// the port is reachable by anyone who can reach the host, and a silent or piled-up connection costs the
+    /// same here as there.
+    /// </summary>
+    public static void Listen(KestrelServerOptions kestrel, Uri url, SourceConnectionLimiter limiter, PrefaceDeadline preface)
     {
         if (url.Scheme != Uri.UriSchemeHttp)
         {
             throw new DeploymentException($"replica-SQ URL {url}: only cleartext http:// is served (outputs are MACed; confidentiality is not a goal)");
         }
-        static void Configure(ListenOptions listen) => listen.Protocols = HttpProtocols.Http2;
+        void Configure(ListenOptions listen)
+        {
+            listen.Protocols = HttpProtocols.Http2;
+            listen.Use(limiter.Wrap);
+            listen.Use(preface.Wrap);
+        }
         var host = url.Host.Trim('[', ']');
         if (IPAddress.TryParse(host, out var ip))
         {

@@ -11,6 +11,7 @@ using SieveQ.Core.Keys;
 using SieveQ.Core.Replica;
 using SieveQ.Deployment;
 using SieveQ.Protocol.V1;
+using SieveQ.Transport.Hardening;
 
 namespace SieveQ.ReplicaSq;
 
@@ -89,10 +90,12 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         web.Logging.ClearProviders();
         web.Services.AddSingleton(logs);
         web.Services.Configure<HostOptions>(h => h.ShutdownTimeout = TimeSpan.FromSeconds(5));
+        ConnectionLimiter = new SourceConnectionLimiter(options.MaxConnectionsPerSource);
+        Preface = new PrefaceDeadline(options.RequestHeadersTimeout);
         web.WebHost.ConfigureKestrel(k =>
         {
             KestrelSetup.Apply(k, options);
-            KestrelSetup.Listen(k, address);
+            KestrelSetup.Listen(k, address, ConnectionLimiter, Preface);
         });
         _web = web.Build();
         var check = new SubscriptionCheck(id, options.SubscriptionFreshness, enrolled, new KeyRing(deployment.Cluster), preSqIds.Contains, Metrics);
@@ -105,6 +108,12 @@ public sealed class ReplicaSqHost : IAsyncDisposable
     public Uri Address { get; }
 
     public ReplicaSqMetrics Metrics { get; }
+
+    /// <summary>Connections per source on the API port (refusals counted).</summary>
+    public SourceConnectionLimiter ConnectionLimiter { get; }
+
+    /// <summary>Connections closed for sending nothing within the request headers timeout.</summary>
+    public PrefaceDeadline Preface { get; }
 
     /// <summary>The sieve behind its lock; read its state only through <see cref="GuardedSieveApplication.Read"/>.</summary>
     public GuardedSieveApplication Application { get; }

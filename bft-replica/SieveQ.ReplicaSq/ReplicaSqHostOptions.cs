@@ -42,6 +42,12 @@ public sealed record ReplicaSqHostOptions
     public TimeSpan SubscriptionReadTimeout { get; init; } = TimeSpan.FromSeconds(10);
 
     public int MaxConnections { get; init; } = 1_024;
+
+    /// <summary>
+    /// Open API connections from one source (an IPv4 address or an IPv6 /64); beyond it a new connection is closed
+    /// before HTTP/2 starts. A receiver and a pre-SQ need one or two each.
+    /// </summary>
+    public int MaxConnectionsPerSource { get; init; } = 32;
     public int MaxStreamsPerConnection { get; init; } = 64;
     public TimeSpan KeepAliveTimeout { get; init; } = TimeSpan.FromSeconds(130);
     public TimeSpan RequestHeadersTimeout { get; init; } = TimeSpan.FromSeconds(10);
@@ -54,7 +60,7 @@ public sealed record ReplicaSqHostOptions
     public void Validate()
     {
         if (OutboxQueueCapacity < 1 || SubscriptionQueueFrames < 1 || SubscriptionQueueBytes < 1 || AckResponseQueue < 1 || RetransmitMaxItems < 1
-            || MaxFrameBodyBytes < 1 || MaxConnections < 1 || MaxStreamsPerConnection < 1 || MaxRequestBytes < 1024)
+            || MaxFrameBodyBytes < 1 || MaxConnections < 1 || MaxConnectionsPerSource < 1 || MaxStreamsPerConnection < 1 || MaxRequestBytes < 1024)
         {
             throw new ArgumentException("replica-SQ queue sizes and limits must be positive");
         }

@@ -2,6 +2,7 @@ using System.Net;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using SieveQ.Deployment;
 using SieveQ.Transport;
+using SieveQ.Transport.Hardening;
 
 namespace SieveQ.PreSq;
 

@@ -13,6 +13,7 @@ using SieveQ.Core.Keys;
 using SieveQ.Core.PreSq;
 using SieveQ.Deployment;
 using SieveQ.Protocol.V1;
+using SieveQ.Transport.Hardening;
 
 namespace SieveQ.PreSq;
 

@@ -37,6 +37,9 @@ public class ReplicaSqCluster : IAsyncLifetime
         RetransmitTick = TimeSpan.FromMilliseconds(200),
     };
 
+    /// <summary>The replica-SQ hosts' options; a fixture may tighten them.</summary>
+    protected virtual ReplicaSqHostOptions HostOptions => Options;
+
     /// <summary>An initial rule set: the replicas then run signed rule sets (administrator key in keys/administrator.pem).</summary>
     protected virtual byte[]? RuleSet => null;
 
@@ -55,7 +58,7 @@ public class ReplicaSqCluster : IAsyncLifetime
         Context = DeploymentContext.Load(Directory);
         foreach (var r in Context.Config.Replicas)
         {
-            var host = ReplicaSqHost.Create(Context, r.Id, Options);
+            var host = ReplicaSqHost.Create(Context, r.Id, HostOptions);
             _hosts.Add(host);
             await host.StartAsync();
         }

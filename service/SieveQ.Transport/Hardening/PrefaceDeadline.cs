@@ -1,6 +1,6 @@
 using Microsoft.AspNetCore.Connections;
 
-namespace SieveQ.PreSq;
+namespace SieveQ.Transport.Hardening;
 
 /// <summary>
 /// Kestrel connection middleware closing a connection whose client sends nothing within the request

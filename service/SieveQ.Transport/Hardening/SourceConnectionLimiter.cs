@@ -3,7 +3,7 @@ using System.Net;
 using System.Net.Sockets;
 using Microsoft.AspNetCore.Connections;
 
-namespace SieveQ.PreSq;
+namespace SieveQ.Transport.Hardening;
 
 /// <summary>
 /// Kestrel connection middleware bounding the connections one source may hold open, so a single
