@@ -1,6 +1,8 @@
 using Google.Protobuf;
 using Microsoft.AspNetCore.Routing;
+using SieveQ.Core.Envelope;
 using SieveQ.Core.Keys;
+using SieveQ.Core.Replica;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;
 using SieveQ.Transport;
@@ -80,7 +82,13 @@ internal sealed class ReplicaSqEndpoints
     private async Task FetchBodiesAsync(GrpcServerCall<BodyFetch, BodyFetchReply> call)
     {
         var request = await ReadFirstAsync(call).ConfigureAwait(false);
-        var answer = _app.Read(a => a.AnswerBodyFetch(request.Canonical.Memory, _replica, _ringForReceiver));
+        // Decoding and the MAC check run here, outside the lock execution needs; only the lookup takes it.
+        byte[]? answer = null;
+        if (SieveReplicaApplication.AuthenticateBodyFetch(request.Canonical.Span, _replica, _ringForReceiver, out var ring, out _) is { } req)
+        {
+            var found = _app.Read(a => a.FindBodies(req));
+            answer = BodyFetchCodec.EncodeResponse(_replica, req.Receiver, req.Nonce, found, ring!);
+        }
         _metrics.BodyFetch(answer is not null);
         var reply = new BodyFetchReply { Canonical = answer is null ? ByteString.Empty : UnsafeByteOperations.UnsafeWrap(answer) };
         await call.WriteAsync(reply, ct: call.CallAborted).ConfigureAwait(false);

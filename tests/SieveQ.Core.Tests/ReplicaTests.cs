@@ -339,6 +339,16 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         var bad = req.ToArray();
         bad[^1] ^= 1;
         Assert.Null(app.AnswerBodyFetch(bad, 2, r => _w.ReplicaReceiverRing(2, r)));
+
+        // The unauthenticated half runs without the application (hosts call it outside the execution lock).
+        Assert.Null(SieveReplicaApplication.AuthenticateBodyFetch(bad, 2, r => _w.ReplicaReceiverRing(2, r), out _, out var why));
+        Assert.Equal(DropReason.BadMac, why);
+        Assert.Null(SieveReplicaApplication.AuthenticateBodyFetch(new byte[] { 0x21, 1 }, 2, r => _w.ReplicaReceiverRing(2, r), out _, out why));
+        Assert.Equal(DropReason.Malformed, why);
+        var ok = SieveReplicaApplication.AuthenticateBodyFetch(req, 2, r => _w.ReplicaReceiverRing(2, r), out var okRing, out _);
+        Assert.NotNull(ok);
+        Assert.NotNull(okRing);
+        Assert.Single(app.FindBodies(ok!));
     }
 
     [Fact]

@@ -178,23 +178,45 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
     /// </summary>
     public byte[]? AnswerBodyFetch(ReadOnlyMemory<byte> request, int replica, Func<int, MacKeyRing?> ringFor)
     {
+        if (AuthenticateBodyFetch(request.Span, replica, ringFor, out var ring, out var refused) is not { } req)
+        {
+            _drops.Count(refused == DropReason.Malformed ? SieveStage.Parse : SieveStage.Vote, refused);
+            return null;
+        }
+        return BodyFetchCodec.EncodeResponse(replica, req.Receiver, req.Nonce, FindBodies(req), ring!);
+    }
+
+    /// <summary>
+    /// The unauthenticated half of a body fetch, which touches no state: decode and check its MAC. Hosts run it
+    /// before taking the lock execution needs, so a flood of forged fetches costs the lock nothing.
+    /// </summary>
+    public static BodyFetchRequest? AuthenticateBodyFetch(ReadOnlySpan<byte> request, int replica, Func<int, MacKeyRing?> ringFor, out MacKeyRing? ring, out DropReason refused)
+    {
         ArgumentNullException.ThrowIfNull(ringFor);
+        ring = null;
+        refused = DropReason.Malformed;
         BodyFetchRequest req;
         try
         {
-            req = BodyFetchCodec.DecodeRequest(request.Span);
+            req = BodyFetchCodec.DecodeRequest(request);
         }
         catch (MalformedEnvelopeException)
         {
-            _drops.Count(SieveStage.Parse, DropReason.Malformed);
             return null;
         }
-        var ring = ringFor(req.Receiver);
-        if (req.Replica != replica || ring is null || !BodyFetchCodec.VerifyRequestMac(request.Span, ring))
+        ring = ringFor(req.Receiver);
+        if (req.Replica != replica || ring is null || !BodyFetchCodec.VerifyRequestMac(request, ring))
         {
-            _drops.Count(SieveStage.Vote, DropReason.BadMac);
+            refused = DropReason.BadMac;
             return null;
         }
+        return req;
+    }
+
+    /// <summary>The queued bodies an authenticated fetch asks for (unknown or mismatching items left out); reads state.</summary>
+    public List<FetchedBody> FindBodies(BodyFetchRequest req)
+    {
+        ArgumentNullException.ThrowIfNull(req);
         var found = new List<FetchedBody>();
         if (_receivers.TryGetValue(req.Receiver, out var q))
         {
@@ -206,7 +228,7 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
                 }
             }
         }
-        return BodyFetchCodec.EncodeResponse(replica, req.Receiver, req.Nonce, found, ring);
+        return found;
     }
 
     /// <summary>
