@@ -101,6 +101,8 @@ public static class MessageCodec
                     w.Digest(d.BatchHash);
                     WriteOptionalBatch(w, d.Value);
                 }
+                w.I64(m.PreviousCheckpointId);
+                w.Digest(m.PreviousStateHash);
                 break;
             default:
                 throw new ArgumentException($"no encoding for {message.GetType().Name}", nameof(message));
@@ -253,6 +255,8 @@ public static class MessageCodec
         {
             log[i] = new LoggedDecision(r.NonNegative64("log cid"), r.Digest("log hash"), ReadOptionalBatch(ref r));
         }
-        return new StateReply(from, cp, hash, snapshot, log);
+        var previous = r.NonNegative64("previous checkpoint cid");
+        var previousHash = r.Digest("previous state hash");
+        return new StateReply(from, cp, hash, snapshot, log, previous, previousHash);
     }
 }

@@ -10,6 +10,8 @@ public sealed partial class ReplicaCore
     private readonly long[] _peerProgress;
     private readonly Dictionary<int, long> _lastServedAt = [];
     private byte[] _checkpointState = [];
+    private long _previousCheckpointId;
+    private Digest _previousCheckpointHash;
 
     /// <summary>
     /// The decided log reaches back to the checkpoint before the latest one. Replicas checkpoint at
@@ -118,8 +120,11 @@ public sealed partial class ReplicaCore
             return;
         }
         _lastServedAt[q.From] = _now;
-        var withCheckpoint = q.LastExecuted < _logStart;
-        var from = withCheckpoint ? LastCheckpointId : q.LastExecuted;
+        // Our checkpoint when the requester is behind it, and every decision we hold above what it has: a peer
+        // more than one interval behind then finds f+1 voices for one checkpoint (ours, or the one before it,
+        // whose hash we also report) and for the entries after it, whichever side of a checkpoint each is on.
+        var withCheckpoint = q.LastExecuted < LastCheckpointId;
+        var from = Math.Max(q.LastExecuted, _logStart);
         var snapshot = withCheckpoint && q.WantBody ? _checkpointState : null;
         // Bodies are bounded by bytes too, so the reply fits a frame whatever the batches weigh; the requester
         // applies what it got and asks again from there.
@@ -141,7 +146,7 @@ public sealed partial class ReplicaCore
             }
             log.Add(new LoggedDecision(e.ConsensusId, e.Hash, q.WantBody ? e.Value : null));
         }
-        SendTo(q.From, new StateReply(Self, LastCheckpointId, LastCheckpointHash, snapshot, log));
+        SendTo(q.From, new StateReply(Self, LastCheckpointId, LastCheckpointHash, snapshot, log, _previousCheckpointId, _previousCheckpointHash));
         Counters.Add(q.WantBody ? "state-served.body" : "state-served.hashes");
     }
 
@@ -167,7 +172,8 @@ public sealed partial class ReplicaCore
         var progressed = false;
         foreach (var body in replies.Where(x => x.Snapshot is not null && x.CheckpointId > LastDecided).OrderByDescending(x => x.CheckpointId))
         {
-            var votes = replies.Count(x => x.CheckpointId == body.CheckpointId && x.StateHash == body.StateHash);
+            var votes = replies.Count(x => (x.CheckpointId == body.CheckpointId && x.StateHash == body.StateHash)
+                || (x.PreviousCheckpointId == body.CheckpointId && body.CheckpointId > 0 && x.PreviousStateHash == body.StateHash));
             if (votes < Config.Weak)
             {
                 continue;
@@ -239,6 +245,11 @@ public sealed partial class ReplicaCore
     /// <param name="installed">True when the state came from elsewhere, so there is no log before it to keep.</param>
     private void SetCheckpoint(long cid, Digest hash, byte[] state, bool installed)
     {
+        if (cid > LastCheckpointId)
+        {
+            _previousCheckpointId = LastCheckpointId;
+            _previousCheckpointHash = LastCheckpointHash;
+        }
         _logStart = installed ? cid : LastCheckpointId;
         LastCheckpointId = cid;
         LastCheckpointHash = hash;

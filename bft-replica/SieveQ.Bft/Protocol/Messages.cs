@@ -123,7 +123,13 @@ public sealed record StateRequest(int From, long LastExecuted, bool WantBody) : 
 /// A checkpoint and the decided log after it. Replicas other than the chosen one send the same
 /// structure with empty bodies: the requester accepts bodies only when f+1 replicas vouch for their hashes.
 /// </summary>
-public sealed record StateReply(int From, long CheckpointId, Digest StateHash, byte[]? Snapshot, IReadOnlyList<LoggedDecision> Log) : BftMessage(From)
+/// <para>
+/// <see cref="PreviousCheckpointId"/> and <see cref="PreviousStateHash"/> name the checkpoint before the latest one
+/// (0 when unknown): a replica whose latest checkpoint is newer than a peer's still vouches for the peer's, so a
+/// requester more than one interval behind finds f+1 voices for one checkpoint and the entries after it.
+/// </para>
+public sealed record StateReply(int From, long CheckpointId, Digest StateHash, byte[]? Snapshot, IReadOnlyList<LoggedDecision> Log,
+    long PreviousCheckpointId = 0, Digest PreviousStateHash = default) : BftMessage(From)
 {
     public override MessageType Type => MessageType.StateReply;
 }

@@ -261,6 +261,21 @@ public class CoreReproductions
         Assert.Contains(c.Queued(from: 3, to: 1), m => m is Stop { NewRegency: 5 });
     }
 
+    /// <summary>
+    /// `sieveq sim --seed 190034 --faults all` (a silent Byzantine replica): a correct replica six instances behind
+    /// found one peer vouching by checkpoint (8) and one by log (3..7), never f+1 for the same thing, and as the
+    /// leader of the regency that followed it could never order again. A state reply now carries the checkpoint
+    /// before the latest one too, and every decision held above the requester, so two peers agree on checkpoint 4
+    /// and on the entries after it.
+    /// </summary>
+    [Fact]
+    public void The_seed_that_found_a_peer_more_than_one_interval_behind_passes()
+    {
+        var result = SieveQ.Bft.Simulation.SimulationRun.Execute(190034, SieveQ.Bft.Simulation.Faults.FaultProfile.All);
+        Assert.True(result.Passed, result.Failure);
+        Assert.True(result.Stats.CoreCounter("state-transfer.checkpoint-installed") > 0, "the seed no longer installs a checkpoint by state transfer");
+    }
+
     [Fact]
     public void The_seed_that_found_the_far_regency_nudge_passes()
     {
