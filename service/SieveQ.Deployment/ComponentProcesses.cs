@@ -133,8 +133,20 @@ public sealed class ComponentProcesses : IAsyncDisposable
         children.Reverse();
         foreach (var (_, p) in children)
         {
-            await StopProcess(p, grace, kill: false).ConfigureAwait(false);
-            p.Dispose();
+            try
+            {
+                await StopProcess(p, grace, kill: false).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is InvalidOperationException or System.ComponentModel.Win32Exception or IOException or OperationCanceledException)
+            {
+                // The process went away between our checks (or could not be signalled): one child must never keep
+                // the rest running. A stop under heavy load once ended `up` here and left a replica-SQ behind.
+                TryKill(p);
+            }
+            finally
+            {
+                p.Dispose();
+            }
         }
     }
 
@@ -152,8 +164,22 @@ public sealed class ComponentProcesses : IAsyncDisposable
         }
         catch (OperationCanceledException)
         {
+            TryKill(p);
+            using var last = new CancellationTokenSource(grace);
+            await p.WaitForExitAsync(last.Token).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>SIGKILL to the process and its children; a process that already exited is not an error.</summary>
+    private static void TryKill(Process p)
+    {
+        try
+        {
             p.Kill(entireProcessTree: true);
-            await p.WaitForExitAsync().ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is InvalidOperationException or System.ComponentModel.Win32Exception)
+        {
+            // exited meanwhile
         }
     }
 
