@@ -32,7 +32,8 @@ internal sealed class ClusterSimulation
     private bool _ending;
     private PowerLoss? _powerLossArmed;
 
-    public ClusterSimulation(ulong seed, FaultProfile profile, int replicas, TextWriter? log)
+    /// <param name="checkRequestProofs">False only in the test that shows what the check prevents: hosts then take any proof.</param>
+    public ClusterSimulation(ulong seed, FaultProfile profile, int replicas, TextWriter? log, bool checkRequestProofs = true)
     {
         var root = new SimRandom(seed);
         Plan = FaultPlanner.Create(root.Fork(), profile, replicas, seed);
@@ -43,7 +44,8 @@ internal sealed class ClusterSimulation
         _log = log;
         _network = new SimNetwork(Plan, networkRng, Stats);
         _signatures = new SimulatedSignatures(replicas, keyRng);
-        RequestAuthenticator = new ClientAuthenticator(Enumerable.Range(0, Plan.Clients).Select(Plan.ClientId), keyRng);
+        ClientKeys = new SimulatedClientKeys(Enumerable.Range(0, Plan.Clients).Select(Plan.ClientId), keyRng);
+        RequestVerifier = new AuthenticatedRequestVerifier(checkRequestProofs ? ClientKeys : AnyProof.Instance, replicas, AcceptAllRequestVerifier.Instance);
         Checker = new InvariantChecker(Plan.Config, Enumerable.Range(0, replicas).Select(r => !Plan.IsByzantine(r)).ToArray(), () => Now, Plan.ClockOffsets.Max());
         _replicas = new ReplicaHost[replicas];
         for (var r = 0; r < replicas; r++)
@@ -66,8 +68,8 @@ internal sealed class ClusterSimulation
     public TraceHash Trace { get; } = new();
     public InvariantChecker Checker { get; }
     public SimRandom TrafficRandom { get; }
-    public ClientAuthenticator RequestAuthenticator { get; }
-    public IRequestVerifier RequestVerifier => RequestAuthenticator;
+    public SimulatedClientKeys ClientKeys { get; }
+    public AuthenticatedRequestVerifier RequestVerifier { get; }
     public IProofVerifier ProofVerifier => _signatures;
     public long Now { get; private set; }
     public long Steps { get; private set; }
@@ -311,5 +313,11 @@ internal sealed class ClusterSimulation
             }
         }
         return total;
+    }
+
+    private sealed class AnyProof : IClientProofVerifier
+    {
+        public static readonly AnyProof Instance = new();
+        public bool Verify(int client, ReadOnlySpan<byte> data, ReadOnlySpan<byte> proof) => true;
     }
 }

@@ -9,10 +9,13 @@ public static class SimulationRun
         $"dotnet run --project service/SieveQ.Cli -c Release -- sim --seed {seed} --faults {faults} --replicas {replicas} --verbose";
 
     /// <param name="log">Receives a readable trace of the run (plan, regency changes, decisions, faults); null for none.</param>
-    public static SimulationResult Execute(ulong seed, FaultProfile faults, int replicas = 4, TextWriter? log = null)
+    public static SimulationResult Execute(ulong seed, FaultProfile faults, int replicas = 4, TextWriter? log = null) =>
+        Execute(seed, faults, replicas, log, checkRequestProofs: true);
+
+    internal static SimulationResult Execute(ulong seed, FaultProfile faults, int replicas, TextWriter? log, bool checkRequestProofs)
     {
         ArgumentNullException.ThrowIfNull(faults);
-        var sim = new ClusterSimulation(seed, faults, replicas, log);
+        var sim = new ClusterSimulation(seed, faults, replicas, log, checkRequestProofs);
         sim.Run();
         var failure = sim.Checker.Failure ?? (sim.LivenessFailure is { } l ? $"liveness violated: {l}" : null);
         var stats = new SimulationStats

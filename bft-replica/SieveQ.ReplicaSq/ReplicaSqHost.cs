@@ -193,6 +193,8 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         c["connected_clients"] = status.ConnectedClients;
         c["outbox_backlog"] = _pump.Backlog;
         c["pending_requests"] = status.PendingRequests;
+        c["requests.bad_proof"] = status.Requests.BadProofs;
+        c["requests.refused"] = status.Requests.Refused;
         foreach (var (name, value) in status.CoreCounters)
         {
             c[$"core.{name}"] = value;

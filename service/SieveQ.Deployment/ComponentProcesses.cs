@@ -150,6 +150,8 @@ public sealed class ComponentProcesses : IAsyncDisposable
         }
     }
 
+    private static readonly TimeSpan KillWait = TimeSpan.FromSeconds(10);
+
     private static async Task StopProcess(Process p, TimeSpan grace, bool kill)
     {
         if (p.HasExited)
@@ -164,8 +166,9 @@ public sealed class ComponentProcesses : IAsyncDisposable
         }
         catch (OperationCanceledException)
         {
+            // A kill (or a grace of zero) still has to be waited for: the caller relies on the process being gone.
             TryKill(p);
-            using var last = new CancellationTokenSource(grace);
+            using var last = new CancellationTokenSource(KillWait);
             await p.WaitForExitAsync(last.Token).ConfigureAwait(false);
         }
     }

@@ -51,7 +51,7 @@ public sealed class BftClient : IAsyncDisposable
         ClientId = clientId;
         MaxRequestPayloadBytes = protocol.MaxRequestPayloadBytes;
         var window = Math.Min(options.Window, protocol.ClientWindow);
-        _ordering = new OrderingClient(clientId, protocol, options.RetransmitMs, window, options.FirstSequence);
+        _ordering = new OrderingClient(clientId, protocol, new EcdsaProofSigner(identity), options.RetransmitMs, window, options.FirstSequence);
         _window = new SemaphoreSlim(window, window);
         logs ??= NullLoggerFactory.Instance;
         foreach (var r in replicas)

@@ -24,3 +24,10 @@ public sealed class EcdsaProofVerifier(KeyRing keys, int replicaCount) : IProofV
     public bool Verify(int replica, ReadOnlySpan<byte> data, ReadOnlySpan<byte> signature) =>
         replica >= 0 && replica < replicaCount && signature.Length == 64 && keys.Verify(replica, data, signature);
 }
+
+/// <summary>Checks client request proofs against the client keys the cluster config pins; ids below the replica count are never clients.</summary>
+public sealed class EcdsaClientProofVerifier(KeyRing keys, int replicaCount) : IClientProofVerifier
+{
+    public bool Verify(int client, ReadOnlySpan<byte> data, ReadOnlySpan<byte> proof) =>
+        client >= replicaCount && proof.Length == 64 && keys.Verify(client, data, proof);
+}

@@ -60,6 +60,7 @@ public sealed partial class ReplicaHost
         GcPauseMs = GC.GetTotalPauseDuration().TotalMilliseconds,
         Wal = new WalStatus(_wal?.Syncs ?? 0, _durability?.LazyRecords ?? 0, _durability?.LazySyncs ?? 0),
         KnownRequests = new KnownRequestStatus(_knownRequests.Shared, _knownRequests.Copied, _knownRequests.Aged),
+        Requests = new RequestCheckStatus(_requests.BadProofs, _requests.Refused),
     };
 
     private async Task WriteStatusAsync(CancellationToken ct)

@@ -67,12 +67,13 @@ public sealed partial class ReplicaHost : IAsyncDisposable
         _log = logs.CreateLogger($"replica-{self}");
         _ring = new KeyRing(config);
         _proofs = new EcdsaProofVerifier(_ring, config.N);
-        _requests = new RequestVerification(requestVerifier ?? AcceptAllRequestVerifier.Instance);
+        _requests = new RequestVerification(new AuthenticatedRequestVerifier(
+            new EcdsaClientProofVerifier(_ring, config.N), config.N, requestVerifier ?? AcceptAllRequestVerifier.Instance));
         _clients = new ClientSessions(config.Links);
         _dataDir = config.ReplicaDataDir(self);
         _status = new ReplicaStatus { Id = self, Pid = Environment.ProcessId };
         _metrics = new ReplicaMetrics(() => _status, () => _inbox.ReplicaDepth + _inbox.ClientDepth,
-            () => _peers.Values.Sum(p => (long)p.Queue.Count) + _clients.QueuedFrames, () => _durability?.Pending ?? 0, _knownRequests);
+            () => _peers.Values.Sum(p => (long)p.Queue.Count) + _clients.QueuedFrames, () => _durability?.Pending ?? 0, _knownRequests, _requests);
         if (_ring.Knows(self) && _config.Replica(self).PublicKey != identity.PublicKeyBase64)
         {
             throw new InvalidDataException($"the key given for replica {self} is not the one the cluster config pins");

@@ -15,8 +15,9 @@ public sealed class ReplicaMetrics : IDisposable
     private readonly Counter<long> _executed;
     private readonly Histogram<int> _batchSize;
 
-    public ReplicaMetrics(Func<ReplicaStatus> status, Func<int> inboxDepth, Func<long> sendQueueDepth, Func<int> durabilityBacklog, KnownRequestPayloads knownRequests)
+    public ReplicaMetrics(Func<ReplicaStatus> status, Func<int> inboxDepth, Func<long> sendQueueDepth, Func<int> durabilityBacklog, KnownRequestPayloads knownRequests, RequestVerification requests)
     {
+        ArgumentNullException.ThrowIfNull(requests);
         ArgumentNullException.ThrowIfNull(knownRequests);
         _decided = _meter.CreateCounter<long>("sieveq.bft.decided_instances");
         _executed = _meter.CreateCounter<long>("sieveq.bft.executed_requests");
@@ -35,6 +36,11 @@ public sealed class ReplicaMetrics : IDisposable
             new Measurement<long>(knownRequests.Copied, new KeyValuePair<string, object?>("outcome", "copied")),
         }, "{request}", "PROPOSE requests decoded: sharing a payload already held, or copying");
         _meter.CreateObservableCounter("sieveq.bft.known_requests.aged", () => knownRequests.Aged, "{request}", "Held payloads dropped unshared");
+        _meter.CreateObservableCounter("sieveq.bft.requests.refused", () => new[]
+        {
+            new Measurement<long>(requests.BadProofs, new KeyValuePair<string, object?>("reason", "bad_proof")),
+            new Measurement<long>(requests.Refused, new KeyValuePair<string, object?>("reason", "application")),
+        }, "{request}", "Distinct requests refused before ordering: not made by the client they name, or refused by the application");
         _meter.CreateObservableCounter("sieveq.bft.core.drops", () =>
             status().CoreCounters.Where(kv => kv.Key.StartsWith("drop.", StringComparison.Ordinal))
                 .Select(kv => new Measurement<long>(kv.Value, new KeyValuePair<string, object?>("reason", kv.Key[5..]))));

@@ -41,6 +41,7 @@ public sealed record ReplicaStatus
 
     /// <summary>PROPOSE requests that shared a payload received from the client, and those copied.</summary>
     public KnownRequestStatus KnownRequests { get; init; } = new(0, 0, 0);
+    public RequestCheckStatus Requests { get; init; } = new(0, 0);
 
     public static readonly JsonSerializerOptions Json = new()
     {
@@ -74,6 +75,9 @@ public sealed record ReplicaStatus
 public sealed record WalStatus(long Syncs, long LazyRecords, long LazySyncs);
 
 public sealed record KnownRequestStatus(long Shared, long Copied, long Aged);
+
+/// <summary>Distinct requests refused before the core: not made by the client they name, or refused by the application's check.</summary>
+public sealed record RequestCheckStatus(long BadProofs, long Refused);
 
 /// <summary>Whether a replica is ordering: a stall is work waiting with no decision, or a regency change that does not end.</summary>
 public static class OrderingProgress

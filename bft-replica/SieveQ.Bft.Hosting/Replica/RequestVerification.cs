@@ -4,39 +4,29 @@ using SieveQ.Bft.Protocol;
 
 namespace SieveQ.Bft.Hosting.Replica;
 
-/// <summary>Accepts every request: for applications whose requests carry no signature of their own (the benchmark).</summary>
-public sealed class AcceptAllRequestVerifier : IRequestVerifier
-{
-    public static readonly AcceptAllRequestVerifier Instance = new();
-    public bool Verify(ClientRequest request) => true;
-}
-
 /// <summary>
-/// Runs the application's request check on the receiving link's thread and remembers verdicts by request
-/// hash, so a request seen first from its client is not checked again when it comes back inside a
-/// PROPOSE, FORWARD, STOP or SYNC. The cache is two generations of bounded size (old one dropped whole).
+/// Runs the request check (<see cref="AuthenticatedRequestVerifier"/>: the client's proof, then the application's
+/// check) on the receiving link's thread and remembers verdicts by the hash of the whole request, proof
+/// included, so a request seen first from its client is not checked again when it comes back inside a PROPOSE,
+/// FORWARD, STOP or SYNC. The cache is two generations of bounded size (old one dropped whole).
 /// </summary>
-public sealed class RequestVerification(IRequestVerifier verifier, int generationSize = 65_536)
+public sealed class RequestVerification(AuthenticatedRequestVerifier verifier, int generationSize = 65_536)
 {
     private readonly Lock _lock = new();
-    private Dictionary<Digest, bool> _current = [];
-    private Dictionary<Digest, bool> _previous = [];
+    private Dictionary<Digest, RequestVerdict> _current = [];
+    private Dictionary<Digest, RequestVerdict> _previous = [];
+    private long _badProofs;
+    private long _refused;
 
-    public bool IsTrivial => verifier is AcceptAllRequestVerifier;
+    /// <summary>Requests refused because they were not made by the client they name (counted once per distinct request).</summary>
+    public long BadProofs => Interlocked.Read(ref _badProofs);
 
-    public bool VerifyAll(BftMessage message) => message switch
+    /// <summary>Requests made by their client and refused by the application's check.</summary>
+    public long Refused => Interlocked.Read(ref _refused);
+
+    public bool VerifyAll(BftMessage message)
     {
-        ClientRequest r => Verify(r),
-        Forward f => All(f.Requests),
-        Stop s => All(s.TimedOut),
-        Propose p => All(p.Value.Requests),
-        Sync s => All(s.Value?.Requests ?? []) && All(s.PriorValue?.Requests ?? []),
-        _ => true,
-    };
-
-    private bool All(IReadOnlyList<ClientRequest> requests)
-    {
-        foreach (var r in requests)
+        foreach (var r in AuthenticatedRequestVerifier.RequestsIn(message))
         {
             if (!Verify(r))
             {
@@ -48,19 +38,23 @@ public sealed class RequestVerification(IRequestVerifier verifier, int generatio
 
     public bool Verify(ClientRequest request)
     {
-        if (IsTrivial)
-        {
-            return true;
-        }
         var key = KeyOf(request);
         lock (_lock)
         {
             if (_current.TryGetValue(key, out var v) || _previous.TryGetValue(key, out v))
             {
-                return v;
+                return v == RequestVerdict.Valid;
             }
         }
-        var verdict = verifier.Verify(request);
+        var verdict = verifier.Check(request);
+        if (verdict == RequestVerdict.BadProof)
+        {
+            Interlocked.Increment(ref _badProofs);
+        }
+        else if (verdict == RequestVerdict.Refused)
+        {
+            Interlocked.Increment(ref _refused);
+        }
         lock (_lock)
         {
             if (_current.Count >= generationSize)
@@ -70,17 +64,19 @@ public sealed class RequestVerification(IRequestVerifier verifier, int generatio
             }
             _current[key] = verdict;
         }
-        return verdict;
+        return verdict == RequestVerdict.Valid;
     }
 
     private static Digest KeyOf(ClientRequest r)
     {
         using var h = System.Security.Cryptography.IncrementalHash.CreateHash(System.Security.Cryptography.HashAlgorithmName.SHA256);
-        Span<byte> head = stackalloc byte[12];
+        Span<byte> head = stackalloc byte[16];
         BinaryPrimitives.WriteInt32LittleEndian(head, r.From);
         BinaryPrimitives.WriteInt64LittleEndian(head[4..], r.Sequence);
+        BinaryPrimitives.WriteInt32LittleEndian(head[12..], r.Payload.Length);
         h.AppendData(head);
         h.AppendData(r.Payload);
+        h.AppendData(r.Proof);
         Span<byte> d = stackalloc byte[Digest.Size];
         h.GetHashAndReset(d);
         return new Digest(d);

@@ -12,7 +12,7 @@ internal sealed class ByzantineNode
     {
         Context = context;
         _behaviours = context.Assignment.Kinds.Select(k => Create(k, context)).ToList();
-        WantsTicks = context.Assignment.Kinds.Any(k => k is ByzantineKind.Replay or ByzantineKind.ForgeSignatures or ByzantineKind.FloodFuture or ByzantineKind.FloodState);
+        WantsTicks = context.Assignment.Kinds.Any(k => k is ByzantineKind.Replay or ByzantineKind.ForgeSignatures or ByzantineKind.FloodFuture or ByzantineKind.FloodState or ByzantineKind.ForgeRequests);
     }
 
     public ByzantineContext Context { get; }
@@ -32,6 +32,7 @@ internal sealed class ByzantineNode
         ByzantineKind.FloodFuture => new FutureFlooder(ctx),
         ByzantineKind.FloodState => new StateRequestFlooder(ctx),
         ByzantineKind.BadTimestamps => new BadTimestamps(ctx),
+        ByzantineKind.ForgeRequests => new RequestForger(ctx),
         _ => throw new ArgumentOutOfRangeException(nameof(kind), kind, "no behaviour for this kind"),
     };
 

@@ -27,6 +27,8 @@ public enum ByzantineKind
     FloodState,
     /// <summary>As leader, proposes timestamps far in the future, far in the past, or before the last decided one.</summary>
     BadTimestamps,
+    /// <summary>Requests in other clients' names (made up, renumbered, altered, re-attributed) on every path; as leader, reorders and withholds.</summary>
+    ForgeRequests,
 }
 
 public static class ByzantineKindNames
@@ -45,6 +47,7 @@ public static class ByzantineKindNames
         (ByzantineKind.FloodFuture, "flood-future"),
         (ByzantineKind.FloodState, "flood-state"),
         (ByzantineKind.BadTimestamps, "bad-timestamps"),
+        (ByzantineKind.ForgeRequests, "forge-requests"),
     ];
 
     public static IReadOnlyList<ByzantineKind> All { get; } = Table.Select(t => t.Kind).ToArray();

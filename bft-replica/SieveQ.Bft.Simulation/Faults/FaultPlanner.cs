@@ -176,7 +176,8 @@ public static class FaultPlanner
         {
             return 1;
         }
-        if (kinds.Any(k => k.NeedsLeadership()) && free.Contains(0) && rng.Chance(0.75))
+        // Request forgery works as a follower too, so it leads only half the time.
+        if ((kinds.Any(k => k.NeedsLeadership()) || (kinds.Contains(ByzantineKind.ForgeRequests) && rng.Chance(0.5))) && free.Contains(0) && rng.Chance(0.75))
         {
             return 0;
         }

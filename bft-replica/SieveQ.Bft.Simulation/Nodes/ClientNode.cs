@@ -21,7 +21,7 @@ internal sealed class ClientNode
         _sim = sim;
         Index = index;
         Id = sim.Plan.ClientId(index);
-        _client = new OrderingClient(Id, sim.Plan.Config, sim.Plan.ClientRetransmitMs, sim.Plan.ClientMaxOutstanding);
+        _client = new OrderingClient(Id, sim.Plan.Config, sim.ClientKeys.Signer(Id), sim.Plan.ClientRetransmitMs, sim.Plan.ClientMaxOutstanding);
         _submitAt = Enumerable.Range(0, requests).Select(_ => sim.TrafficRandom.Range(0, sim.Plan.TrafficEnd)).Order().ToArray();
     }
 
@@ -47,8 +47,7 @@ internal sealed class ClientNode
     {
         while (_nextToSubmit < _submitAt.Length && _submitAt[_nextToSubmit] <= _sim.Now && _client.CanSubmit)
         {
-            var body = _sim.TrafficRandom.Bytes(_sim.TrafficRandom.Next(_sim.Plan.MaxPayloadBytes + 1));
-            var payload = _sim.RequestAuthenticator.Seal(Id, _client.HighestSequence + 1, body);
+            var payload = _sim.TrafficRandom.Bytes(_sim.TrafficRandom.Next(_sim.Plan.MaxPayloadBytes + 1));
             var request = _client.Submit(payload, _sim.Now)!;
             _sim.Checker.OnSubmitted(request);
             _nextToSubmit++;

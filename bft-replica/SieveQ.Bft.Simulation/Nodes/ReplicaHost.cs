@@ -150,9 +150,9 @@ internal sealed class ReplicaHost
             _sim.Stats.Count("host.client-sent-protocol-message");
             return false;
         }
-        if (m is ClientRequest cr && (linkFrom < n || !_sim.RequestVerifier.Verify(cr)))
+        if (m is ClientRequest && linkFrom < n)
         {
-            _sim.Stats.Count("host.bad-request");
+            _sim.Stats.Count("host.request-from-replica");
             return false;
         }
         if (!ProofCheck.VerifySignatures(m, _sim.ProofVerifier, n))
@@ -160,19 +160,11 @@ internal sealed class ReplicaHost
             _sim.Stats.Count("host.bad-signature");
             return false;
         }
-        var nested = m switch
-        {
-            Forward f => f.Requests,
-            Stop s => s.TimedOut,
-            Propose p => p.Value.Requests,
-            Sync s => [.. s.Value?.Requests ?? [], .. s.PriorValue?.Requests ?? []],
-            _ => [],
-        };
-        foreach (var r in nested)
+        foreach (var r in AuthenticatedRequestVerifier.RequestsIn(m))
         {
             if (!_sim.RequestVerifier.Verify(r))
             {
-                _sim.Stats.Count("host.bad-nested-request");
+                _sim.Stats.Count(m is ClientRequest ? "host.bad-request" : "host.bad-nested-request");
                 return false;
             }
         }

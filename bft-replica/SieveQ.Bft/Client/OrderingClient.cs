@@ -1,3 +1,4 @@
+using SieveQ.Bft.Codec;
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Protocol;
 
@@ -12,26 +13,30 @@ public readonly record struct CompletedRequest(long Sequence, long ConsensusId, 
 /// instance and result. Sequence numbers start above <paramref name="firstSequence"/> so a
 /// restarted client with a persisted high-water mark never reuses one. The wait before each
 /// retransmission doubles (up to <see cref="MaxBackoffFactor"/> times the first): under overload
-/// a fixed period multiplies the very load that delays the replies.
+/// a fixed period multiplies the very load that delays the replies. Each request is signed once, when it is
+/// numbered, through <paramref name="signer"/> (the client's identity key); retransmissions carry the same proof.
 /// </summary>
 public sealed class OrderingClient
 {
     public const int MaxBackoffFactor = 8;
     private readonly ReplicaConfig _config;
+    private readonly IProofSigner _signer;
     private readonly long _retransmitMs;
     private readonly int _maxOutstanding;
     private readonly Dictionary<long, Outstanding> _outstanding = [];
     private readonly List<CompletedRequest> _completed = [];
     private long _nextSequence;
 
-    public OrderingClient(int clientId, ReplicaConfig config, long retransmitMs = 1_000, int maxOutstanding = 256, long firstSequence = 0)
+    public OrderingClient(int clientId, ReplicaConfig config, IProofSigner signer, long retransmitMs = 1_000, int maxOutstanding = 256, long firstSequence = 0)
     {
+        ArgumentNullException.ThrowIfNull(signer);
         if (clientId < config.N)
         {
             throw new ArgumentOutOfRangeException(nameof(clientId), "client ids must not collide with replica ids 0..n-1");
         }
         ClientId = clientId;
         _config = config;
+        _signer = signer;
         _retransmitMs = retransmitMs;
         _maxOutstanding = Math.Min(maxOutstanding, config.ClientWindow);
         _nextSequence = firstSequence + 1;
@@ -55,7 +60,11 @@ public sealed class OrderingClient
         {
             return null;
         }
-        var req = new ClientRequest(ClientId, _nextSequence++, payload);
+        var sequence = _nextSequence++;
+        var req = new ClientRequest(ClientId, sequence, payload)
+        {
+            Proof = _signer.Sign(SigningBytes.ForRequest(ClientId, sequence, payload)),
+        };
         _outstanding[req.Sequence] = new Outstanding(req, now, now + _retransmitMs);
         return req;
     }

@@ -6,7 +6,7 @@ namespace SieveQ.Bft.Codec;
 /// <summary>Canonical batch layout: the bytes the batch hash is taken over.</summary>
 public static class BatchCodec
 {
-    private static ReadOnlySpan<byte> Tag => "SQBFT/BATCH/v1"u8;
+    private static ReadOnlySpan<byte> Tag => "SQBFT/BATCH/v2"u8;
 
     public static byte[] Encode(Batch batch)
     {
@@ -32,7 +32,7 @@ public static class BatchCodec
         var size = Tag.Length + 8 + 4;
         foreach (var r in batch.Requests)
         {
-            size += 4 + 8 + 4 + r.Payload.Length;
+            size += 4 + 8 + 4 + r.Payload.Length + 4 + r.Proof.Length;
         }
         return size;
     }
@@ -47,6 +47,7 @@ public static class BatchCodec
             w.I32(r.From);
             w.I64(r.Sequence);
             w.Bytes(r.Payload);
+            w.Bytes(r.Proof);
         }
     }
 
@@ -82,7 +83,8 @@ public static class BatchCodec
         var client = r.NonNegative("request client");
         var seq = r.NonNegative64("request sequence");
         var bytes = r.Span(WireLimits.MaxPayloadBytes, "request payload");
-        return new ClientRequest(client, seq, known?.ShareOrCopy(client, seq, bytes) ?? bytes.ToArray());
+        var payload = known?.ShareOrCopy(client, seq, bytes) ?? bytes.ToArray();
+        return new ClientRequest(client, seq, payload) { Proof = r.Bytes(WireLimits.MaxRequestProofBytes, "request proof") };
     }
 
     public static Batch Decode(ReadOnlySpan<byte> bytes)

@@ -9,7 +9,7 @@ namespace SieveQ.Bft.Codec;
 /// </summary>
 public static class MessageCodec
 {
-    public const byte Version = 1;
+    public const byte Version = 2;
 
     public static byte[] Encode(BftMessage message)
     {
@@ -29,6 +29,7 @@ public static class MessageCodec
             case ClientRequest m:
                 w.I64(m.Sequence);
                 w.Bytes(m.Payload);
+                w.Bytes(m.Proof);
                 break;
             case Reply m:
                 w.I32(m.Client);
@@ -122,7 +123,10 @@ public static class MessageCodec
         var from = r.NonNegative("sender");
         BftMessage m = type switch
         {
-            MessageType.Request => new ClientRequest(from, r.NonNegative64("sequence"), r.Bytes(WireLimits.MaxPayloadBytes, "payload")),
+            MessageType.Request => new ClientRequest(from, r.NonNegative64("sequence"), r.Bytes(WireLimits.MaxPayloadBytes, "payload"))
+            {
+                Proof = r.Bytes(WireLimits.MaxRequestProofBytes, "request proof"),
+            },
             MessageType.Reply => new Reply(from, r.NonNegative("client"), r.NonNegative64("sequence"), r.NonNegative64("cid"), r.Bytes(WireLimits.MaxResultBytes, "result")),
             MessageType.Forward => new Forward(from, ReadRequests(ref r, from: null)),
             MessageType.Propose => new Propose(from, r.NonNegative("regency"), r.NonNegative64("cid"), BatchCodec.Read(ref r, known)),
@@ -149,6 +153,7 @@ public static class MessageCodec
             w.I32(q.From);
             w.I64(q.Sequence);
             w.Bytes(q.Payload);
+            w.Bytes(q.Proof);
         }
     }
 

@@ -18,6 +18,8 @@ public static class WireLimits
     public const int MaxReplicas = 64;
     public const int MaxCertificates = 2;
     public const int MaxSignatureBytes = 160;
+    /// <summary>A request's proof: a P-256 signature in IEEE P1363 form is 64 bytes.</summary>
+    public const int MaxRequestProofBytes = 96;
     public const int MaxLogEntries = 4_096;
     public const int MaxSnapshotBytes = 64 * 1024 * 1024 - 1024;
     public const int MaxResultBytes = 64 * 1024;

@@ -28,6 +28,13 @@ public interface IRequestVerifier
     bool Verify(ClientRequest request);
 }
 
+/// <summary>For applications with no check of their own (the benchmark): the client's proof is checked whatever this says.</summary>
+public sealed class AcceptAllRequestVerifier : IRequestVerifier
+{
+    public static readonly AcceptAllRequestVerifier Instance = new();
+    public bool Verify(ClientRequest request) => true;
+}
+
 /// <summary>Signs the structures that must be shown to third parties (WRITE, STOPDATA) with this replica's key.</summary>
 public interface IProofSigner
 {

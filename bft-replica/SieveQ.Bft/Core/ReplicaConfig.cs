@@ -30,7 +30,7 @@ public sealed record ReplicaConfig
     public int MaxBatchBytes { get; init; } = Codec.WireLimits.MaxPayloadBytes + (64 * 1024);
 
     /// <summary>What a batch spends besides its requests' payloads: its header and each request's id (as the leader counts).</summary>
-    public const int BatchHeaderBytes = 64, BatchBytesPerRequest = 16;
+    public const int BatchHeaderBytes = 64, BatchBytesPerRequest = 4 + 8 + 4 + 4 + Codec.WireLimits.MaxRequestProofBytes;
 
     /// <summary>
     /// The largest request payload this cluster orders: what one frame carries and one batch holds alone. Replicas

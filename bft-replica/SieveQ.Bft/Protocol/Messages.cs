@@ -27,11 +27,17 @@ public abstract record BftMessage(int From)
     public abstract MessageType Type { get; }
 }
 
-/// <summary>A client's request; (Client, Sequence) identifies it across retransmissions.</summary>
+/// <summary>
+/// A client's request; (Client, Sequence) identifies it across retransmissions. <see cref="Proof"/> is the
+/// client's signature over <see cref="Codec.SigningBytes.ForRequest"/>: it travels with the request inside
+/// FORWARD, STOP, PROPOSE, SYNC and the decided log, so a replica that never saw the client's own link can
+/// still tell a request the client made from one a Byzantine replica made up in its name.
+/// </summary>
 public sealed record ClientRequest(int From, long Sequence, byte[] Payload) : BftMessage(From)
 {
     public override MessageType Type => MessageType.Request;
     public RequestId Id => new(From, Sequence);
+    public byte[] Proof { get; init; } = [];
 }
 
 public readonly record struct RequestId(int Client, long Sequence) : IComparable<RequestId>

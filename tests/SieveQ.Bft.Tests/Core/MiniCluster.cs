@@ -13,6 +13,9 @@ internal sealed class HmacProofs(int n) : IProofVerifier
 
     public IProofSigner SignerFor(int replica) => new Signer(_keys[replica]);
 
+    /// <summary>Clients sign their requests; these tests drive cores directly, where no host checks the proofs.</summary>
+    public static IProofSigner ClientSigner(int client) => new Signer(SHA256.HashData(Encoding.UTF8.GetBytes($"client-{client}")));
+
     public bool Verify(int replica, ReadOnlySpan<byte> data, ReadOnlySpan<byte> signature) =>
         replica >= 0 && replica < n && CryptographicOperations.FixedTimeEquals(HMACSHA256.HashData(_keys[replica], data), signature);
 
@@ -74,7 +77,7 @@ internal sealed class MiniCluster
     {
         if (!Clients.TryGetValue(id, out var c))
         {
-            c = new OrderingClient(id, Config, retransmitMs: 500);
+            c = new OrderingClient(id, Config, HmacProofs.ClientSigner(id), retransmitMs: 500);
             Clients[id] = c;
         }
         return c;

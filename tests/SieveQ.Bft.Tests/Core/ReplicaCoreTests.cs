@@ -90,7 +90,7 @@ public class ReplicaCoreTests
     public void A_client_refuses_a_request_above_the_clusters_limit_instead_of_retrying_it()
     {
         var config = new ReplicaConfig { MaxBatchBytes = 4_096 };
-        var client = new SieveQ.Bft.Client.OrderingClient(1000, config);
+        var client = new SieveQ.Bft.Client.OrderingClient(1000, config, HmacProofs.ClientSigner(1000));
         var e = Assert.Throws<ArgumentOutOfRangeException>(() => client.Submit(new byte[config.MaxRequestPayloadBytes + 1], 0));
         Assert.Contains($"above the cluster's limit of {config.MaxRequestPayloadBytes}", e.Message, StringComparison.Ordinal);
         Assert.Equal(0, client.OutstandingCount);

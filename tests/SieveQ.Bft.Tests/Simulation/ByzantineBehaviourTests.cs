@@ -12,6 +12,28 @@ public class ByzantineBehaviourTests
         SimulationAssert.AllPass(behaviour, replicas, SimulationAssert.Seeds(1, seeds));
 
     [Fact]
+    public void Requests_forged_in_a_clients_name_never_reach_a_correct_core()
+    {
+        var runs = Run("forge-requests", seeds: 24);
+        Assert.True(runs.Sum(s => s.CountersWithPrefix("byz.forge-request.")) > 0);
+        Assert.True(runs.Sum(s => s.Counter("byz.forge-request.propose")) > 0, "the forger never led with a forged proposal");
+        Assert.True(runs.Sum(s => s.Counter("host.bad-nested-request")) > 0);
+        var forgingLeader = runs.Where(r => r.Stats.Counter("byz.forge-request.propose") > 0).ToList();
+        Assert.All(forgingLeader, r => Assert.True(r.Stats.RegencyChanges >= 1, $"seed {r.Seed} kept a leader whose proposals carried forged requests"));
+    }
+
+    [Fact]
+    public void Without_the_proof_check_a_forging_replica_gets_requests_executed_that_no_client_sent()
+    {
+        // The same seeds with hosts that take any proof: what the check above prevents actually happens.
+        var profile = SieveQ.Bft.Simulation.Faults.FaultProfile.Parse("forge-requests");
+        var failures = SimulationAssert.Seeds(1, 24).AsParallel()
+            .Select(s => SimulationRun.Execute(s, profile, 4, null, checkRequestProofs: false))
+            .Where(r => !r.Passed).ToList();
+        Assert.Contains(failures, f => f.Failure!.Contains("validity", StringComparison.Ordinal));
+    }
+
+    [Fact]
     public void Forged_signatures_are_dropped_by_the_hosts_precheck()
     {
         var runs = Run("forge-signatures");
