@@ -360,6 +360,17 @@ _Static_assert(sizeof(FWPM_FILTER0) == 200, "FWPM_FILTER0 size");
 /* ntifs.h (documented), needed for the process creation time */
 NTKERNELAPI NTSTATUS NTAPI PsLookupProcessByProcessId(HANDLE ProcessId, PEPROCESS *Process);
 
+NTSYSAPI NTSTATUS NTAPI ZwWaitForSingleObject(HANDLE Handle, BOOLEAN Alertable, PLARGE_INTEGER Timeout);
+
+/* ndis.sys (documented): moves a NET_BUFFER's data start back over headers
+ * the stack already skipped, and forward again */
+typedef int NDIS_STATUS;
+#define NDIS_STATUS_SUCCESS 0
+NDIS_STATUS NTAPI NdisRetreatNetBufferDataStart(NET_BUFFER *NetBuffer, ULONG DataOffsetDelta, ULONG DataBackFill,
+                                                void *AllocateMdlHandler);
+void NTAPI NdisAdvanceNetBufferDataStart(NET_BUFFER *NetBuffer, ULONG DataOffsetDelta, BOOLEAN FreeMdl,
+                                         void *FreeMdlHandler);
+
 /* ---- fwpkclnt.sys exports ---- */
 NTSTATUS NTAPI FwpsCalloutRegister0(void *deviceObject, const FWPS_CALLOUT0 *callout, UINT32 *calloutId);
 NTSTATUS NTAPI FwpsCalloutUnregisterById0(const UINT32 calloutId);
