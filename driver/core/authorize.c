@@ -376,7 +376,10 @@ int sqfw_flow_lookup(sqfw_engine *e, uint64_t flow_id, uint32_t *identity_id, ui
     return SQFW_OK;
 }
 
-int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, sqfw_decision *d)
+/* retry: a queued packet asking again; it arrived once, when it was first
+ * deferred, so it adds neither to the class's arrivals (QGuard's demand
+ * estimate) nor to the deferral count */
+static int packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, sqfw_decision *d, int retry)
 {
     if (!e || !d)
         return SQFW_E_ARG;
@@ -400,7 +403,8 @@ int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, 
     sq_class *c = &p->cls[f->class_idx];
     d->identity_id = f->identity_id;
     d->class_id = c->id;
-    c->pkt_arrivals++;
+    if (!retry)
+        c->pkt_arrivals++;
     if (!(p->lvl[e->level].admit & (1ull << f->class_idx))) {
         d->verdict = SQFW_BLOCK;
         d->reason = SQFW_R_LEVEL;
@@ -418,7 +422,8 @@ int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, 
         d->verdict = SQFW_DEFER;
         d->reason = SQFW_R_SHAPED;
         d->wait_ns = w1 > w2 ? w1 : w2;
-        e->st.packets_deferred++;
+        if (!retry)
+            e->st.packets_deferred++;
         return SQFW_OK;
     }
     sq_take(&c->pkt, &c->pkt_rate, 1);
@@ -431,4 +436,14 @@ int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, 
         d->reason = SQFW_R_PASS;
     e->st.packets_passed++;
     return SQFW_OK;
+}
+
+int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, sqfw_decision *d)
+{
+    return packet(e, flow_id, bytes, now, d, 0);
+}
+
+int sqfw_packet_retry(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, sqfw_decision *d)
+{
+    return packet(e, flow_id, bytes, now, d, 1);
 }

@@ -235,6 +235,10 @@ SQFW_API int sqfw_flow_lookup(sqfw_engine *e, uint64_t flow_id, uint32_t *identi
 /* Per packet on an established flow: ALLOW, DEFER (queue, retry after
  * wait_ns) or BLOCK (class not admitted at this level). */
 SQFW_API int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now_ns, sqfw_decision *d);
+/* The same decision for a packet that was deferred and queued, asking again:
+ * not a new arrival, so QGuard's demand estimate and the deferral count do
+ * not grow with every retry. */
+SQFW_API int sqfw_packet_retry(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now_ns, sqfw_decision *d);
 
 /* Pending: sqfw_authorize returns SQFW_PEND with a slot (bounded by the
  * policy's max_pended); the glue pends the ALE operation under that slot.

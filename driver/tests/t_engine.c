@@ -1,3 +1,4 @@
+#include "../core/engine_state.h"
 #include "../core/policy_format.h"
 #include "fixture.h"
 #include "golden_defs.h"
@@ -280,6 +281,47 @@ TEST(engine_levels_drop_classes_and_cap_rates)
     CHECK_EQ(st.level_dropped, 1);
     CHECK_EQ(st.level, 0);
     CHECK_EQ(st.level_count, 3);
+    fx_close(&f);
+}
+
+/* The shaper asks again for each queued packet until its class has tokens;
+ * each such retry used to count as a new arrival, inflating the demand
+ * QGuard's max-min allocation sees. */
+TEST(engine_packet_retries_are_not_new_arrivals)
+{
+    fx_engine f;
+    open_policy(&f, 1);
+    sqfw_request r = fx_req(CURL, SQFW_DIR_OUTBOUND, 6, "1.2.3.4", 443);
+    fx_user(&r, SID);
+    CHECK_EQ(sqfw_flow_established(f.e, 78, &r, 0), SQFW_OK);
+    sqfw_decision d;
+    for (int i = 0; i < 100; i++) /* class 2's packet burst */
+        sqfw_packet(f.e, 78, 1000, 1, &d);
+    sqfw_packet(f.e, 78, 1000, 1, &d);
+    CHECK_EQ(d.verdict, SQFW_DEFER);
+    int ci = -1;
+    for (uint32_t i = 0; i < f.e->pol->n_class; i++)
+        if (f.e->pol->cls[i].id == d.class_id)
+            ci = (int)i;
+    CHECK(ci >= 0);
+    if (ci < 0)
+        return;
+    uint64_t arrivals = f.e->pol->cls[ci].pkt_arrivals;
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    uint64_t deferred = st.packets_deferred;
+    for (int i = 0; i < 50; i++) {
+        CHECK_EQ(sqfw_packet_retry(f.e, 78, 1000, 1, &d), SQFW_OK);
+        CHECK_EQ(d.verdict, SQFW_DEFER);
+    }
+    CHECK_EQ(f.e->pol->cls[ci].pkt_arrivals, arrivals);
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.packets_deferred, deferred);
+    CHECK_EQ(sqfw_packet_retry(f.e, 78, 1000, 1 + d.wait_ns, &d), SQFW_OK);
+    CHECK_EQ(d.verdict, SQFW_ALLOW); /* the retry still takes tokens */
+    CHECK_EQ(f.e->pol->cls[ci].pkt_arrivals, arrivals);
+    sqfw_packet(f.e, 78, 1000, 1 + d.wait_ns, &d);
+    CHECK_EQ(f.e->pol->cls[ci].pkt_arrivals, arrivals + 1);
     fx_close(&f);
 }
 

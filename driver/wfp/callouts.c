@@ -391,6 +391,23 @@ static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_
         permit(out); /* our own re-injection already paid its tokens */
         return;
     }
+    if (!outbound) {
+        /* A packet the ALE recv-accept layer will also see (a connection's
+         * first, or a re-authorisation) is decided there, not shaped here.
+         * An IPsec-protected one still carries its AH/ESP header, which
+         * receive injection cannot take back without rebuilding the IP
+         * header: it is not deferred either. Both, as in the inspect sample. */
+        sqfw_field_map fm;
+        UINT32 cflags = 0;
+        if (in && in->incomingValue && sqfw_fields_for_layer(in->layerId, &fm) && in->valueCount >= fm.count &&
+            in->incomingValue[fm.flags].value.type == FWP_UINT32)
+            cflags = in->incomingValue[fm.flags].value.uint32;
+        if ((meta && (meta->currentMetadataValues & FWPS_METADATA_FIELD_ALE_CLASSIFY_REQUIRED)) ||
+            (cflags & FWP_CONDITION_FLAG_IS_IPSEC_SECURED)) {
+            permit(out);
+            return;
+        }
+    }
     sqfw_flow_ctx *ctx = (sqfw_flow_ctx *)(ULONG_PTR)flow_ctx;
     UINT32 bytes = nbl_bytes(nbl);
     sqfw_decision d;
@@ -429,11 +446,13 @@ static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_
     q->bytes = bytes;
     q->family = family;
     q->outbound = outbound;
-    q->endpoint = meta->transportEndpointHandle;
-    q->compartment = meta->compartmentId;
+    /* only what the engine says it filled in */
+    UINT32 have = meta ? meta->currentMetadataValues : 0;
+    q->endpoint = (have & FWPS_METADATA_FIELD_TRANSPORT_ENDPOINT_HANDLE) ? meta->transportEndpointHandle : 0;
+    q->compartment = (have & FWPS_METADATA_FIELD_COMPARTMENT_ID) ? meta->compartmentId : 0;
     q->if_index = if_index;
     q->sub_if_index = sub_if_index;
-    q->scope_id = meta->remoteScopeId;
+    q->scope_id = (have & FWPS_METADATA_FIELD_REMOTE_SCOPE_ID) ? meta->remoteScopeId : 0;
     sq_copy(q->remote_addr, remote_addr, sizeof q->remote_addr);
     if (!sqfw_shaper_enqueue(q, d.class_id)) {
         FwpsFreeCloneNetBufferList0(q->clone, 0);

@@ -112,7 +112,8 @@ static UINT64 drain_queues(UINT64 now)
             if (!IsListEmpty(&g_sqfw.queues[c])) {
                 sqfw_queued *q = CONTAINING_RECORD(g_sqfw.queues[c].Flink, sqfw_queued, link);
                 sqfw_decision d;
-                sqfw_packet(g_sqfw.engine, q->flow->flow_id, q->bytes, now, &d);
+                /* a retry, not a new arrival: QGuard's demand estimate counts each packet once */
+                sqfw_packet_retry(g_sqfw.engine, q->flow->flow_id, q->bytes, now, &d);
                 if (d.verdict == SQFW_DEFER) {
                     if (d.wait_ns < wait)
                         wait = d.wait_ns;
