@@ -41,12 +41,13 @@ if [ $rc -ne 0 ]; then
 fi
 out1=$(timeout 60 wine64 'C:\sqfw\harness.exe' 'C:\sqfw\golden' 2>>"$LOG") || rc=$?
 out1=$(printf "%s\n" "$out1" | tr -d "\r")
-echo "$out1"
+# indented: tests/run-all.sh tallies the last line that starts with "N passed"
+printf "%s\n" "$out1" | sed "s/^/  /"
 timeout 30 wine64 sc stop sieveqfw >>"$LOG" 2>&1 || true
 sleep 1
 out2=$(timeout 120 wine64 'C:\sqfw\harness.exe' 'C:\sqfw\golden' --loop "$CYCLES" 2>>"$LOG") || rc=$?
 out2=$(printf "%s\n" "$out2" | tr -d "\r")
-echo "$out2"
+printf "%s\n" "$out2" | sed "s/^/  /"
 echo "stand-in log (first unload, the harness's run):"
 head -n 1 "$WINEPREFIX/drive_c/sqfw-standin.log" 2>/dev/null | tr -d '\r' || true
 
