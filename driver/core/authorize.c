@@ -47,7 +47,8 @@ static int register_pend(sqfw_engine *e, const sqfw_request *r, uint64_t now, ui
         sq_pend *q = &e->pend[i];
         if (q->state != SQ_PEND_FREE)
             continue;
-        q->state = SQ_PEND_WAITING;
+        q->state = SQ_PEND_RESERVED;
+        q->answered = 0;
         q->process_key = r->process_key;
         q->deadline_ns = now + (uint64_t)p->pend_timeout_ms * 1000000ull;
         e->pended_now++;
@@ -247,9 +248,31 @@ int sqfw_attest(sqfw_engine *e, uint64_t process_key, const uint8_t sha256[32], 
     if (!e || !sha256 || process_key == 0)
         return SQFW_E_ARG;
     sq_proc_cache_put(&e->attest, process_key, sha256, 32, now);
-    for (uint32_t i = 0; i < SQFW_MAX_PENDED && e->pended_now; i++)
-        if (e->pend[i].state == SQ_PEND_WAITING && e->pend[i].process_key == process_key)
+    for (uint32_t i = 0; i < SQFW_MAX_PENDED && e->pended_now; i++) {
+        if (e->pend[i].process_key != process_key)
+            continue;
+        if (e->pend[i].state == SQ_PEND_WAITING)
             e->pend[i].state = SQ_PEND_ANSWERED;
+        else if (e->pend[i].state == SQ_PEND_RESERVED)
+            e->pend[i].answered = 1;
+    }
+    return SQFW_OK;
+}
+
+int sqfw_pend_arm(sqfw_engine *e, uint32_t slot)
+{
+    if (!e || slot >= SQFW_MAX_PENDED || e->pend[slot].state != SQ_PEND_RESERVED)
+        return SQFW_E_ARG;
+    e->pend[slot].state = e->pend[slot].answered ? SQ_PEND_ANSWERED : SQ_PEND_WAITING;
+    return SQFW_OK;
+}
+
+int sqfw_pend_abort(sqfw_engine *e, uint32_t slot)
+{
+    if (!e || slot >= SQFW_MAX_PENDED || e->pend[slot].state != SQ_PEND_RESERVED)
+        return SQFW_E_ARG;
+    e->pend[slot].state = SQ_PEND_FREE;
+    e->pended_now--;
     return SQFW_OK;
 }
 
@@ -353,7 +376,10 @@ int sqfw_flow_lookup(sqfw_engine *e, uint64_t flow_id, uint32_t *identity_id, ui
     return SQFW_OK;
 }
 
-int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, sqfw_decision *d)
+/* retry: a queued packet asking again; it arrived once, when it was first
+ * deferred, so it adds neither to the class's arrivals (QGuard's demand
+ * estimate) nor to the deferral count */
+static int packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, sqfw_decision *d, int retry)
 {
     if (!e || !d)
         return SQFW_E_ARG;
@@ -377,7 +403,8 @@ int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, 
     sq_class *c = &p->cls[f->class_idx];
     d->identity_id = f->identity_id;
     d->class_id = c->id;
-    c->pkt_arrivals++;
+    if (!retry)
+        c->pkt_arrivals++;
     if (!(p->lvl[e->level].admit & (1ull << f->class_idx))) {
         d->verdict = SQFW_BLOCK;
         d->reason = SQFW_R_LEVEL;
@@ -395,7 +422,8 @@ int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, 
         d->verdict = SQFW_DEFER;
         d->reason = SQFW_R_SHAPED;
         d->wait_ns = w1 > w2 ? w1 : w2;
-        e->st.packets_deferred++;
+        if (!retry)
+            e->st.packets_deferred++;
         return SQFW_OK;
     }
     sq_take(&c->pkt, &c->pkt_rate, 1);
@@ -408,4 +436,14 @@ int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, 
         d->reason = SQFW_R_PASS;
     e->st.packets_passed++;
     return SQFW_OK;
+}
+
+int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, sqfw_decision *d)
+{
+    return packet(e, flow_id, bytes, now, d, 0);
+}
+
+int sqfw_packet_retry(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, sqfw_decision *d)
+{
+    return packet(e, flow_id, bytes, now, d, 1);
 }

@@ -13,10 +13,14 @@ typedef struct sq_pend {
     uint64_t process_key;
     uint64_t deadline_ns;
     uint32_t state; /* SQ_PEND_* */
-    uint32_t pad;
+    uint32_t answered;
 } sq_pend;
 
-enum { SQ_PEND_FREE = 0, SQ_PEND_WAITING = 1, SQ_PEND_ANSWERED = 2 };
+/* RESERVED: handed out by sqfw_authorize, not yet armed by the glue (which
+ * has still to pend the operation and store its completion handle); it is
+ * never taken, so nothing completes a slot without a handle. An attestation
+ * that arrives meanwhile is remembered in `answered`. */
+enum { SQ_PEND_FREE = 0, SQ_PEND_WAITING = 1, SQ_PEND_ANSWERED = 2, SQ_PEND_RESERVED = 3 };
 
 struct sqfw_engine {
     sqfw_limits lim;

@@ -86,9 +86,18 @@ sqfw_engine *sqfw_host_engine(sqfw_host *h) { return h ? h->engine : NULL; }
         return rc_;                                                                                                    \
     } while (0)
 
+/* The host has no operation to pend: a PEND slot is armed at once, so its
+ * callers see the same take-ready behaviour as before the two-step pend. */
+static int authorize_armed(sqfw_engine *e, const sqfw_request *r, uint64_t now, sqfw_decision *d)
+{
+    int rc = sqfw_authorize(e, r, now, d);
+    if (rc == SQFW_OK && d->verdict == SQFW_PEND)
+        sqfw_pend_arm(e, d->pend_slot);
+    return rc;
+}
 int sqfw_host_authorize(sqfw_host *h, const sqfw_request *r, uint64_t now, sqfw_decision *d)
 {
-    LOCKED(sqfw_authorize(h->engine, r, now, d));
+    LOCKED(authorize_armed(h->engine, r, now, d));
 }
 int sqfw_host_explain(sqfw_host *h, const sqfw_request *r, uint64_t now, sqfw_decision *d)
 {

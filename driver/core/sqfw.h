@@ -235,6 +235,10 @@ SQFW_API int sqfw_flow_lookup(sqfw_engine *e, uint64_t flow_id, uint32_t *identi
 /* Per packet on an established flow: ALLOW, DEFER (queue, retry after
  * wait_ns) or BLOCK (class not admitted at this level). */
 SQFW_API int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now_ns, sqfw_decision *d);
+/* The same decision for a packet that was deferred and queued, asking again:
+ * not a new arrival, so QGuard's demand estimate and the deferral count do
+ * not grow with every retry. */
+SQFW_API int sqfw_packet_retry(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now_ns, sqfw_decision *d);
 
 /* Pending: sqfw_authorize returns SQFW_PEND with a slot (bounded by the
  * policy's max_pended); the glue pends the ALE operation under that slot.
@@ -245,6 +249,12 @@ SQFW_API int sqfw_attest(sqfw_engine *e, uint64_t process_key, const uint8_t sha
  * was taken, with its slot and, for expired ones, the time-out verdict. */
 SQFW_API int sqfw_pend_take_ready(sqfw_engine *e, uint64_t now_ns, uint32_t *slot, uint32_t *verdict_on_timeout,
                                   uint32_t *expired);
+/* A PEND verdict's slot is reserved, not yet completable: the glue pends the
+ * operation, stores its completion handle, then arms the slot (an answer
+ * that came in between is kept), or aborts it when pending failed. Until
+ * armed, sqfw_pend_take_ready never returns it. */
+SQFW_API int sqfw_pend_arm(sqfw_engine *e, uint32_t slot);
+SQFW_API int sqfw_pend_abort(sqfw_engine *e, uint32_t slot);
 SQFW_API int sqfw_service_bind(sqfw_engine *e, uint64_t process_key, const uint8_t *name, uint32_t name_len);
 
 /* QGuard */

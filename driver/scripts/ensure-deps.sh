@@ -6,7 +6,8 @@ set -eu
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 
-for p in clang libclang-rt-14-dev llvm mingw-w64 gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 binutils make; do
+# wine64: the real .sys is loaded under Wine by `make wine-check`
+for p in clang libclang-rt-14-dev llvm mingw-w64 gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 binutils make wine64; do
     have_pkg "$p" || need="$need $p"
 done
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Checks the cross-built driver image: PE32+, native subsystem, imports
-# only from the kernel and the WFP kernel client, and no section that is
+# only from the kernel, the WFP kernel client and NDIS, and no section that is
 # both writable and executable (HVCI refuses to load such a driver).
 set -eu
 OBJDUMP=$1
@@ -15,7 +15,7 @@ echo "$imports" | grep -q 'ntoskrnl.exe' || fail "does not import ntoskrnl.exe"
 echo "$imports" | grep -q 'fwpkclnt.sys' || fail "does not import fwpkclnt.sys"
 for dll in $imports; do
     case "$dll" in
-    ntoskrnl.exe | fwpkclnt.sys) ;;
+    ntoskrnl.exe | fwpkclnt.sys | ndis.sys) ;;
     *) fail "unexpected import $dll" ;;
     esac
 done

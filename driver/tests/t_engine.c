@@ -1,3 +1,4 @@
+#include "../core/engine_state.h"
 #include "../core/policy_format.h"
 #include "fixture.h"
 #include "golden_defs.h"
@@ -47,6 +48,7 @@ TEST(engine_pend_attest_complete_and_reauthorize)
     CHECK_EQ(sqfw_authorize(f.e, &r, 100 * MS, &d), SQFW_OK);
     CHECK_EQ(d.verdict, SQFW_PEND);
     uint32_t slot = d.pend_slot;
+    CHECK_EQ(sqfw_pend_arm(f.e, slot), SQFW_OK);
 
     sqfw_event ev;
     CHECK(sqfw_next_event(f.e, &ev));
@@ -83,7 +85,7 @@ TEST(engine_pend_times_out_fail_closed_and_is_bounded)
         sqfw_request r = fx_req(AGENT, SQFW_DIR_OUTBOUND, 6, "10.20.1.1", 443);
         r.process_key = 5000 + (uint64_t)i;
         sqfw_authorize(f.e, &r, 0, &d);
-        if (d.verdict == SQFW_PEND)
+        if (d.verdict == SQFW_PEND && sqfw_pend_arm(f.e, d.pend_slot) == SQFW_OK)
             pended++;
         else if (d.reason == SQFW_R_PEND_FULL && d.verdict == SQFW_BLOCK)
             full++;
@@ -108,6 +110,48 @@ TEST(engine_pend_times_out_fail_closed_and_is_bounded)
     sqfw_get_stats(f.e, &st);
     CHECK_EQ(st.pend_timeouts, 64);
     CHECK_EQ(st.pend_full, 6);
+    fx_close(&f);
+}
+
+/* The glue pends the operation and stores its completion handle after
+ * sqfw_authorize returned, outside the lock; an attestation or a time-out in
+ * that window must not hand the slot to the completer (it would find no
+ * handle: the connect hangs and the handle leaks). */
+TEST(engine_pend_slot_not_completable_until_armed)
+{
+    fx_engine f;
+    open_policy(&f, 1); /* max_pended 64, 2000 ms */
+    sqfw_request r = fx_req(AGENT, SQFW_DIR_OUTBOUND, 6, "10.20.1.1", 443);
+    sqfw_decision d;
+    CHECK_EQ(sqfw_authorize(f.e, &r, 100 * MS, &d), SQFW_OK);
+    CHECK_EQ(d.verdict, SQFW_PEND);
+    uint32_t slot = d.pend_slot, s, v, expired;
+    CHECK_EQ(sqfw_attest(f.e, 1000, sha_agent, 101 * MS), SQFW_OK);
+    CHECK(!sqfw_pend_take_ready(f.e, 101 * MS, &s, &v, &expired));
+    CHECK(!sqfw_pend_take_ready(f.e, 5000 * MS, &s, &v, &expired)); /* nor when late */
+    CHECK_EQ(sqfw_pend_arm(f.e, slot), SQFW_OK);
+    CHECK_EQ(sqfw_pend_arm(f.e, slot), SQFW_E_ARG); /* armed once */
+    CHECK(sqfw_pend_take_ready(f.e, 102 * MS, &s, &v, &expired));
+    CHECK_EQ(s, slot);
+    CHECK_EQ(expired, 0); /* the answer that came before arming is kept */
+
+    /* a slot the glue could not pend is freed, never completed */
+    r.process_key = 1001;
+    CHECK_EQ(sqfw_authorize(f.e, &r, 200 * MS, &d), SQFW_OK);
+    CHECK_EQ(d.verdict, SQFW_PEND);
+    CHECK_EQ(sqfw_pend_abort(f.e, d.pend_slot), SQFW_OK);
+    CHECK(!sqfw_pend_take_ready(f.e, 9000 * MS, &s, &v, &expired));
+    CHECK_EQ(sqfw_pend_abort(f.e, d.pend_slot), SQFW_E_ARG);
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.pended_now, 0);
+
+    /* unarmed and armed-but-unanswered slots time out only once armed */
+    r.process_key = 1002;
+    CHECK_EQ(sqfw_authorize(f.e, &r, 300 * MS, &d), SQFW_OK);
+    CHECK_EQ(sqfw_pend_arm(f.e, d.pend_slot), SQFW_OK);
+    CHECK(sqfw_pend_take_ready(f.e, 2300 * MS, &s, &v, &expired));
+    CHECK_EQ(expired, 1);
     fx_close(&f);
 }
 
@@ -237,6 +281,47 @@ TEST(engine_levels_drop_classes_and_cap_rates)
     CHECK_EQ(st.level_dropped, 1);
     CHECK_EQ(st.level, 0);
     CHECK_EQ(st.level_count, 3);
+    fx_close(&f);
+}
+
+/* The shaper asks again for each queued packet until its class has tokens;
+ * each such retry used to count as a new arrival, inflating the demand
+ * QGuard's max-min allocation sees. */
+TEST(engine_packet_retries_are_not_new_arrivals)
+{
+    fx_engine f;
+    open_policy(&f, 1);
+    sqfw_request r = fx_req(CURL, SQFW_DIR_OUTBOUND, 6, "1.2.3.4", 443);
+    fx_user(&r, SID);
+    CHECK_EQ(sqfw_flow_established(f.e, 78, &r, 0), SQFW_OK);
+    sqfw_decision d;
+    for (int i = 0; i < 100; i++) /* class 2's packet burst */
+        sqfw_packet(f.e, 78, 1000, 1, &d);
+    sqfw_packet(f.e, 78, 1000, 1, &d);
+    CHECK_EQ(d.verdict, SQFW_DEFER);
+    int ci = -1;
+    for (uint32_t i = 0; i < f.e->pol->n_class; i++)
+        if (f.e->pol->cls[i].id == d.class_id)
+            ci = (int)i;
+    CHECK(ci >= 0);
+    if (ci < 0)
+        return;
+    uint64_t arrivals = f.e->pol->cls[ci].pkt_arrivals;
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    uint64_t deferred = st.packets_deferred;
+    for (int i = 0; i < 50; i++) {
+        CHECK_EQ(sqfw_packet_retry(f.e, 78, 1000, 1, &d), SQFW_OK);
+        CHECK_EQ(d.verdict, SQFW_DEFER);
+    }
+    CHECK_EQ(f.e->pol->cls[ci].pkt_arrivals, arrivals);
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.packets_deferred, deferred);
+    CHECK_EQ(sqfw_packet_retry(f.e, 78, 1000, 1 + d.wait_ns, &d), SQFW_OK);
+    CHECK_EQ(d.verdict, SQFW_ALLOW); /* the retry still takes tokens */
+    CHECK_EQ(f.e->pol->cls[ci].pkt_arrivals, arrivals);
+    sqfw_packet(f.e, 78, 1000, 1 + d.wait_ns, &d);
+    CHECK_EQ(f.e->pol->cls[ci].pkt_arrivals, arrivals + 1);
     fx_close(&f);
 }
 

@@ -70,7 +70,10 @@ TEST(fwps_ale_auth_recv_accept_fields)
         /* no IP_DESTINATION_ADDRESS_TYPE at this layer: FLAGS is 11, 12 is SIO_FIREWALL_SYSTEM_PORT */
         CHECK_EQ(m.flags, 11);
         CHECK(m.flags != FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_SIO_FIREWALL_SYSTEM_PORT);
-        CHECK_EQ(m.count, 12);
+        /* the arrival interface a pended inbound packet is receive-injected on */
+        CHECK_EQ(m.interface_index, 16);
+        CHECK_EQ(m.sub_interface_index, 17);
+        CHECK_EQ(m.count, 18);
         check_consistent(&m);
     }
 }
@@ -163,11 +166,13 @@ TEST(fwps_recv_accept_reads_flags_not_system_port)
     /* an inbound loopback re-authorisation at ALE_AUTH_RECV_ACCEPT_V4; the
      * positions are the documented ones, written as numbers so that they do
      * not move with the header's declarations */
-    fake_value vals[13];
+    fake_value vals[18];
     memset(vals, 0, sizeof vals);
     vals[10] = (fake_value){T_U64, 0x0006000000000001ull};        /* IP_LOCAL_INTERFACE (a LUID) */
     vals[11] = (fake_value){T_U32, IS_LOOPBACK | IS_REAUTHORIZE}; /* FLAGS */
     vals[12] = (fake_value){T_U32, 0};                            /* SIO_FIREWALL_SYSTEM_PORT */
+    vals[16] = (fake_value){T_U32, 7};                            /* INTERFACE_INDEX */
+    vals[17] = (fake_value){T_U32, 3};                            /* SUB_INTERFACE_INDEX */
     sqfw_field_map m = map_of(FWPS_LAYER_ALE_AUTH_RECV_ACCEPT_V4);
     CHECK(m.count <= sizeof vals / sizeof vals[0]);
     if (m.count > sizeof vals / sizeof vals[0])
@@ -175,6 +180,8 @@ TEST(fwps_recv_accept_reads_flags_not_system_port)
     CHECK_EQ(vals[m.flags].type, T_U32);
     CHECK(vals[m.flags].v & IS_LOOPBACK);
     CHECK(vals[m.flags].v & IS_REAUTHORIZE);
+    CHECK_EQ(vals[m.interface_index].v, 7);
+    CHECK_EQ(vals[m.sub_interface_index].v, 3);
 }
 
 TEST(fwps_outbound_transport_reads_remote_address_not_interface)

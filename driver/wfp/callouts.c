@@ -38,38 +38,182 @@ static void block(FWPS_CLASSIFY_OUT0 *out)
     out->rights &= ~FWPS_RIGHT_ACTION_WRITE; /* a block must not be overridden below us */
 }
 
+/* A clone WFP lets us keep past the classify. Inbound packets are handed to
+ * the callout past their IP and transport headers, but receive injection
+ * wants the IP header: the data start is moved back for the clone (which
+ * inherits the offset) and restored on the original, as Microsoft's inspect
+ * sample does. Without both header sizes the clone could not be injected
+ * correctly, so none is made. */
+static NTSTATUS clone_packet(NET_BUFFER_LIST *nbl, const FWPS_INCOMING_METADATA_VALUES0 *meta, UINT8 inbound,
+                             NET_BUFFER_LIST **clone)
+{
+    *clone = NULL;
+    if (!nbl || !nbl->FirstNetBuffer)
+        return STATUS_INVALID_PARAMETER;
+    if (!inbound)
+        return FwpsAllocateCloneNetBufferList0(nbl, NULL, NULL, 0, clone);
+    const UINT32 need = FWPS_METADATA_FIELD_IP_HEADER_SIZE | FWPS_METADATA_FIELD_TRANSPORT_HEADER_SIZE;
+    if (!meta || (meta->currentMetadataValues & need) != need || nbl->FirstNetBuffer->Next)
+        return STATUS_INVALID_PARAMETER;
+    ULONG back = meta->ipHeaderSize + meta->transportHeaderSize;
+    if (back < meta->ipHeaderSize) /* overflow */
+        return STATUS_INVALID_PARAMETER;
+    if (NdisRetreatNetBufferDataStart(nbl->FirstNetBuffer, back, 0, NULL) != NDIS_STATUS_SUCCESS)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    NTSTATUS st = FwpsAllocateCloneNetBufferList0(nbl, NULL, NULL, 0, clone);
+    NdisAdvanceNetBufferDataStart(nbl->FirstNetBuffer, back, FALSE, NULL);
+    return st;
+}
+
 /* ---- ALE auth connect / recv-accept ---- */
 
-static void authorize(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,
-                      FWPS_CLASSIFY_OUT0 *out, UINT16 family, UINT8 direction)
+static BOOLEAN injected_by_self(HANDLE inj, NET_BUFFER_LIST *nbl)
 {
-    if (!(out->rights & FWPS_RIGHT_ACTION_WRITE))
-        return; /* a higher-priority filter already decided */
-    sqfw_req_buf b;
-    if (!sqfw_build_request(in, meta, family, direction, &b)) {
-        block(out);
-        return;
+    if (!nbl || !inj)
+        return FALSE;
+    FWPS_PACKET_INJECTION_STATE st = FwpsQueryPacketInjectionState0(inj, nbl, NULL);
+    return st == FWPS_PACKET_INJECTED_BY_SELF || st == FWPS_PACKET_PREVIOUSLY_INJECTED_BY_SELF;
+}
+
+static BOOLEAN same_connection(const sqfw_request *a, const sqfw_request *b)
+{
+    return a->process_key == b->process_key && a->family == b->family && a->protocol == b->protocol &&
+           a->local_port == b->local_port && a->remote_port == b->remote_port &&
+           sq_equal(a->remote_addr, b->remote_addr, 16);
+}
+
+/* The re-authorisation that completing an outbound pend triggers: its
+ * record (and the clone of the first datagram, if any) is taken here; a
+ * permitted clone goes to the worker for injection. Called under the lock. */
+static sqfw_pended *take_completed_connect(const sqfw_request *r, BOOLEAN permit)
+{
+    for (LIST_ENTRY *e = g_sqfw.reauth_wait.Flink; e != &g_sqfw.reauth_wait; e = e->Flink) {
+        sqfw_pended *p = CONTAINING_RECORD(e, sqfw_pended, pkt.link);
+        if (!same_connection(&p->req.req, r))
+            continue;
+        RemoveEntryList(e);
+        if (permit && p->pkt.clone && !g_sqfw.stopping) {
+            InsertTailList(&g_sqfw.inject_ready, &p->pkt.link);
+            return NULL;
+        }
+        return p; /* the caller frees it outside the lock */
     }
-    sqfw_decision d;
+    return NULL;
+}
+
+/* Pends the classify for the agent's answer, keeping a clone of the packet
+ * that came with it (an outbound UDP connect's first datagram; the inbound
+ * SYN or datagram), so completing the pend does not lose it. The core's slot
+ * is armed only once the completion handle is stored, so the worker never
+ * finds an armed slot without its handle. FALSE: nothing was pended, the
+ * slot is freed and the caller fails closed. */
+static BOOLEAN pend_for_agent(const sqfw_req_buf *b, const FWPS_INCOMING_VALUES0 *in,
+                              const FWPS_INCOMING_METADATA_VALUES0 *meta, NET_BUFFER_LIST *nbl, UINT32 slot)
+{
+    sqfw_pended *p = NULL;
+    BOOLEAN inbound = b->req.direction == SQFW_DIR_INBOUND;
+    sqfw_field_map m;
+    if (slot < SQFW_MAX_PENDED && meta && (meta->currentMetadataValues & FWPS_METADATA_FIELD_COMPLETION_HANDLE) &&
+        sqfw_fields_for_layer(in->layerId, &m))
+        p = ExAllocatePoolWithTag(NonPagedPoolNx, sizeof *p, SQFW_TAG);
+    if (p) {
+        sq_zero(p, sizeof *p);
+        sq_copy(&p->req, b, sizeof *b);
+        /* the copy's strings point into the copy */
+        p->req.req.path = b->req.path_len ? p->req.path : NULL;
+        p->req.req.user = b->req.user_len ? p->req.user : NULL;
+        p->req.req.service = NULL;
+        p->req.req.service_len = 0;
+        p->pkt.family = b->req.family;
+        p->pkt.outbound = inbound ? 0 : 1;
+        sq_copy(p->pkt.remote_addr, b->req.remote_addr, 16);
+        p->pkt.compartment = (meta->currentMetadataValues & FWPS_METADATA_FIELD_COMPARTMENT_ID) ? meta->compartmentId : 0;
+        p->pkt.endpoint = (meta->currentMetadataValues & FWPS_METADATA_FIELD_TRANSPORT_ENDPOINT_HANDLE)
+                              ? meta->transportEndpointHandle
+                              : 0;
+        p->pkt.scope_id = (meta->currentMetadataValues & FWPS_METADATA_FIELD_REMOTE_SCOPE_ID) ? meta->remoteScopeId : 0;
+        if (inbound && m.interface_index != SQFW_FIELD_NONE && in->valueCount >= m.count) {
+            const FWP_VALUE0 *ifi = &in->incomingValue[m.interface_index].value;
+            const FWP_VALUE0 *sub = &in->incomingValue[m.sub_interface_index].value;
+            p->pkt.if_index = ifi->type == FWP_UINT32 ? ifi->uint32 : 0;
+            p->pkt.sub_if_index = sub->type == FWP_UINT32 ? sub->uint32 : 0;
+        }
+        /* no clone, no pend: an absorbed packet we cannot give back is lost */
+        if (nbl && !NT_SUCCESS(clone_packet(nbl, meta, (UINT8)inbound, &p->pkt.clone))) {
+            ExFreePoolWithTag(p, SQFW_TAG);
+            p = NULL;
+        }
+    }
+    if (p && !NT_SUCCESS(FwpsPendOperation0(meta->completionHandle, &p->completion))) {
+        sqfw_free_queued(&p->pkt);
+        p = NULL;
+    }
     KIRQL irql;
     KeAcquireSpinLock(&g_sqfw.lock, &irql);
-    int rc = sqfw_authorize(g_sqfw.engine, &b.req, sqfw_now_ns(), &d);
+    if (p && !g_sqfw.stopping && slot < SQFW_MAX_PENDED && !g_sqfw.pend[slot]) {
+        g_sqfw.pend[slot] = p;
+        sqfw_pend_arm(g_sqfw.engine, slot);
+        p = NULL;
+        KeReleaseSpinLock(&g_sqfw.lock, irql);
+        KeSetEvent(&g_sqfw.kick, 0, FALSE);
+        return TRUE;
+    }
+    sqfw_pend_abort(g_sqfw.engine, slot);
     KeReleaseSpinLock(&g_sqfw.lock, irql);
+    if (p) {
+        /* pended but unloading: complete it at once, the re-authorisation fails closed */
+        FwpsCompleteOperation0(p->completion, NULL);
+        sqfw_free_queued(&p->pkt);
+    }
+    return FALSE;
+}
+
+static void authorize(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta, void *layer,
+                      FWPS_CLASSIFY_OUT0 *out, UINT16 family, UINT8 direction)
+{
+    NET_BUFFER_LIST *nbl = (NET_BUFFER_LIST *)layer;
+    if (injected_by_self(family == 4 ? g_sqfw.inject_v4 : g_sqfw.inject_v6, nbl)) {
+        if (out->rights & FWPS_RIGHT_ACTION_WRITE)
+            permit(out); /* a pended packet we re-injected: already decided */
+        return;
+    }
+    sqfw_req_buf b;
+    if (!sqfw_build_request(in, meta, family, direction, &b)) {
+        if (out->rights & FWPS_RIGHT_ACTION_WRITE)
+            block(out);
+        return;
+    }
+    BOOLEAN writable = (out->rights & FWPS_RIGHT_ACTION_WRITE) != 0;
+    /* a re-authorisation of a completed outbound pend carries no packet and
+     * may come without the write right; its kept clone still needs taking */
+    BOOLEAN completed_connect = (b.req.flags & SQFW_RF_REAUTH) && direction == SQFW_DIR_OUTBOUND && !nbl;
+    if (!writable && !completed_connect)
+        return; /* a higher-priority filter already decided */
+    sqfw_decision d;
+    sqfw_pended *stale = NULL;
+    KIRQL irql;
+    KeAcquireSpinLock(&g_sqfw.lock, &irql);
+    int rc = writable ? sqfw_authorize(g_sqfw.engine, &b.req, sqfw_now_ns(), &d)
+                      : sqfw_explain(g_sqfw.engine, &b.req, sqfw_now_ns(), &d);
+    if (completed_connect)
+        stale = take_completed_connect(&b.req, rc == SQFW_OK && d.verdict == SQFW_ALLOW);
+    KeReleaseSpinLock(&g_sqfw.lock, irql);
+    if (stale)
+        sqfw_free_queued(&stale->pkt);
+    if (completed_connect)
+        KeSetEvent(&g_sqfw.kick, 0, FALSE); /* inject the kept datagram, deliver events */
+    if (!writable)
+        return;
     if (rc != SQFW_OK) {
         block(out);
         return;
     }
     if (d.verdict == SQFW_PEND) {
-        HANDLE completion = NULL;
-        if (meta && (meta->currentMetadataValues & FWPS_METADATA_FIELD_COMPLETION_HANDLE) &&
-            d.pend_slot < SQFW_MAX_PENDED && NT_SUCCESS(FwpsPendOperation0(meta->completionHandle, &completion))) {
-            KeAcquireSpinLock(&g_sqfw.lock, &irql);
-            g_sqfw.pend_completion[d.pend_slot] = completion;
-            KeReleaseSpinLock(&g_sqfw.lock, irql);
+        if (pend_for_agent(&b, in, meta, nbl, d.pend_slot)) {
             /* absorbed now, re-authorised when the agent answers or time runs out */
             out->actionType = FWP_ACTION_BLOCK;
+            out->rights &= ~FWPS_RIGHT_ACTION_WRITE;
             out->flags |= FWPS_CLASSIFY_OUT_FLAG_ABSORB;
-            KeSetEvent(&g_sqfw.kick, 0, FALSE);
             return;
         }
         block(out); /* cannot pend: fail closed */
@@ -85,26 +229,26 @@ static void authorize(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METAD
 static void NTAPI classify_connect_v4(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,
                                       void *layer, const FWPS_FILTER0 *f, UINT64 ctx, FWPS_CLASSIFY_OUT0 *out)
 {
-    (void)layer, (void)f, (void)ctx;
-    authorize(in, meta, out, 4, SQFW_DIR_OUTBOUND);
+    (void)f, (void)ctx;
+    authorize(in, meta, layer, out, 4, SQFW_DIR_OUTBOUND);
 }
 static void NTAPI classify_connect_v6(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,
                                       void *layer, const FWPS_FILTER0 *f, UINT64 ctx, FWPS_CLASSIFY_OUT0 *out)
 {
-    (void)layer, (void)f, (void)ctx;
-    authorize(in, meta, out, 6, SQFW_DIR_OUTBOUND);
+    (void)f, (void)ctx;
+    authorize(in, meta, layer, out, 6, SQFW_DIR_OUTBOUND);
 }
 static void NTAPI classify_accept_v4(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,
                                      void *layer, const FWPS_FILTER0 *f, UINT64 ctx, FWPS_CLASSIFY_OUT0 *out)
 {
-    (void)layer, (void)f, (void)ctx;
-    authorize(in, meta, out, 4, SQFW_DIR_INBOUND);
+    (void)f, (void)ctx;
+    authorize(in, meta, layer, out, 4, SQFW_DIR_INBOUND);
 }
 static void NTAPI classify_accept_v6(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,
                                      void *layer, const FWPS_FILTER0 *f, UINT64 ctx, FWPS_CLASSIFY_OUT0 *out)
 {
-    (void)layer, (void)f, (void)ctx;
-    authorize(in, meta, out, 6, SQFW_DIR_INBOUND);
+    (void)f, (void)ctx;
+    authorize(in, meta, layer, out, 6, SQFW_DIR_INBOUND);
 }
 
 /* ---- ALE flow established: attach the flow context ---- */
@@ -154,17 +298,22 @@ static void flow_established(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMIN
     UINT16 lin = family == 4 ? FWPS_LAYER_INBOUND_TRANSPORT_V4 : FWPS_LAYER_INBOUND_TRANSPORT_V6;
     UINT32 cout = g_sqfw.callout_ids[family == 4 ? C_OUT_V4 : C_OUT_V6];
     UINT32 cin = g_sqfw.callout_ids[family == 4 ? C_IN_V4 : C_IN_V6];
+    /* `associated` is read by unload under the lock: written under it too */
+    UINT8 got = 0;
     InterlockedIncrement(&ctx->refs);
     if (NT_SUCCESS(FwpsFlowAssociateContext0(ctx->flow_id, lout, cout, (UINT64)(ULONG_PTR)ctx)))
-        ctx->associated |= 1;
+        got |= 1;
     else
         InterlockedDecrement(&ctx->refs);
     InterlockedIncrement(&ctx->refs);
     if (NT_SUCCESS(FwpsFlowAssociateContext0(ctx->flow_id, lin, cin, (UINT64)(ULONG_PTR)ctx)))
-        ctx->associated |= 2;
+        got |= 2;
     else
         InterlockedDecrement(&ctx->refs);
-    if (ctx->associated != 3)
+    KeAcquireSpinLock(&g_sqfw.lock, &irql);
+    ctx->associated |= got;
+    KeReleaseSpinLock(&g_sqfw.lock, irql);
+    if (got != 3)
         block(out); /* association failed: abort the flow, flow-delete frees what was attached */
     sqfw_flow_ctx_release(ctx);
 }
@@ -242,6 +391,23 @@ static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_
         permit(out); /* our own re-injection already paid its tokens */
         return;
     }
+    if (!outbound) {
+        /* A packet the ALE recv-accept layer will also see (a connection's
+         * first, or a re-authorisation) is decided there, not shaped here.
+         * An IPsec-protected one still carries its AH/ESP header, which
+         * receive injection cannot take back without rebuilding the IP
+         * header: it is not deferred either. Both, as in the inspect sample. */
+        sqfw_field_map fm;
+        UINT32 cflags = 0;
+        if (in && in->incomingValue && sqfw_fields_for_layer(in->layerId, &fm) && in->valueCount >= fm.count &&
+            in->incomingValue[fm.flags].value.type == FWP_UINT32)
+            cflags = in->incomingValue[fm.flags].value.uint32;
+        if ((meta && (meta->currentMetadataValues & FWPS_METADATA_FIELD_ALE_CLASSIFY_REQUIRED)) ||
+            (cflags & FWP_CONDITION_FLAG_IS_IPSEC_SECURED)) {
+            permit(out);
+            return;
+        }
+    }
     sqfw_flow_ctx *ctx = (sqfw_flow_ctx *)(ULONG_PTR)flow_ctx;
     UINT32 bytes = nbl_bytes(nbl);
     sqfw_decision d;
@@ -271,7 +437,7 @@ static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_
         return;
     }
     sq_zero(q, sizeof *q);
-    if (!NT_SUCCESS(FwpsAllocateCloneNetBufferList0(nbl, NULL, NULL, 0, &q->clone))) {
+    if (!NT_SUCCESS(clone_packet(nbl, meta, outbound ? 0 : 1, &q->clone))) {
         ExFreePoolWithTag(q, SQFW_TAG);
         block(out);
         return;
@@ -280,11 +446,13 @@ static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_
     q->bytes = bytes;
     q->family = family;
     q->outbound = outbound;
-    q->endpoint = meta->transportEndpointHandle;
-    q->compartment = meta->compartmentId;
+    /* only what the engine says it filled in */
+    UINT32 have = meta ? meta->currentMetadataValues : 0;
+    q->endpoint = (have & FWPS_METADATA_FIELD_TRANSPORT_ENDPOINT_HANDLE) ? meta->transportEndpointHandle : 0;
+    q->compartment = (have & FWPS_METADATA_FIELD_COMPARTMENT_ID) ? meta->compartmentId : 0;
     q->if_index = if_index;
     q->sub_if_index = sub_if_index;
-    q->scope_id = meta->remoteScopeId;
+    q->scope_id = (have & FWPS_METADATA_FIELD_REMOTE_SCOPE_ID) ? meta->remoteScopeId : 0;
     sq_copy(q->remote_addr, remote_addr, sizeof q->remote_addr);
     if (!sqfw_shaper_enqueue(q, d.class_id)) {
         FwpsFreeCloneNetBufferList0(q->clone, 0);
@@ -294,6 +462,7 @@ static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_
     }
     /* the original is absorbed; the clone goes out when tokens allow */
     out->actionType = FWP_ACTION_BLOCK;
+    out->rights &= ~FWPS_RIGHT_ACTION_WRITE;
     out->flags |= FWPS_CLASSIFY_OUT_FLAG_ABSORB;
 }
 
@@ -405,14 +574,15 @@ NTSTATUS sqfw_callouts_register(PDEVICE_OBJECT device)
     return add_management_objects();
 }
 
-void sqfw_callouts_unregister(void)
+/* Stops new classifies and detaches every flow context (the flow-delete
+ * callbacks free them). Everything read from a context is copied under the
+ * lock: once it is dropped, a concurrent flow-delete may free the context. */
+void sqfw_callouts_detach(void)
 {
-    /* 1. no new classifies: closing the dynamic session removes our filters */
     if (g_sqfw.wfp_engine) {
-        FwpmEngineClose0(g_sqfw.wfp_engine);
+        FwpmEngineClose0(g_sqfw.wfp_engine); /* the dynamic session's filters go with it */
         g_sqfw.wfp_engine = NULL;
     }
-    /* 2. detach every flow context; flow-delete callbacks free them */
     for (;;) {
         KIRQL irql;
         KeAcquireSpinLock(&g_sqfw.lock, &irql);
@@ -424,28 +594,49 @@ void sqfw_callouts_unregister(void)
                 break;
             }
         }
-        UINT8 assoc = ctx ? ctx->associated : 0;
-        if (ctx)
+        UINT8 assoc = 0;
+        UINT16 fam = 0;
+        UINT64 flow_id = 0;
+        if (ctx) {
+            assoc = ctx->associated;
+            fam = ctx->family;
+            flow_id = ctx->flow_id;
             ctx->associated = 0;
+        }
         KeReleaseSpinLock(&g_sqfw.lock, irql);
         if (!ctx)
             break;
-        UINT16 fam = ctx->family;
         if (assoc & 1)
-            FwpsFlowRemoveContext0(ctx->flow_id, fam == 4 ? FWPS_LAYER_OUTBOUND_TRANSPORT_V4 : FWPS_LAYER_OUTBOUND_TRANSPORT_V6,
+            FwpsFlowRemoveContext0(flow_id, fam == 4 ? FWPS_LAYER_OUTBOUND_TRANSPORT_V4 : FWPS_LAYER_OUTBOUND_TRANSPORT_V6,
                                    g_sqfw.callout_ids[fam == 4 ? C_OUT_V4 : C_OUT_V6]);
         if (assoc & 2)
-            FwpsFlowRemoveContext0(ctx->flow_id, fam == 4 ? FWPS_LAYER_INBOUND_TRANSPORT_V4 : FWPS_LAYER_INBOUND_TRANSPORT_V6,
+            FwpsFlowRemoveContext0(flow_id, fam == 4 ? FWPS_LAYER_INBOUND_TRANSPORT_V4 : FWPS_LAYER_INBOUND_TRANSPORT_V6,
                                    g_sqfw.callout_ids[fam == 4 ? C_IN_V4 : C_IN_V6]);
     }
-    /* 3. complete every pended connect with the fail-closed answer */
-    for (UINT32 i = 0; i < SQFW_MAX_PENDED; i++) {
-        HANDLE h = g_sqfw.pend_completion[i];
-        g_sqfw.pend_completion[i] = NULL;
-        if (h)
-            FwpsCompleteOperation0(h, NULL);
+}
+
+/* WFP refuses to unregister a callout (STATUS_DEVICE_BUSY) while flow
+ * contexts still reference it, for instance while a flow-delete callback
+ * runs; the driver image must not go away before it succeeds, so busy is
+ * retried until the contexts are gone. */
+void sqfw_callouts_unregister(void)
+{
+    for (int i = 0; i < C_COUNT; i++) {
+        if (!g_sqfw.callout_ids[i])
+            continue;
+        for (UINT32 tries = 0;; tries++) {
+            NTSTATUS st = FwpsCalloutUnregisterById0(g_sqfw.callout_ids[i]);
+            if (st != STATUS_DEVICE_BUSY) {
+                if (!NT_SUCCESS(st))
+                    DbgPrint("sieveqfw: unregistering callout %u: 0x%08x\n", g_sqfw.callout_ids[i], (unsigned)st);
+                break;
+            }
+            if (tries % 100 == 99)
+                DbgPrint("sieveqfw: callout %u still busy\n", g_sqfw.callout_ids[i]);
+            LARGE_INTEGER delay;
+            delay.QuadPart = -10 * 1000 * 10; /* 10 ms, relative */
+            KeDelayExecutionThread(KernelMode, FALSE, &delay);
+        }
+        g_sqfw.callout_ids[i] = 0;
     }
-    for (int i = 0; i < C_COUNT; i++)
-        if (g_sqfw.callout_ids[i])
-            FwpsCalloutUnregisterById0(g_sqfw.callout_ids[i]);
 }

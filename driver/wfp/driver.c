@@ -163,6 +163,18 @@ static NTSTATUS NTAPI dispatch_ioctl(PDEVICE_OBJECT dev, PIRP irp)
     return st;
 }
 
+/* The last handle to a file object is going: its waiting event requests
+ * must not outlive it. */
+static NTSTATUS NTAPI dispatch_cleanup(PDEVICE_OBJECT dev, PIRP irp)
+{
+    (void)dev;
+    sqfw_events_cancel_file(IoGetCurrentIrpStackLocation(irp)->FileObject);
+    irp->IoStatus.Status = STATUS_SUCCESS;
+    irp->IoStatus.Information = 0;
+    IoCompleteRequest(irp, IO_NO_INCREMENT);
+    return STATUS_SUCCESS;
+}
+
 static NTSTATUS NTAPI dispatch_create_close(PDEVICE_OBJECT dev, PIRP irp)
 {
     (void)dev;
@@ -174,9 +186,16 @@ static NTSTATUS NTAPI dispatch_create_close(PDEVICE_OBJECT dev, PIRP irp)
 
 static void teardown(PDRIVER_OBJECT driver)
 {
-    sqfw_callouts_unregister(); /* filters, flow contexts, pended connects, callouts */
-    sqfw_shaper_stop();         /* worker, queued packets, injection handles */
-    sqfw_events_cancel_all();   /* waiting event IRPs */
+    /* Order: no new classifies and no flow contexts; then no worker, so
+     * nothing else completes pends; then the pends; then the callouts (which
+     * WFP lets go only once no context references them); then packets,
+     * injection handles and waiting IRPs. */
+    sqfw_callouts_detach();
+    sqfw_shaper_stop_worker();
+    sqfw_pends_release();
+    sqfw_callouts_unregister();
+    sqfw_shaper_release();
+    sqfw_events_cancel_all();
     if (g_sqfw.engine) {
         sqfw_engine_detach(g_sqfw.engine);
         g_sqfw.engine = NULL;
@@ -204,6 +223,7 @@ NTSTATUS NTAPI DriverEntry(PDRIVER_OBJECT driver, PUNICODE_STRING registry)
     sq_zero(&g_sqfw, sizeof g_sqfw);
     KeInitializeSpinLock(&g_sqfw.lock);
     InitializeListHead(&g_sqfw.flows);
+    sqfw_shaper_init();
     sqfw_events_init();
 
     sqfw_limits lim;
@@ -235,6 +255,7 @@ NTSTATUS NTAPI DriverEntry(PDRIVER_OBJECT driver, PUNICODE_STRING registry)
         st = IoCreateSymbolicLink(&dos, &name);
     driver->MajorFunction[IRP_MJ_CREATE] = dispatch_create_close;
     driver->MajorFunction[IRP_MJ_CLOSE] = dispatch_create_close;
+    driver->MajorFunction[IRP_MJ_CLEANUP] = dispatch_cleanup;
     driver->MajorFunction[IRP_MJ_DEVICE_CONTROL] = dispatch_ioctl;
     driver->DriverUnload = unload;
     if (NT_SUCCESS(st))

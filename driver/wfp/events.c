@@ -15,11 +15,17 @@ static void NTAPI csq_remove(PIO_CSQ csq, PIRP irp)
     RemoveEntryList(&irp->Tail.Overlay.ListEntry);
 }
 
+/* ctx, when given, is a file object: only that handle's requests match. */
 static PIRP NTAPI csq_peek(PIO_CSQ csq, PIRP irp, PVOID ctx)
 {
-    (void)csq, (void)ctx;
+    (void)csq;
     LIST_ENTRY *next = irp ? irp->Tail.Overlay.ListEntry.Flink : g_sqfw.pending_irps.Flink;
-    return next == &g_sqfw.pending_irps ? NULL : CONTAINING_RECORD(next, IRP, Tail.Overlay.ListEntry);
+    for (; next != &g_sqfw.pending_irps; next = next->Flink) {
+        PIRP cand = CONTAINING_RECORD(next, IRP, Tail.Overlay.ListEntry);
+        if (!ctx || IoGetCurrentIrpStackLocation(cand)->FileObject == ctx)
+            return cand;
+    }
+    return NULL;
 }
 
 static void NTAPI csq_lock(PIO_CSQ csq, PKIRQL irql)
@@ -91,6 +97,16 @@ void sqfw_events_deliver(void)
         }
         irp->IoStatus.Status = STATUS_SUCCESS;
         irp->IoStatus.Information = bytes;
+        IoCompleteRequest(irp, IO_NO_INCREMENT);
+    }
+}
+
+void sqfw_events_cancel_file(PFILE_OBJECT file)
+{
+    PIRP irp;
+    while (file && (irp = IoCsqRemoveNextIrp(&g_sqfw.csq, file)) != NULL) {
+        irp->IoStatus.Status = STATUS_CANCELLED;
+        irp->IoStatus.Information = 0;
         IoCompleteRequest(irp, IO_NO_INCREMENT);
     }
 }

@@ -143,6 +143,11 @@ enum {
     FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_IP_LOCAL_INTERFACE,
     FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_FLAGS,
     FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_SIO_FIREWALL_SYSTEM_PORT,
+    FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_NAP_CONTEXT,
+    FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_INTERFACE_TYPE,
+    FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_TUNNEL_TYPE,
+    FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_INTERFACE_INDEX,
+    FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_SUB_INTERFACE_INDEX,
 };
 
 /* FWPS_FIELDS_ALE_AUTH_RECV_ACCEPT_V6 (fwpsk.h): leading members, implicit values from 0 */
@@ -160,6 +165,11 @@ enum {
     FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_IP_LOCAL_INTERFACE,
     FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_FLAGS,
     FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_SIO_FIREWALL_SYSTEM_PORT,
+    FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_NAP_CONTEXT,
+    FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_INTERFACE_TYPE,
+    FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_TUNNEL_TYPE,
+    FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_INTERFACE_INDEX,
+    FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_SUB_INTERFACE_INDEX,
 };
 
 /* FWPS_FIELDS_ALE_FLOW_ESTABLISHED_V4 (fwpsk.h): leading members, implicit values from 0 */
@@ -323,6 +333,11 @@ SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_ALE_REMOTE_MACHINE_ID, 9);
 SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_IP_LOCAL_INTERFACE, 10);
 SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_FLAGS, 11);
 SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_SIO_FIREWALL_SYSTEM_PORT, 12);
+SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_NAP_CONTEXT, 13);
+SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_INTERFACE_TYPE, 14);
+SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_TUNNEL_TYPE, 15);
+SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_INTERFACE_INDEX, 16);
+SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V4_SUB_INTERFACE_INDEX, 17);
 
 /* FWPS_FIELDS_ALE_AUTH_RECV_ACCEPT_V6 (ne-fwpsk-fwps_fields_ale_auth_recv_accept_v6_) */
 SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_ALE_APP_ID, 0);
@@ -338,6 +353,11 @@ SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_ALE_REMOTE_MACHINE_ID, 9);
 SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_IP_LOCAL_INTERFACE, 10);
 SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_FLAGS, 11);
 SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_SIO_FIREWALL_SYSTEM_PORT, 12);
+SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_NAP_CONTEXT, 13);
+SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_INTERFACE_TYPE, 14);
+SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_TUNNEL_TYPE, 15);
+SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_INTERFACE_INDEX, 16);
+SQFW_FWPS_VALUE(FWPS_FIELD_ALE_AUTH_RECV_ACCEPT_V6_SUB_INTERFACE_INDEX, 17);
 
 /* FWPS_FIELDS_ALE_FLOW_ESTABLISHED_V4 (ne-fwpsk-fwps_fields_ale_flow_established_v4_) */
 SQFW_FWPS_VALUE(FWPS_FIELD_ALE_FLOW_ESTABLISHED_V4_ALE_APP_ID, 0);
@@ -441,7 +461,7 @@ typedef struct sqfw_field_map {
     unsigned char app_id;              /* ALE layers; SQFW_FIELD_NONE elsewhere */
     unsigned char user_id;             /* ALE layers */
     unsigned char direction;           /* ALE flow established */
-    unsigned char interface_index;     /* transport layers: the arrival interface for receive injection */
+    unsigned char interface_index;     /* recv-accept and inbound transport: the arrival interface for receive injection */
     unsigned char sub_interface_index; /* transport layers */
     unsigned char count;               /* largest index above + 1: valueCount must be at least this */
 } sqfw_field_map;
@@ -452,6 +472,15 @@ typedef struct sqfw_field_map {
             FWPS_FIELD_##L##_IP_LOCAL_PORT, FWPS_FIELD_##L##_IP_REMOTE_PORT, FWPS_FIELD_##L##_FLAGS,                   \
             FWPS_FIELD_##L##_ALE_APP_ID, FWPS_FIELD_##L##_ALE_USER_ID, (direction_), SQFW_FIELD_NONE,                 \
             SQFW_FIELD_NONE, 0                                                                                         \
+    }
+/* ALE_AUTH_RECV_ACCEPT also gives the interface indices: a pended inbound
+ * connection's packet is receive-injected there once permitted. */
+#define SQFW_ACCEPT_FIELD_MAP(L)                                                                                       \
+    {                                                                                                                  \
+        FWPS_FIELD_##L##_IP_PROTOCOL, FWPS_FIELD_##L##_IP_LOCAL_ADDRESS, FWPS_FIELD_##L##_IP_REMOTE_ADDRESS,           \
+            FWPS_FIELD_##L##_IP_LOCAL_PORT, FWPS_FIELD_##L##_IP_REMOTE_PORT, FWPS_FIELD_##L##_FLAGS,                   \
+            FWPS_FIELD_##L##_ALE_APP_ID, FWPS_FIELD_##L##_ALE_USER_ID, SQFW_FIELD_NONE,                                \
+            FWPS_FIELD_##L##_INTERFACE_INDEX, FWPS_FIELD_##L##_SUB_INTERFACE_INDEX, 0                                  \
     }
 #define SQFW_TRANSPORT_FIELD_MAP(L)                                                                                    \
     {                                                                                                                  \
@@ -478,10 +507,10 @@ static inline int sqfw_fields_for_layer(unsigned int layer_id, sqfw_field_map *m
         *m = (sqfw_field_map)SQFW_ALE_FIELD_MAP(ALE_AUTH_CONNECT_V6, SQFW_FIELD_NONE);
         break;
     case FWPS_LAYER_ALE_AUTH_RECV_ACCEPT_V4:
-        *m = (sqfw_field_map)SQFW_ALE_FIELD_MAP(ALE_AUTH_RECV_ACCEPT_V4, SQFW_FIELD_NONE);
+        *m = (sqfw_field_map)SQFW_ACCEPT_FIELD_MAP(ALE_AUTH_RECV_ACCEPT_V4);
         break;
     case FWPS_LAYER_ALE_AUTH_RECV_ACCEPT_V6:
-        *m = (sqfw_field_map)SQFW_ALE_FIELD_MAP(ALE_AUTH_RECV_ACCEPT_V6, SQFW_FIELD_NONE);
+        *m = (sqfw_field_map)SQFW_ACCEPT_FIELD_MAP(ALE_AUTH_RECV_ACCEPT_V6);
         break;
     case FWPS_LAYER_ALE_FLOW_ESTABLISHED_V4:
         *m = (sqfw_field_map)SQFW_ALE_FIELD_MAP(ALE_FLOW_ESTABLISHED_V4, FWPS_FIELD_ALE_FLOW_ESTABLISHED_V4_DIRECTION);

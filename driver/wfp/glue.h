@@ -41,6 +41,8 @@ typedef struct sqfw_queued {
     ULONG scope_id;
 } sqfw_queued;
 
+struct sqfw_pended; /* request.h */
+
 typedef struct sqfw_glue {
     PDEVICE_OBJECT device;
     KSPIN_LOCK lock; /* engine, flows, queues, pend table */
@@ -53,7 +55,9 @@ typedef struct sqfw_glue {
     LIST_ENTRY flows;
     LIST_ENTRY queues[SQFW_QUEUE_CLASSES];
     UINT32 queued[SQFW_QUEUE_CLASSES];
-    HANDLE pend_completion[SQFW_MAX_PENDED];
+    struct sqfw_pended *pend[SQFW_MAX_PENDED]; /* armed pends, by core slot */
+    LIST_ENTRY reauth_wait;  /* completed outbound pends until their re-authorisation classify */
+    LIST_ENTRY inject_ready; /* permitted pended packets for the worker to inject */
     /* event channel */
     IO_CSQ csq;
     KSPIN_LOCK csq_lock;
@@ -70,11 +74,16 @@ UINT64 sqfw_now_ns(void);
 
 /* callouts.c */
 NTSTATUS sqfw_callouts_register(PDEVICE_OBJECT device);
+void sqfw_callouts_detach(void);
 void sqfw_callouts_unregister(void);
 
 /* shaper.c */
+void sqfw_shaper_init(void);
 NTSTATUS sqfw_shaper_start(void);
-void sqfw_shaper_stop(void);
+void sqfw_shaper_stop_worker(void);
+void sqfw_shaper_release(void);
+void sqfw_pends_release(void);
+void sqfw_free_queued(sqfw_queued *q);
 BOOLEAN sqfw_shaper_enqueue(sqfw_queued *q, UINT32 class_id);
 void sqfw_shaper_drop_flow(sqfw_flow_ctx *flow);
 void sqfw_flow_ctx_release(sqfw_flow_ctx *ctx);
@@ -84,5 +93,6 @@ void sqfw_events_init(void);
 NTSTATUS sqfw_events_wait(PIRP irp);
 void sqfw_events_deliver(void);
 void sqfw_events_cancel_all(void);
+void sqfw_events_cancel_file(PFILE_OBJECT file);
 
 #endif

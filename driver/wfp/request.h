@@ -12,6 +12,16 @@ typedef struct sqfw_req_buf {
 
 #include "../core/policy_format.h"
 
+/* An ALE authorisation pended for the agent's answer. `pkt` is the first
+ * member: a permitted clone is injected as a queued packet and the
+ * injection's completion frees the whole record through it. */
+typedef struct sqfw_pended {
+    sqfw_queued pkt;  /* clone (NULL when WFP gave no packet) and what injecting it needs */
+    HANDLE completion;
+    UINT64 completed_ns;
+    sqfw_req_buf req; /* inbound: decided again by the worker; outbound: matched at re-authorisation */
+} sqfw_pended;
+
 /* Reads the fields at in->layerId's indices (an ALE connect, recv-accept or
  * flow-established layer); FALSE for any other layer or too few values. */
 BOOLEAN sqfw_build_request(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta,

@@ -3,8 +3,12 @@
  * the QGuard allocation and delivers events to waiting IRPs. Nothing on
  * the packet path waits; everything slow happens here at PASSIVE_LEVEL. */
 #include "glue.h"
+#include "request.h"
 
 #define TICK_NS 100000000ull /* demand estimates and shares every 100 ms */
+/* a completed outbound pend whose re-authorisation never came (the
+ * connection was abandoned) is dropped after this */
+#define REAUTH_WAIT_NS 30000000000ull
 
 void sqfw_flow_ctx_release(sqfw_flow_ctx *ctx)
 {
@@ -35,12 +39,16 @@ BOOLEAN sqfw_shaper_enqueue(sqfw_queued *q, UINT32 class_id)
     return ok;
 }
 
-static void free_queued(sqfw_queued *q)
+/* Frees a queued packet, or a pend record through its leading packet. */
+void sqfw_free_queued(sqfw_queued *q)
 {
-    FwpsFreeCloneNetBufferList0(q->clone, 0);
-    sqfw_flow_ctx_release(q->flow);
+    if (q->clone)
+        FwpsFreeCloneNetBufferList0(q->clone, 0);
+    if (q->flow)
+        sqfw_flow_ctx_release(q->flow);
     ExFreePoolWithTag(q, SQFW_TAG);
 }
+#define free_queued sqfw_free_queued
 
 /* Removes every queued packet of a flow that is going away. */
 void sqfw_shaper_drop_flow(sqfw_flow_ctx *flow)
@@ -104,7 +112,8 @@ static UINT64 drain_queues(UINT64 now)
             if (!IsListEmpty(&g_sqfw.queues[c])) {
                 sqfw_queued *q = CONTAINING_RECORD(g_sqfw.queues[c].Flink, sqfw_queued, link);
                 sqfw_decision d;
-                sqfw_packet(g_sqfw.engine, q->flow->flow_id, q->bytes, now, &d);
+                /* a retry, not a new arrival: QGuard's demand estimate counts each packet once */
+                sqfw_packet_retry(g_sqfw.engine, q->flow->flow_id, q->bytes, now, &d);
                 if (d.verdict == SQFW_DEFER) {
                     if (d.wait_ns < wait)
                         wait = d.wait_ns;
@@ -129,25 +138,112 @@ static UINT64 drain_queues(UINT64 now)
     return wait;
 }
 
+/* Completes the pends the core reports ready (answered, or out of time).
+ * Outbound: completing triggers a re-authorisation classify that the core
+ * decides (attested hash, or the time-out verdict), and which takes the
+ * record back to inject the kept datagram. Inbound: completion triggers no
+ * re-authorisation, so the decision is taken here; a permitted connection's
+ * packet is handed back with the completion and receive-injected, as
+ * Microsoft's inspect sample does; a refused one is completed without it. */
 static void complete_pends(UINT64 now)
 {
     for (;;) {
         UINT32 slot, verdict, expired;
+        sqfw_pended *p = NULL;
         HANDLE h = NULL;
+        BOOLEAN allow = FALSE;
         KIRQL irql;
         KeAcquireSpinLock(&g_sqfw.lock, &irql);
         int got = sqfw_pend_take_ready(g_sqfw.engine, now, &slot, &verdict, &expired);
         if (got && slot < SQFW_MAX_PENDED) {
-            h = g_sqfw.pend_completion[slot];
-            g_sqfw.pend_completion[slot] = NULL;
+            p = g_sqfw.pend[slot];
+            g_sqfw.pend[slot] = NULL;
+        }
+        if (p) {
+            h = p->completion;
+            p->completion = NULL;
+            if (p->pkt.outbound) {
+                p->completed_ns = now;
+                InsertTailList(&g_sqfw.reauth_wait, &p->pkt.link);
+            } else {
+                sqfw_decision d;
+                p->req.req.flags |= SQFW_RF_REAUTH;
+                allow = sqfw_authorize(g_sqfw.engine, &p->req.req, now, &d) == SQFW_OK && d.verdict == SQFW_ALLOW;
+            }
         }
         KeReleaseSpinLock(&g_sqfw.lock, irql);
         if (!got)
             return;
-        /* completing triggers a re-authorisation classify that finds the
-         * attested hash, or gets the time-out verdict (SQFW_RF_REAUTH) */
-        if (h)
+        if (!p)
+            continue;
+        if (p->pkt.outbound) {
+            FwpsCompleteOperation0(h, NULL); /* p now belongs to the re-authorisation */
+        } else if (allow && p->pkt.clone) {
+            FwpsCompleteOperation0(h, p->pkt.clone);
+            inject(&p->pkt);
+        } else {
             FwpsCompleteOperation0(h, NULL);
+            free_queued(&p->pkt);
+        }
+    }
+}
+
+/* Injects the kept datagrams of permitted outbound pends; drops records
+ * whose re-authorisation never came. */
+static void inject_pended(UINT64 now)
+{
+    for (;;) {
+        sqfw_queued *q = NULL, *old = NULL;
+        KIRQL irql;
+        KeAcquireSpinLock(&g_sqfw.lock, &irql);
+        if (!IsListEmpty(&g_sqfw.inject_ready)) {
+            q = CONTAINING_RECORD(RemoveHeadList(&g_sqfw.inject_ready), sqfw_queued, link);
+        } else if (!IsListEmpty(&g_sqfw.reauth_wait)) {
+            sqfw_pended *p = CONTAINING_RECORD(g_sqfw.reauth_wait.Flink, sqfw_pended, pkt.link);
+            if (now - p->completed_ns >= REAUTH_WAIT_NS) {
+                RemoveEntryList(&p->pkt.link);
+                old = &p->pkt;
+            }
+        }
+        KeReleaseSpinLock(&g_sqfw.lock, irql);
+        if (q)
+            inject(q);
+        else if (old)
+            free_queued(old);
+        else
+            return;
+    }
+}
+
+/* Unload, after the worker has stopped: every armed pend is completed
+ * (its re-authorisation, if any, finds no filter of ours any more) and
+ * every kept clone freed. Each record is taken under the lock. */
+void sqfw_pends_release(void)
+{
+    for (UINT32 i = 0; i < SQFW_MAX_PENDED; i++) {
+        KIRQL irql;
+        KeAcquireSpinLock(&g_sqfw.lock, &irql);
+        sqfw_pended *p = g_sqfw.pend[i];
+        g_sqfw.pend[i] = NULL;
+        KeReleaseSpinLock(&g_sqfw.lock, irql);
+        if (!p)
+            continue;
+        FwpsCompleteOperation0(p->completion, NULL);
+        free_queued(&p->pkt);
+    }
+    LIST_ENTRY *lists[2] = {&g_sqfw.reauth_wait, &g_sqfw.inject_ready};
+    for (int l = 0; l < 2; l++) {
+        for (;;) {
+            sqfw_queued *q = NULL;
+            KIRQL irql;
+            KeAcquireSpinLock(&g_sqfw.lock, &irql);
+            if (!IsListEmpty(lists[l]))
+                q = CONTAINING_RECORD(RemoveHeadList(lists[l]), sqfw_queued, link);
+            KeReleaseSpinLock(&g_sqfw.lock, irql);
+            if (!q)
+                break;
+            free_queued(q);
+        }
     }
 }
 
@@ -171,18 +267,27 @@ static void NTAPI worker(void *unused)
             last_tick = now;
         }
         complete_pends(now);
+        inject_pended(now);
         wait = drain_queues(now);
         sqfw_events_deliver();
     }
     PsTerminateSystemThread(STATUS_SUCCESS);
 }
 
-NTSTATUS sqfw_shaper_start(void)
+/* Lists and events first, in DriverEntry before anything can fail: every
+ * teardown path sets and waits on them. */
+void sqfw_shaper_init(void)
 {
     for (UINT32 c = 0; c < SQFW_QUEUE_CLASSES; c++)
         InitializeListHead(&g_sqfw.queues[c]);
+    InitializeListHead(&g_sqfw.reauth_wait);
+    InitializeListHead(&g_sqfw.inject_ready);
     KeInitializeEvent(&g_sqfw.stop, NotificationEvent, FALSE);
     KeInitializeEvent(&g_sqfw.kick, SynchronizationEvent, FALSE);
+}
+
+NTSTATUS sqfw_shaper_start(void)
+{
     NTSTATUS st = FwpsInjectionHandleCreate0(AF_INET, FWPS_INJECTION_TYPE_TRANSPORT, &g_sqfw.inject_v4);
     if (NT_SUCCESS(st))
         st = FwpsInjectionHandleCreate0(AF_INET6, FWPS_INJECTION_TYPE_TRANSPORT, &g_sqfw.inject_v6);
@@ -193,26 +298,39 @@ NTSTATUS sqfw_shaper_start(void)
     if (!NT_SUCCESS(st))
         return st;
     st = ObReferenceObjectByHandle(thread, THREAD_ALL_ACCESS, NULL, KernelMode, (PVOID *)&g_sqfw.worker, NULL);
+    if (!NT_SUCCESS(st)) {
+        /* without the object we could not wait for the thread: stop it now */
+        InterlockedExchange(&g_sqfw.stopping, 1);
+        KeSetEvent(&g_sqfw.stop, 0, FALSE);
+        ZwWaitForSingleObject(thread, FALSE, NULL);
+    }
     ZwClose(thread);
     return st;
 }
 
-void sqfw_shaper_stop(void)
+/* After this, nothing but the unload path touches pends and queues. */
+void sqfw_shaper_stop_worker(void)
 {
-    InterlockedExchange(&g_sqfw.stopping, 1);
+    KIRQL irql;
+    KeAcquireSpinLock(&g_sqfw.lock, &irql);
+    g_sqfw.stopping = 1; /* no new pends, queued packets or injections */
+    KeReleaseSpinLock(&g_sqfw.lock, irql);
     KeSetEvent(&g_sqfw.stop, 0, FALSE);
     if (g_sqfw.worker) {
         KeWaitForSingleObject(g_sqfw.worker, Executive, KernelMode, FALSE, NULL);
         ObDereferenceObject(g_sqfw.worker);
         g_sqfw.worker = NULL;
     }
-    /* release every packet still queued */
+}
+
+void sqfw_shaper_release(void)
+{
     for (UINT32 c = 0; c < SQFW_QUEUE_CLASSES; c++) {
         for (;;) {
             KIRQL irql;
             KeAcquireSpinLock(&g_sqfw.lock, &irql);
             sqfw_queued *q = NULL;
-            if (g_sqfw.queues[c].Flink && !IsListEmpty(&g_sqfw.queues[c])) {
+            if (!IsListEmpty(&g_sqfw.queues[c])) {
                 q = CONTAINING_RECORD(RemoveHeadList(&g_sqfw.queues[c]), sqfw_queued, link);
                 g_sqfw.queued[c]--;
             }

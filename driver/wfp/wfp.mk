@@ -21,11 +21,15 @@ $(BUILD)/win/libfwpkclnt.a: wfp/fwpkclnt.def
 	@mkdir -p $(dir $@)
 	$(DLLTOOL) -d $< -l $@ -k
 
-$(SYS): $(KCORE_OBJ) $(WFP_OBJ) $(BUILD)/win/libfwpkclnt.a
+$(BUILD)/win/libndis.a: wfp/ndis.def
+	@mkdir -p $(dir $@)
+	$(DLLTOOL) -d $< -l $@ -k
+
+$(SYS): $(KCORE_OBJ) $(WFP_OBJ) $(BUILD)/win/libfwpkclnt.a $(BUILD)/win/libndis.a
 	$(MINGW) -nostdlib -shared -Wl,--subsystem,native -Wl,--entry,DriverEntry \
 	    -Wl,--dynamicbase -Wl,--nxcompat -Wl,--image-base,0x140000000 \
 	    -Wl,--file-alignment,0x200 -Wl,--section-alignment,0x1000 \
-	    -o $@ $(KCORE_OBJ) $(WFP_OBJ) $(BUILD)/win/libfwpkclnt.a -lntoskrnl
+	    -o $@ $(KCORE_OBJ) $(WFP_OBJ) $(BUILD)/win/libfwpkclnt.a $(BUILD)/win/libndis.a -lntoskrnl
 
 wfp: $(SYS)
 

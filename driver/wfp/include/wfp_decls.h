@@ -129,6 +129,7 @@ typedef enum FWP_MATCH_TYPE_ { FWP_MATCH_EQUAL = 0 } FWP_MATCH_TYPE;
 
 /* FWP_CONDITION_FLAG_* as reported in the ALE layers' FLAGS field */
 #define FWP_CONDITION_FLAG_IS_LOOPBACK 0x00000001u
+#define FWP_CONDITION_FLAG_IS_IPSEC_SECURED 0x00000002u
 #define FWP_CONDITION_FLAG_IS_REAUTHORIZE 0x00000004u
 
 /* FWP_DIRECTION, as reported in ALE_FLOW_ESTABLISHED's DIRECTION field */
@@ -207,6 +208,7 @@ _Static_assert(offsetof(FWPS_INCOMING_METADATA_VALUES0, packetDirection) == 140,
 #define FWPS_METADATA_FIELD_COMPLETION_HANDLE 0x00004000u
 #define FWPS_METADATA_FIELD_TRANSPORT_ENDPOINT_HANDLE 0x00008000u
 #define FWPS_METADATA_FIELD_REMOTE_SCOPE_ID 0x00020000u
+#define FWPS_METADATA_FIELD_ALE_CLASSIFY_REQUIRED 0x00400000u
 
 typedef struct FWPS_CLASSIFY_OUT0_ {
     FWP_ACTION_TYPE actionType;
@@ -359,6 +361,17 @@ _Static_assert(sizeof(FWPM_FILTER0) == 200, "FWPM_FILTER0 size");
 
 /* ntifs.h (documented), needed for the process creation time */
 NTKERNELAPI NTSTATUS NTAPI PsLookupProcessByProcessId(HANDLE ProcessId, PEPROCESS *Process);
+
+NTSYSAPI NTSTATUS NTAPI ZwWaitForSingleObject(HANDLE Handle, BOOLEAN Alertable, PLARGE_INTEGER Timeout);
+
+/* ndis.sys (documented): moves a NET_BUFFER's data start back over headers
+ * the stack already skipped, and forward again */
+typedef int NDIS_STATUS;
+#define NDIS_STATUS_SUCCESS 0
+NDIS_STATUS NTAPI NdisRetreatNetBufferDataStart(NET_BUFFER *NetBuffer, ULONG DataOffsetDelta, ULONG DataBackFill,
+                                                void *AllocateMdlHandler);
+void NTAPI NdisAdvanceNetBufferDataStart(NET_BUFFER *NetBuffer, ULONG DataOffsetDelta, BOOLEAN FreeMdl,
+                                         void *FreeMdlHandler);
 
 /* ---- fwpkclnt.sys exports ---- */
 NTSTATUS NTAPI FwpsCalloutRegister0(void *deviceObject, const FWPS_CALLOUT0 *callout, UINT32 *calloutId);

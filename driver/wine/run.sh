@@ -1,0 +1,64 @@
+#!/bin/sh
+# TEST ONLY: loads the real sieveqfw.sys in a fresh Wine prefix with the
+# fwpkclnt.sys stand-in, runs the harness against it (IOCTL contract and
+# classify checks), stops it, then runs the load/unload loop. Every Wine
+# command is bounded by `timeout`; the server is killed at the end.
+#   run.sh SYS STANDIN HARNESS GOLDEN_DIR [CYCLES]
+set -eu
+SYS=$1 STANDIN=$2 HARNESS=$3 GOLDEN=$4 CYCLES=${5:-100}
+
+export PATH="/usr/lib/wine:$PATH"
+export WINEDEBUG=-all WINEDLLOVERRIDES="mshtml=" WINEARCH=win64
+WINEPREFIX=$(mktemp -d /tmp/sqfw-wine.XXXXXX)
+export WINEPREFIX
+LOG="$WINEPREFIX/wine.log"
+cleanup() {
+    timeout 20 wineserver -k >/dev/null 2>&1 || true
+    rm -rf "$WINEPREFIX"
+}
+trap cleanup EXIT INT TERM
+
+t0=$(date +%s)
+timeout 60 wine64 wineboot --init >"$LOG" 2>&1
+timeout 30 wineserver -w
+drivers="$WINEPREFIX/drive_c/windows/system32/drivers"
+cp "$SYS" "$drivers/sieveqfw.sys"
+cp "$STANDIN" "$drivers/fwpkclnt.sys"
+mkdir -p "$WINEPREFIX/drive_c/sqfw/golden"
+cp "$GOLDEN"/*.bin "$WINEPREFIX/drive_c/sqfw/golden/"
+cp "$HARNESS" "$WINEPREFIX/drive_c/sqfw/harness.exe"
+
+# keep one server (and one winedevice) for the whole run
+timeout 10 wineserver -p 60
+timeout 30 wine64 sc create sieveqfw type= kernel start= demand \
+    binPath= 'C:\windows\system32\drivers\sieveqfw.sys' >>"$LOG" 2>&1
+rc=0
+timeout 30 wine64 sc start sieveqfw >>"$LOG" 2>&1 || rc=$?
+if [ $rc -ne 0 ]; then
+    echo "wine-check: sc start failed ($rc)" >&2
+    tail -n 30 "$LOG" >&2
+    exit 1
+fi
+out1=$(timeout 60 wine64 'C:\sqfw\harness.exe' 'C:\sqfw\golden' 2>>"$LOG") || rc=$?
+out1=$(printf "%s\n" "$out1" | tr -d "\r")
+# indented: tests/run-all.sh tallies the last line that starts with "N passed"
+printf "%s\n" "$out1" | sed "s/^/  /"
+timeout 30 wine64 sc stop sieveqfw >>"$LOG" 2>&1 || true
+sleep 1
+out2=$(timeout 120 wine64 'C:\sqfw\harness.exe' 'C:\sqfw\golden' --loop "$CYCLES" 2>>"$LOG") || rc=$?
+out2=$(printf "%s\n" "$out2" | tr -d "\r")
+printf "%s\n" "$out2" | sed "s/^/  /"
+echo "stand-in log (first unload, the harness's run):"
+head -n 1 "$WINEPREFIX/drive_c/sqfw-standin.log" 2>/dev/null | tr -d '\r' || true
+
+p1=$(echo "$out1" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' | tail -n 1)
+p2=$(echo "$out2" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' | tail -n 1)
+if [ -z "$p1" ] || [ -z "$p2" ]; then
+    echo "wine-check: a harness run did not finish (rc $rc)" >&2
+    tail -n 30 "$LOG" >&2
+    exit 1
+fi
+set -- $p1 $p2
+passed=$(($1 + $3)) failed=$(($2 + $4))
+echo "wine-check: $passed passed, $failed failed ($(($(date +%s) - t0)) s)"
+[ "$failed" -eq 0 ] && [ $rc -eq 0 ]

@@ -1,0 +1,678 @@
+/* TEST ONLY, never shipped: a stand-in for fwpkclnt.sys so that the real
+ * sieveqfw.sys loads in Wine's user-mode ntoskrnl (Wine 8.0 has no WFP).
+ *
+ * It records every registration, callout, filter, flow context, pend,
+ * clone and injection; answers the harness's IOCTL_STANDIN_* codes on the
+ * driver's device (it wraps the driver's device-control dispatch when the
+ * first callout is registered) so the harness can call the recorded classify
+ * functions with constructed values; and, when the driver is unloaded,
+ * appends one line of balances to C:\sqfw-standin.log.
+ *
+ * It also supplies what Wine 8.0 lacks, by patching the driver's import
+ * table at load time (the .sys file is unchanged): IoCsqInitialize (a no-op
+ * in Wine), IoCsqInsertIrp and IoCsqRemoveNextIrp (stubs that crash),
+ * PsGetProcessCreateTimeQuadPart (a crashing stub; here 0, so a process key
+ * is the pid), NdisRetreat/AdvanceNetBufferDataStart (absent from Wine's
+ * ndis.sys; here they move the stand-in's own NET_BUFFERs), and it counts the
+ * driver's pool allocations with its tag. */
+#include "../wfp/include/wfp_decls.h"
+#include <csq.h>
+
+#include "standin_ioctl.h"
+
+/* kernel32, which winedevice.exe has loaded */
+__declspec(dllimport) void *__stdcall GetModuleHandleA(const char *name);
+__declspec(dllimport) int __stdcall VirtualProtect(void *addr, SIZE_T size, ULONG prot, ULONG *old);
+__declspec(dllimport) void *__stdcall CreateFileA(const char *name, ULONG access, ULONG share, void *sa, ULONG disp,
+                                                  ULONG flags, void *tmpl);
+__declspec(dllimport) int __stdcall WriteFile(void *h, const void *buf, ULONG n, ULONG *written, void *ov);
+__declspec(dllimport) int __stdcall CloseHandle(void *h);
+__declspec(dllimport) ULONG __stdcall GetFileAttributesA(const char *name);
+__declspec(dllimport) int __stdcall DeleteFileA(const char *name);
+__declspec(dllimport) int __cdecl _snprintf(char *buf, size_t n, const char *fmt, ...);
+
+#define SQFW_TAG 0x77665153u
+#define LOG_PATH "C:\\sqfw-standin.log"
+#define FAIL_REGISTER_FLAG "C:\\sqfw-fail-register" /* fail the 4th callout registration once */
+
+static sq_counts cnt;
+static int load_seen;  /* a driver registered since attach: a log line is owed */
+static int line_done;
+
+/* ---- recorded callouts and flow contexts ---- */
+#define MAX_CALLOUTS 16
+static struct {
+    FWPS_CALLOUT0 c;
+    UINT32 id;
+    int live;
+    int had_context; /* WFP answers busy while a flow-delete may still be running: emulated once */
+} callouts[MAX_CALLOUTS];
+static UINT32 n_callouts;
+
+#define MAX_CTX 256
+static struct {
+    UINT64 flow;
+    UINT16 layer;
+    UINT32 callout;
+    UINT64 ctx;
+    int live;
+} ctxs[MAX_CTX];
+
+static PDRIVER_DISPATCH orig_ioctl, orig_cleanup;
+static PDRIVER_UNLOAD orig_unload;
+
+/* ---- stand-in NET_BUFFER_LISTs ---- */
+#define NBL_MAGIC 0x5153424eu
+typedef struct fake_nbl {
+    NET_BUFFER_LIST nbl;
+    NET_BUFFER nb;
+    UINT32 magic;
+    UINT32 created_offset;
+    UINT8 injected;
+    UINT8 is_clone;
+} fake_nbl;
+
+static fake_nbl *as_fake(const NET_BUFFER_LIST *nbl)
+{
+    fake_nbl *f = (fake_nbl *)nbl;
+    return f && f->magic == NBL_MAGIC ? f : NULL;
+}
+
+static fake_nbl *new_nbl(UINT32 offset, UINT32 len)
+{
+    fake_nbl *f = ExAllocatePoolWithTag(NonPagedPoolNx, sizeof *f, 'tsQS');
+    if (!f)
+        return NULL;
+    RtlZeroMemory(f, sizeof *f);
+    f->magic = NBL_MAGIC;
+    f->nbl.FirstNetBuffer = &f->nb;
+    f->nb.DataOffset = offset;
+    f->nb.DataLength = len;
+    f->created_offset = offset;
+    return f;
+}
+
+/* ---- log ---- */
+static void log_line(const char *s)
+{
+    void *h = CreateFileA(LOG_PATH, 4 /* FILE_APPEND_DATA */, 3, NULL, 4 /* OPEN_ALWAYS */, 0x80, NULL);
+    if (h == (void *)(LONG_PTR)-1)
+        return;
+    ULONG n = 0, w = 0;
+    while (s[n])
+        n++;
+    WriteFile(h, s, n, &w, NULL);
+    CloseHandle(h);
+}
+
+static void write_balances(const char *when)
+{
+    if (!load_seen || line_done)
+        return;
+    line_done = 1;
+    char buf[512];
+    LONG64 leak = (LONG64)(cnt.callouts_registered - cnt.callouts_unregistered) +
+                  (LONG64)(cnt.engine_open - cnt.engine_close) + (LONG64)(cnt.flow_associated - cnt.flow_removed) +
+                  (LONG64)(cnt.pended - cnt.completed) + (LONG64)(cnt.clones - cnt.clones_freed) +
+                  (LONG64)(cnt.injection_handles - cnt.injection_handles_destroyed) +
+                  (LONG64)(cnt.pool_allocs - cnt.pool_frees);
+    _snprintf(buf, sizeof buf,
+              "%s registered=%llu unregistered=%llu busy=%llu engine=%llu/%llu flows=%llu/%llu deleted=%llu "
+              "pends=%llu/%llu clones=%llu/%llu injh=%llu/%llu pool=%llu/%llu leak=%lld\r\n",
+              when, cnt.callouts_registered, cnt.callouts_unregistered, cnt.unregister_busy, cnt.engine_open,
+              cnt.engine_close, cnt.flow_associated, cnt.flow_removed, cnt.flow_delete_calls, cnt.pended,
+              cnt.completed, cnt.clones, cnt.clones_freed, cnt.injection_handles, cnt.injection_handles_destroyed,
+              cnt.pool_allocs, cnt.pool_frees, leak);
+    log_line(buf);
+}
+
+/* ---- what Wine 8.0 lacks ---- */
+static void NTAPI csq_cancel_routine(PDEVICE_OBJECT dev, PIRP irp)
+{
+    (void)dev;
+    IoReleaseCancelSpinLock(irp->CancelIrql);
+    PIO_CSQ csq = irp->Tail.Overlay.DriverContext[3];
+    KIRQL irql;
+    csq->CsqAcquireLock(csq, &irql);
+    csq->CsqRemoveIrp(csq, irp);
+    irp->Tail.Overlay.DriverContext[3] = NULL;
+    csq->CsqReleaseLock(csq, irql);
+    csq->CsqCompleteCanceledIrp(csq, irp);
+}
+
+static NTSTATUS NTAPI my_IoCsqInitialize(PIO_CSQ csq, PIO_CSQ_INSERT_IRP ins, PIO_CSQ_REMOVE_IRP rem,
+                                         PIO_CSQ_PEEK_NEXT_IRP peek, PIO_CSQ_ACQUIRE_LOCK acq,
+                                         PIO_CSQ_RELEASE_LOCK rel, PIO_CSQ_COMPLETE_CANCELED_IRP done)
+{
+    csq->Type = IO_TYPE_CSQ;
+    csq->CsqInsertIrp = ins;
+    csq->CsqRemoveIrp = rem;
+    csq->CsqPeekNextIrp = peek;
+    csq->CsqAcquireLock = acq;
+    csq->CsqReleaseLock = rel;
+    csq->CsqCompleteCanceledIrp = done;
+    csq->ReservePointer = NULL;
+    return STATUS_SUCCESS;
+}
+
+static NTSTATUS NTAPI my_IoCsqInsertIrp(PIO_CSQ csq, PIRP irp, PIO_CSQ_IRP_CONTEXT ctx)
+{
+    (void)ctx;
+    KIRQL irql;
+    csq->CsqAcquireLock(csq, &irql);
+    irp->Tail.Overlay.DriverContext[3] = csq;
+    IoMarkIrpPending(irp);
+    csq->CsqInsertIrp(csq, irp);
+    IoSetCancelRoutine(irp, csq_cancel_routine);
+    if (irp->Cancel && IoSetCancelRoutine(irp, NULL)) {
+        csq->CsqRemoveIrp(csq, irp);
+        irp->Tail.Overlay.DriverContext[3] = NULL;
+        csq->CsqReleaseLock(csq, irql);
+        csq->CsqCompleteCanceledIrp(csq, irp);
+        return STATUS_SUCCESS;
+    }
+    csq->CsqReleaseLock(csq, irql);
+    return STATUS_SUCCESS;
+}
+
+static PIRP NTAPI my_IoCsqRemoveNextIrp(PIO_CSQ csq, PVOID peek_ctx)
+{
+    KIRQL irql;
+    csq->CsqAcquireLock(csq, &irql);
+    PIRP irp = csq->CsqPeekNextIrp(csq, NULL, peek_ctx);
+    while (irp) {
+        if (IoSetCancelRoutine(irp, NULL)) { /* else a cancel is completing it */
+            csq->CsqRemoveIrp(csq, irp);
+            irp->Tail.Overlay.DriverContext[3] = NULL;
+            break;
+        }
+        irp = csq->CsqPeekNextIrp(csq, irp, peek_ctx);
+    }
+    csq->CsqReleaseLock(csq, irql);
+    return irp;
+}
+
+static LONGLONG NTAPI my_PsGetProcessCreateTimeQuadPart(PEPROCESS p)
+{
+    (void)p;
+    return 0;
+}
+
+static NDIS_STATUS NTAPI my_NdisRetreat(NET_BUFFER *nb, ULONG delta, ULONG backfill, void *alloc)
+{
+    (void)backfill, (void)alloc;
+    if (nb->DataOffset < delta)
+        return 0xC0000001; /* a real NIC buffer would need a new MDL; ours never does */
+    nb->DataOffset -= delta;
+    nb->DataLength += delta;
+    return NDIS_STATUS_SUCCESS;
+}
+
+static void NTAPI my_NdisAdvance(NET_BUFFER *nb, ULONG delta, BOOLEAN free_mdl, void *free_fn)
+{
+    (void)free_mdl, (void)free_fn;
+    nb->DataOffset += delta;
+    nb->DataLength -= delta;
+}
+
+typedef PVOID(NTAPI *alloc_fn)(POOL_TYPE, SIZE_T, ULONG);
+typedef VOID(NTAPI *free_fn)(PVOID, ULONG);
+static alloc_fn real_alloc;
+static free_fn real_free;
+
+static PVOID NTAPI my_ExAllocatePoolWithTag(POOL_TYPE type, SIZE_T size, ULONG tag)
+{
+    PVOID p = real_alloc(type, size, tag);
+    if (p && tag == SQFW_TAG)
+        cnt.pool_allocs++;
+    return p;
+}
+
+static VOID NTAPI my_ExFreePoolWithTag(PVOID p, ULONG tag)
+{
+    if (p && tag == SQFW_TAG)
+        cnt.pool_frees++;
+    real_free(p, tag);
+}
+
+/* Replaces one imported function in a module's import address table;
+ * returns the previous pointer (NULL when not imported). */
+static void *patch_import(UINT8 *base, const char *dll, const char *fn, void *repl)
+{
+    UINT32 nt = *(UINT32 *)(base + 0x3C);
+    UINT8 *opt = base + nt + 24;
+    UINT32 imp_rva = *(UINT32 *)(opt + 112 + 8); /* DataDirectory[IMAGE_DIRECTORY_ENTRY_IMPORT] */
+    if (!imp_rva)
+        return NULL;
+    for (UINT8 *d = base + imp_rva; *(UINT32 *)(d + 12); d += 20) {
+        const char *name = (const char *)(base + *(UINT32 *)(d + 12));
+        if (_stricmp(name, dll) != 0)
+            continue;
+        UINT64 *names = (UINT64 *)(base + (*(UINT32 *)d ? *(UINT32 *)d : *(UINT32 *)(d + 16)));
+        UINT64 *iat = (UINT64 *)(base + *(UINT32 *)(d + 16));
+        for (UINT32 i = 0; names[i]; i++) {
+            if (names[i] >> 63)
+                continue;
+            if (strcmp((const char *)(base + (UINT32)names[i] + 2), fn) != 0)
+                continue;
+            void *old = (void *)iat[i];
+            ULONG prot;
+            VirtualProtect(&iat[i], sizeof iat[i], 0x04 /* PAGE_READWRITE */, &prot);
+            iat[i] = (UINT64)repl;
+            VirtualProtect(&iat[i], sizeof iat[i], prot, &prot);
+            return old;
+        }
+    }
+    return NULL;
+}
+
+static void patch_driver(void)
+{
+    UINT8 *base = GetModuleHandleA("sieveqfw.sys");
+    if (!base)
+        return;
+    patch_import(base, "ntoskrnl.exe", "IoCsqInitialize", (void *)my_IoCsqInitialize);
+    patch_import(base, "ntoskrnl.exe", "IoCsqInsertIrp", (void *)my_IoCsqInsertIrp);
+    patch_import(base, "ntoskrnl.exe", "IoCsqRemoveNextIrp", (void *)my_IoCsqRemoveNextIrp);
+    patch_import(base, "ntoskrnl.exe", "PsGetProcessCreateTimeQuadPart", (void *)my_PsGetProcessCreateTimeQuadPart);
+    patch_import(base, "ndis.sys", "NdisRetreatNetBufferDataStart", (void *)my_NdisRetreat);
+    patch_import(base, "ndis.sys", "NdisAdvanceNetBufferDataStart", (void *)my_NdisAdvance);
+    void *a = patch_import(base, "ntoskrnl.exe", "ExAllocatePoolWithTag", (void *)my_ExAllocatePoolWithTag);
+    void *f = patch_import(base, "ntoskrnl.exe", "ExFreePoolWithTag", (void *)my_ExFreePoolWithTag);
+    real_alloc = a ? (alloc_fn)a : ExAllocatePoolWithTag;
+    real_free = f ? (free_fn)f : ExFreePoolWithTag;
+}
+
+/* ---- harness requests on the driver's device ---- */
+static void set_u8(FWPS_INCOMING_VALUE0 *v, UINT32 i, UINT8 x)
+{
+    v[i].value.type = FWP_UINT8;
+    v[i].value.uint8 = x;
+}
+static void set_u16(FWPS_INCOMING_VALUE0 *v, UINT32 i, UINT16 x)
+{
+    v[i].value.type = FWP_UINT16;
+    v[i].value.uint16 = x;
+}
+static void set_u32(FWPS_INCOMING_VALUE0 *v, UINT32 i, UINT32 x)
+{
+    v[i].value.type = FWP_UINT32;
+    v[i].value.uint32 = x;
+}
+
+/* Per-layer positions, written as the documented numbers (fwpsk.h
+ * enumerations), independent of the driver's own table. */
+static NTSTATUS run_classify(const sq_classify_in *ci, sq_classify_out *co)
+{
+    if (ci->callout >= n_callouts || ci->path_bytes > sizeof ci->path)
+        return STATUS_INVALID_PARAMETER;
+    static FWPS_INCOMING_VALUE0 vals[48];
+    static FWP_BYTE_BLOB path;
+    static UINT16 path_buf[261];
+    RtlZeroMemory(vals, sizeof vals);
+    RtlCopyMemory(path_buf, ci->path, ci->path_bytes);
+    path_buf[ci->path_bytes / 2] = 0;
+    path.size = ci->path_bytes + 2;
+    path.data = (UINT8 *)path_buf;
+    FWPS_INCOMING_VALUES0 in;
+    in.layerId = (UINT16)ci->layer_id;
+    in.valueCount = 40;
+    in.incomingValue = vals;
+    UINT32 flags = ci->reauth ? FWP_CONDITION_FLAG_IS_REAUTHORIZE : 0;
+    switch (ci->layer_id) {
+    case 48: /* ALE_AUTH_CONNECT_V4 */
+        set_u32(vals, 2, ci->local_addr), set_u16(vals, 4, ci->local_port), set_u8(vals, 5, ci->protocol);
+        set_u32(vals, 6, ci->remote_addr), set_u16(vals, 7, ci->remote_port), set_u32(vals, 12, flags);
+        break;
+    case 44: /* ALE_AUTH_RECV_ACCEPT_V4 */
+        set_u32(vals, 2, ci->local_addr), set_u16(vals, 4, ci->local_port), set_u8(vals, 5, ci->protocol);
+        set_u32(vals, 6, ci->remote_addr), set_u16(vals, 7, ci->remote_port), set_u32(vals, 11, flags);
+        set_u32(vals, 16, ci->if_index), set_u32(vals, 17, ci->sub_if_index);
+        break;
+    case 52: /* ALE_FLOW_ESTABLISHED_V4 */
+        set_u32(vals, 2, ci->local_addr), set_u16(vals, 4, ci->local_port), set_u8(vals, 5, ci->protocol);
+        set_u32(vals, 6, ci->remote_addr), set_u16(vals, 7, ci->remote_port), set_u32(vals, 12, ci->direction);
+        set_u32(vals, 15, flags);
+        break;
+    case 12: /* INBOUND_TRANSPORT_V4 */
+        set_u8(vals, 0, ci->protocol), set_u32(vals, 1, ci->local_addr), set_u32(vals, 2, ci->remote_addr);
+        set_u16(vals, 3, ci->local_port), set_u16(vals, 4, ci->remote_port);
+        set_u32(vals, 7, ci->if_index), set_u32(vals, 8, ci->sub_if_index);
+        break;
+    case 14: /* OUTBOUND_TRANSPORT_V4 */
+        set_u8(vals, 0, ci->protocol), set_u32(vals, 1, ci->local_addr), set_u32(vals, 3, ci->remote_addr);
+        set_u16(vals, 4, ci->local_port), set_u16(vals, 5, ci->remote_port);
+        break;
+    default:
+        return STATUS_INVALID_PARAMETER;
+    }
+    static UINT32 next_completion = 0x5000;
+    FWPS_INCOMING_METADATA_VALUES0 meta;
+    RtlZeroMemory(&meta, sizeof meta);
+    meta.currentMetadataValues = FWPS_METADATA_FIELD_PROCESS_ID | FWPS_METADATA_FIELD_PROCESS_PATH |
+                                 FWPS_METADATA_FIELD_COMPLETION_HANDLE | FWPS_METADATA_FIELD_COMPARTMENT_ID |
+                                 FWPS_METADATA_FIELD_IP_HEADER_SIZE | FWPS_METADATA_FIELD_TRANSPORT_HEADER_SIZE;
+    meta.processId = ci->pid;
+    meta.processPath = &path;
+    meta.completionHandle = (HANDLE)(ULONG_PTR)next_completion++;
+    meta.compartmentId = 1;
+    meta.ipHeaderSize = ci->ip_header_size;
+    meta.transportHeaderSize = ci->transport_header_size;
+    if (ci->flow_handle) {
+        meta.currentMetadataValues |= FWPS_METADATA_FIELD_FLOW_HANDLE;
+        meta.flowHandle = ci->flow_handle;
+    }
+    /* a packet positioned where the stack leaves it: past IP and transport headers */
+    fake_nbl *pkt = ci->with_packet ? new_nbl(128, 64) : NULL;
+    FWPS_CLASSIFY_OUT0 out;
+    RtlZeroMemory(&out, sizeof out);
+    out.rights = ci->no_write ? 0 : FWPS_RIGHT_ACTION_WRITE;
+    callouts[ci->callout].c.classifyFn(&in, &meta, pkt ? &pkt->nbl : NULL, NULL, ci->flow_context, &out);
+    co->action = out.actionType;
+    co->rights = out.rights;
+    co->flags = out.flags;
+    /* the original must come back where it was: report a moved original */
+    co->reserved = pkt && pkt->nb.DataOffset != 128 ? 1 : 0;
+    if (pkt)
+        ExFreePoolWithTag(pkt, 'tsQS');
+    return STATUS_SUCCESS;
+}
+
+static NTSTATUS NTAPI hook_ioctl(PDEVICE_OBJECT dev, PIRP irp)
+{
+    PIO_STACK_LOCATION sp = IoGetCurrentIrpStackLocation(irp);
+    ULONG code = sp->Parameters.DeviceIoControl.IoControlCode;
+    ULONG in_len = sp->Parameters.DeviceIoControl.InputBufferLength;
+    ULONG out_len = sp->Parameters.DeviceIoControl.OutputBufferLength;
+    void *buf = irp->AssociatedIrp.SystemBuffer;
+    NTSTATUS st;
+    ULONG info = 0;
+    if (code == IOCTL_STANDIN_COUNTS) {
+        st = out_len >= sizeof cnt ? STATUS_SUCCESS : STATUS_BUFFER_TOO_SMALL;
+        if (NT_SUCCESS(st)) {
+            RtlCopyMemory(buf, &cnt, sizeof cnt);
+            info = sizeof cnt;
+        }
+    } else if (code == IOCTL_STANDIN_CLASSIFY) {
+        sq_classify_in ci;
+        sq_classify_out co;
+        st = STATUS_INVALID_PARAMETER;
+        if (in_len >= sizeof ci && out_len >= sizeof co) {
+            RtlCopyMemory(&ci, buf, sizeof ci);
+            RtlZeroMemory(&co, sizeof co);
+            st = run_classify(&ci, &co);
+            if (NT_SUCCESS(st)) {
+                RtlCopyMemory(buf, &co, sizeof co);
+                info = sizeof co;
+            }
+        }
+    } else {
+        return orig_ioctl(dev, irp);
+    }
+    irp->IoStatus.Status = st;
+    irp->IoStatus.Information = info;
+    IoCompleteRequest(irp, IO_NO_INCREMENT);
+    return st;
+}
+
+static NTSTATUS NTAPI hook_cleanup(PDEVICE_OBJECT dev, PIRP irp)
+{
+    cnt.cleanup_irps++;
+    return orig_cleanup(dev, irp);
+}
+
+static void NTAPI hook_unload(PDRIVER_OBJECT drv)
+{
+    orig_unload(drv);
+    write_balances("unload");
+}
+
+/* ---- fwpkclnt.sys exports ---- */
+NTSTATUS NTAPI FwpsCalloutRegister0(void *device, const FWPS_CALLOUT0 *c, UINT32 *id)
+{
+    if (n_callouts == 3 && GetFileAttributesA(FAIL_REGISTER_FLAG) != 0xFFFFFFFFu) {
+        DeleteFileA(FAIL_REGISTER_FLAG);
+        return STATUS_UNSUCCESSFUL; /* injected: the fourth registration fails once */
+    }
+    if (n_callouts >= MAX_CALLOUTS)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    if (n_callouts == 0 && device) {
+        PDRIVER_OBJECT drv = ((PDEVICE_OBJECT)device)->DriverObject;
+        orig_ioctl = drv->MajorFunction[IRP_MJ_DEVICE_CONTROL];
+        drv->MajorFunction[IRP_MJ_DEVICE_CONTROL] = hook_ioctl;
+        orig_cleanup = drv->MajorFunction[IRP_MJ_CLEANUP];
+        if (orig_cleanup)
+            drv->MajorFunction[IRP_MJ_CLEANUP] = hook_cleanup;
+        orig_unload = drv->DriverUnload;
+        if (orig_unload)
+            drv->DriverUnload = hook_unload;
+    }
+    callouts[n_callouts].c = *c;
+    callouts[n_callouts].id = 100 + n_callouts;
+    callouts[n_callouts].live = 1;
+    *id = callouts[n_callouts].id;
+    n_callouts++;
+    cnt.callouts_registered++;
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS NTAPI FwpsCalloutUnregisterById0(const UINT32 id)
+{
+    for (UINT32 i = 0; i < n_callouts; i++) {
+        if (callouts[i].id != id || !callouts[i].live)
+            continue;
+        for (UINT32 k = 0; k < MAX_CTX; k++)
+            if (ctxs[k].live && ctxs[k].callout == id) {
+                cnt.unregister_busy++;
+                return STATUS_DEVICE_BUSY;
+            }
+        if (callouts[i].had_context) {
+            callouts[i].had_context = 0;
+            cnt.unregister_busy++;
+            return STATUS_DEVICE_BUSY; /* once, as while a flow-delete callback is still running */
+        }
+        callouts[i].live = 0;
+        cnt.callouts_unregistered++;
+        return STATUS_SUCCESS;
+    }
+    return STATUS_NOT_FOUND;
+}
+
+NTSTATUS NTAPI FwpsFlowAssociateContext0(UINT64 flow, UINT16 layer, UINT32 callout, UINT64 ctx)
+{
+    for (UINT32 k = 0; k < MAX_CTX; k++) {
+        if (ctxs[k].live)
+            continue;
+        ctxs[k].flow = flow, ctxs[k].layer = layer, ctxs[k].callout = callout, ctxs[k].ctx = ctx, ctxs[k].live = 1;
+        for (UINT32 i = 0; i < n_callouts; i++)
+            if (callouts[i].id == callout)
+                callouts[i].had_context = 1;
+        cnt.flow_associated++;
+        return STATUS_SUCCESS;
+    }
+    return STATUS_INSUFFICIENT_RESOURCES;
+}
+
+NTSTATUS NTAPI FwpsFlowRemoveContext0(UINT64 flow, UINT16 layer, UINT32 callout)
+{
+    for (UINT32 k = 0; k < MAX_CTX; k++) {
+        if (!ctxs[k].live || ctxs[k].flow != flow || ctxs[k].layer != layer || ctxs[k].callout != callout)
+            continue;
+        ctxs[k].live = 0;
+        cnt.flow_removed++;
+        for (UINT32 i = 0; i < n_callouts; i++)
+            if (callouts[i].id == callout && callouts[i].c.flowDeleteFn) {
+                cnt.flow_delete_calls++;
+                callouts[i].c.flowDeleteFn(layer, callout, ctxs[k].ctx);
+            }
+        return STATUS_SUCCESS;
+    }
+    return STATUS_UNSUCCESSFUL;
+}
+
+NTSTATUS NTAPI FwpsPendOperation0(HANDLE completion_handle, HANDLE *completion_ctx)
+{
+    *completion_ctx = (HANDLE)((ULONG_PTR)completion_handle | 0x10000);
+    cnt.pended++;
+    return STATUS_SUCCESS;
+}
+
+void NTAPI FwpsCompleteOperation0(HANDLE completion_ctx, NET_BUFFER_LIST *nbl)
+{
+    if (!completion_ctx)
+        return; /* a NULL handle is the defect the slot ordering prevents: not counted */
+    cnt.completed++;
+    if (nbl)
+        cnt.completed_with_packet++;
+}
+
+NTSTATUS NTAPI FwpsInjectionHandleCreate0(ADDRESS_FAMILY af, UINT32 flags, HANDLE *h)
+{
+    (void)flags;
+    *h = (HANDLE)(ULONG_PTR)(0x7000 + af);
+    cnt.injection_handles++;
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS NTAPI FwpsInjectionHandleDestroy0(HANDLE h)
+{
+    (void)h;
+    cnt.injection_handles_destroyed++;
+    return STATUS_SUCCESS;
+}
+
+FWPS_PACKET_INJECTION_STATE NTAPI FwpsQueryPacketInjectionState0(HANDLE h, const NET_BUFFER_LIST *nbl,
+                                                                HANDLE *ctx)
+{
+    (void)h, (void)ctx;
+    fake_nbl *f = as_fake(nbl);
+    return f && f->injected ? FWPS_PACKET_INJECTED_BY_SELF : FWPS_PACKET_NOT_INJECTED;
+}
+
+NTSTATUS NTAPI FwpsAllocateCloneNetBufferList0(NET_BUFFER_LIST *orig, NDIS_HANDLE p1, NDIS_HANDLE p2, ULONG flags,
+                                               NET_BUFFER_LIST **clone)
+{
+    (void)p1, (void)p2, (void)flags;
+    fake_nbl *o = as_fake(orig);
+    if (!o)
+        return STATUS_INVALID_PARAMETER;
+    fake_nbl *c = new_nbl(o->nb.DataOffset, o->nb.DataLength); /* a clone inherits the current offset */
+    if (!c)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    c->created_offset = o->created_offset;
+    c->is_clone = 1;
+    *clone = &c->nbl;
+    cnt.clones++;
+    return STATUS_SUCCESS;
+}
+
+void NTAPI FwpsFreeCloneNetBufferList0(NET_BUFFER_LIST *nbl, ULONG flags)
+{
+    (void)flags;
+    fake_nbl *f = as_fake(nbl);
+    if (!f || !f->is_clone)
+        return;
+    f->magic = 0;
+    ExFreePoolWithTag(f, 'tsQS');
+    cnt.clones_freed++;
+}
+
+NTSTATUS NTAPI FwpsInjectTransportSendAsync0(HANDLE h, HANDLE ictx, UINT64 endpoint, UINT32 flags,
+                                             FWPS_TRANSPORT_SEND_PARAMS0 *args, ADDRESS_FAMILY af, COMPARTMENT_ID comp,
+                                             NET_BUFFER_LIST *nbl, FWPS_INJECT_COMPLETE0 done, HANDLE done_ctx)
+{
+    (void)h, (void)ictx, (void)endpoint, (void)flags, (void)af, (void)comp;
+    fake_nbl *f = as_fake(nbl);
+    if (!f || !args || !args->remoteAddress)
+        return STATUS_INVALID_PARAMETER;
+    f->injected = 1;
+    cnt.inject_send++;
+    RtlCopyMemory(&cnt.last_send_remote, args->remoteAddress, 4);
+    done(done_ctx, nbl, FALSE);
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS NTAPI FwpsInjectTransportReceiveAsync0(HANDLE h, HANDLE ictx, void *reserved, UINT32 flags,
+                                                ADDRESS_FAMILY af, COMPARTMENT_ID comp, IF_INDEX ifi, IF_INDEX subifi,
+                                                NET_BUFFER_LIST *nbl, FWPS_INJECT_COMPLETE0 done, HANDLE done_ctx)
+{
+    (void)h, (void)ictx, (void)reserved, (void)flags, (void)af, (void)comp;
+    fake_nbl *f = as_fake(nbl);
+    if (!f)
+        return STATUS_INVALID_PARAMETER;
+    f->injected = 1;
+    cnt.inject_receive++;
+    cnt.last_receive_if = ifi;
+    cnt.last_receive_sub_if = subifi;
+    cnt.last_receive_offset_back = f->created_offset - f->nb.DataOffset;
+    done(done_ctx, nbl, FALSE);
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS NTAPI FwpsGetPacketListSecurityInformation0(NET_BUFFER_LIST *nbl, UINT32 query, void *info)
+{
+    (void)nbl, (void)query, (void)info;
+    return STATUS_SUCCESS; /* the caller zeroed it: not IPsec */
+}
+
+NTSTATUS NTAPI FwpmEngineOpen0(const wchar_t *server, UINT32 authn, void *auth, const FWPM_SESSION0 *s, HANDLE *h)
+{
+    (void)server, (void)authn, (void)auth, (void)s;
+    *h = (HANDLE)(ULONG_PTR)0x6000;
+    cnt.engine_open++;
+    return STATUS_SUCCESS;
+}
+NTSTATUS NTAPI FwpmEngineClose0(HANDLE h)
+{
+    (void)h;
+    cnt.engine_close++;
+    return STATUS_SUCCESS;
+}
+NTSTATUS NTAPI FwpmTransactionBegin0(HANDLE h, UINT32 f)
+{
+    (void)h, (void)f;
+    return STATUS_SUCCESS;
+}
+NTSTATUS NTAPI FwpmTransactionCommit0(HANDLE h)
+{
+    (void)h;
+    return STATUS_SUCCESS;
+}
+NTSTATUS NTAPI FwpmTransactionAbort0(HANDLE h)
+{
+    (void)h;
+    return STATUS_SUCCESS;
+}
+NTSTATUS NTAPI FwpmSubLayerAdd0(HANDLE h, const FWPM_SUBLAYER0 *s, PSECURITY_DESCRIPTOR sd)
+{
+    (void)h, (void)s, (void)sd;
+    cnt.sublayers_added++;
+    return STATUS_SUCCESS;
+}
+NTSTATUS NTAPI FwpmCalloutAdd0(HANDLE h, const FWPM_CALLOUT0 *c, PSECURITY_DESCRIPTOR sd, UINT32 *id)
+{
+    (void)h, (void)c, (void)sd, (void)id;
+    cnt.callouts_added++;
+    return STATUS_SUCCESS;
+}
+NTSTATUS NTAPI FwpmFilterAdd0(HANDLE h, const FWPM_FILTER0 *f, PSECURITY_DESCRIPTOR sd, UINT64 *id)
+{
+    (void)h, (void)f, (void)sd, (void)id;
+    cnt.filters_added++;
+    return STATUS_SUCCESS;
+}
+
+/* Wine calls a native DLL's entry point as DllMain: patch the driver, which
+ * is mapped and has its imports bound by now, before its DriverEntry. */
+int __stdcall DllMain(void *inst, ULONG reason, void *reserved)
+{
+    (void)inst, (void)reserved;
+    if (reason == 1) { /* DLL_PROCESS_ATTACH */
+        RtlZeroMemory(&cnt, sizeof cnt);
+        patch_driver();
+        load_seen = 1;
+    } else if (reason == 0) { /* DLL_PROCESS_DETACH: a failed start never unloads */
+        write_balances("detach");
+    }
+    return 1;
+}

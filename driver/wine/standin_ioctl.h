@@ -1,0 +1,53 @@
+/* Test-only: the interface between the Wine harness and the fwpkclnt.sys
+ * stand-in. The stand-in answers these codes on the driver's own device
+ * (it wraps the driver's IRP_MJ_DEVICE_CONTROL when the driver registers its
+ * first callout) and passes every other code to the driver. */
+#ifndef SQFW_STANDIN_IOCTL_H
+#define SQFW_STANDIN_IOCTL_H
+#include <stdint.h>
+
+#define SQ_STANDIN_CTL(fn) ((0x8A5Fu << 16) | (0u << 14) | ((fn) << 2) | 0u)
+#define IOCTL_STANDIN_COUNTS SQ_STANDIN_CTL(0xF00u)   /* out: sq_counts */
+#define IOCTL_STANDIN_CLASSIFY SQ_STANDIN_CTL(0xF01u) /* in: sq_classify_in; out: sq_classify_out */
+
+/* Registration-order index of each callout (the driver's C_* order). */
+enum { SQ_C_CONNECT_V4 = 0, SQ_C_ACCEPT_V4 = 2, SQ_C_FLOW_V4 = 4, SQ_C_OUT_V4 = 6, SQ_C_IN_V4 = 8 };
+
+typedef struct sq_classify_in {
+    uint32_t callout;
+    uint32_t layer_id;
+    uint8_t protocol;
+    uint8_t reauth;        /* FWP_CONDITION_FLAG_IS_REAUTHORIZE */
+    uint8_t with_packet;   /* pass a stand-in NET_BUFFER_LIST as layerData */
+    uint8_t no_write;      /* classify without FWPS_RIGHT_ACTION_WRITE */
+    uint32_t local_addr, remote_addr; /* IPv4, host order as WFP gives them */
+    uint16_t local_port, remote_port;
+    uint32_t pid;
+    uint32_t if_index, sub_if_index;
+    uint32_t ip_header_size, transport_header_size;
+    uint64_t flow_handle;  /* flow established: FWPS_METADATA_FIELD_FLOW_HANDLE */
+    uint64_t flow_context; /* transport layers */
+    uint32_t direction;    /* flow established: FWP_DIRECTION_* */
+    uint32_t path_bytes;   /* UTF-16LE image path */
+    uint16_t path[260];
+} sq_classify_in;
+
+typedef struct sq_classify_out {
+    uint32_t action, rights, flags, reserved;
+} sq_classify_out;
+
+typedef struct sq_counts {
+    uint64_t callouts_registered, callouts_unregistered, unregister_busy;
+    uint64_t engine_open, engine_close, callouts_added, filters_added, sublayers_added;
+    uint64_t flow_associated, flow_removed, flow_delete_calls;
+    uint64_t pended, completed, completed_with_packet;
+    uint64_t clones, clones_freed, inject_send, inject_receive;
+    uint64_t injection_handles, injection_handles_destroyed;
+    uint64_t pool_allocs, pool_frees;
+    uint64_t cleanup_irps; /* IRP_MJ_CLEANUP requests Wine sent to the driver */
+    uint32_t last_receive_if, last_receive_sub_if;
+    uint32_t last_receive_offset_back; /* IP + transport bytes the last receive-injected clone was moved back */
+    uint32_t last_send_remote;         /* first 4 bytes of the last send's remote address, network order */
+} sq_counts;
+
+#endif
