@@ -14,14 +14,15 @@ internal sealed class OutputFrames
     private readonly int _replica;
     private readonly int _replicaCount;
     private readonly int _maxBodyBytes;
-    private readonly ReplicaFault _fault;
+    private readonly IOutputBodyStage? _bodies;
 
-    public OutputFrames(int replica, int replicaCount, int maxBodyBytes, ReplicaFault fault)
+    /// <param name="bodies">Null in the product; a test's compromised replica-SQ alters what it streams here.</param>
+    public OutputFrames(int replica, int replicaCount, int maxBodyBytes, IOutputBodyStage? bodies = null)
     {
         _replica = replica;
         _replicaCount = replicaCount;
         _maxBodyBytes = maxBodyBytes;
-        _fault = fault;
+        _bodies = bodies;
     }
 
     /// <summary>A live batch: bodies only where this replica is the designated one.</summary>
@@ -44,7 +45,7 @@ internal sealed class OutputFrames
         }
         foreach (var part in Split(batch))
         {
-            yield return ReplicaOutputRenderer.Render(_fault == ReplicaFault.CorruptBodies ? Corrupt(part) : part, _replica, withBodies: true, ring);
+            yield return ReplicaOutputRenderer.Render(_bodies?.Stream(part) ?? part, _replica, withBodies: true, ring);
         }
     }
 
@@ -78,15 +79,4 @@ internal sealed class OutputFrames
             yield return batch with { Items = part };
         }
     }
-
-    /// <summary>The lie of a Byzantine designated replica: the agreed digest with other bytes behind it.</summary>
-    private static OutboxBatch Corrupt(OutboxBatch batch) => batch with
-    {
-        Items = batch.Items.Select(i =>
-        {
-            var data = i.Data.Length == 0 ? [0xFF] : (byte[])i.Data.Clone();
-            data[0] ^= 0xFF;
-            return i with { Data = data };
-        }).ToList(),
-    };
 }

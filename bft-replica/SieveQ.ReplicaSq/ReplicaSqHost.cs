@@ -53,7 +53,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
     private int _disposed;
 
     private ReplicaSqHost(int id, DeploymentContext deployment, Uri address, PartyKeys keys, IdentityKey identity, PublicKeyDirectory enrolled,
-        ReplicaSqHostOptions options, ILoggerFactory logs)
+        ReplicaSqHostOptions options, ILoggerFactory logs, IOutputBodyStage? bodies)
     {
         Id = id;
         Address = address;
@@ -79,7 +79,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         MacKeyRing? RingForReceiver(int receiver) => keys.Ring(MacChannel.ReplicaReceiver, receiver);
         MacKeyRing? RingForSender(int sender) => keys.Ring(MacChannel.ReplicaSender, sender);
         var preSqIds = deployment.Config.PreSqs.Select(p => p.Id).ToHashSet();
-        var frames = new OutputFrames(id, _n, options.MaxFrameBodyBytes, options.Fault);
+        var frames = new OutputFrames(id, _n, options.MaxFrameBodyBytes, bodies);
         _receivers = new ReceiverStreams(Application, frames, RingForReceiver, options, Metrics, logs.CreateLogger($"replica-sq-{id}.receivers"));
         _acks = new AckResponseRelay(id, preSqIds, options.AckResponseQueue, RingForSender, Metrics);
         _pump = new OutboxPump(Application, _receivers, _acks, new ControllerNotices(id, Metrics, logs.CreateLogger($"replica-sq-{id}.controller")),
@@ -124,7 +124,9 @@ public sealed class ReplicaSqHost : IAsyncDisposable
     public Task Completion => _ordering.Completion;
 
     /// <param name="deployment">The loaded deployment; this replica's entry, keys and the cluster's identity key come from it.</param>
-    public static ReplicaSqHost Create(DeploymentContext deployment, int id, ReplicaSqHostOptions? options = null, ILoggerFactory? logs = null)
+    /// <param name="bodies">Null in the product; see <see cref="IOutputBodyStage"/>.</param>
+    public static ReplicaSqHost Create(DeploymentContext deployment, int id, ReplicaSqHostOptions? options = null, ILoggerFactory? logs = null,
+        IOutputBodyStage? bodies = null)
     {
         ArgumentNullException.ThrowIfNull(deployment);
         options ??= new ReplicaSqHostOptions();
@@ -138,7 +140,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         {
             identity = ClusterBootstrap.LoadKey(deployment.Cluster, id);
             enrolled = new PublicKeyDirectory(deployment.Enrolment);
-            return new ReplicaSqHost(id, deployment, address, keys, identity, enrolled, options, logs);
+            return new ReplicaSqHost(id, deployment, address, keys, identity, enrolled, options, logs, bodies);
         }
         catch
         {

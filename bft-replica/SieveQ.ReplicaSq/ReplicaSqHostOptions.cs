@@ -1,14 +1,5 @@
 namespace SieveQ.ReplicaSq;
 
-/// <summary>Faults a replica-SQ can be told to commit, to show that the sieve tolerates them (tests, demonstrations).</summary>
-public enum ReplicaFault
-{
-    None,
-
-    /// <summary>Bodies it sends are altered after the digest was computed: post-SQs must notice and fetch from others.</summary>
-    CorruptBodies,
-}
-
 /// <summary>Bounds and timings of one replica-SQ process. Every queue is bounded; what overflows is counted.</summary>
 public sealed record ReplicaSqHostOptions
 {
@@ -54,8 +45,6 @@ public sealed record ReplicaSqHostOptions
 
     /// <summary>Largest request message (a body fetch request is the largest a post-SQ sends).</summary>
     public int MaxRequestBytes { get; init; } = 1024 * 1024;
-
-    public ReplicaFault Fault { get; init; } = ReplicaFault.None;
 
     public void Validate()
     {

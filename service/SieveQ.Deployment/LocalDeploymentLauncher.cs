@@ -2,15 +2,17 @@ using System.Globalization;
 
 namespace SieveQ.Deployment;
 
-/// <summary>How to start a local deployment; faults are for tests and demonstrations of the sieve's tolerance.</summary>
+/// <summary>How to start a local deployment.</summary>
 public sealed record LaunchOptions
 {
     public string LogLevel { get; init; } = "warning";
     public bool StartAgents { get; init; } = true;
-    /// <summary>Replica id to a `--fault` value of `sieveq replica-sq` (e.g. corrupt-bodies).</summary>
-    public IReadOnlyDictionary<int, string> ReplicaFaults { get; init; } = new Dictionary<int, string>();
-    /// <summary>Pre-SQ id to a `--fault` value of `sieveq pre-sq` (e.g. tamper, drop).</summary>
-    public IReadOnlyDictionary<int, string> PreSqFaults { get; init; } = new Dictionary<int, string>();
+    /// <summary>
+    /// Runs a component in the caller's own process instead of starting one (a test hosting a compromised
+    /// replica-SQ or pre-SQ, its misbehaviour in the test's project): called with the role ("replica-sq",
+    /// "pre-sq") and id; true when it started the component. The launcher then waits for its health like any other.
+    /// </summary>
+    public Func<string, int, Task<bool>>? HostInProcess { get; init; }
     /// <summary>Further `sieveq pre-sq` options for every pre-SQ (e.g. a smaller grant for a test).</summary>
     public IReadOnlyList<string> PreSqOptions { get; init; } = [];
     public TimeSpan StartTimeout { get; init; } = TimeSpan.FromSeconds(90);
@@ -32,12 +34,7 @@ public static class LocalDeploymentLauncher
     {
         ArgumentNullException.ThrowIfNull(config);
         ArgumentNullException.ThrowIfNull(options);
-        var args = new List<string> { "replica-sq", "--deployment", config.BaseDirectory, "--id", id.ToString(CultureInfo.InvariantCulture), "--log-level", options.LogLevel };
-        if (options.ReplicaFaults.TryGetValue(id, out var fault))
-        {
-            args.AddRange(["--fault", fault]);
-        }
-        return args;
+        return ["replica-sq", "--deployment", config.BaseDirectory, "--id", id.ToString(CultureInfo.InvariantCulture), "--log-level", options.LogLevel];
     }
 
     public static IReadOnlyList<string> PreSqArgs(DeploymentConfig config, int id, LaunchOptions options)
@@ -45,10 +42,6 @@ public static class LocalDeploymentLauncher
         ArgumentNullException.ThrowIfNull(config);
         ArgumentNullException.ThrowIfNull(options);
         var args = new List<string> { "pre-sq", "--deployment", config.BaseDirectory, "--id", id.ToString(CultureInfo.InvariantCulture), "--log-level", options.LogLevel };
-        if (options.PreSqFaults.TryGetValue(id, out var fault))
-        {
-            args.AddRange(["--fault", fault]);
-        }
         args.AddRange(options.PreSqOptions);
         return args;
     }
@@ -69,13 +62,19 @@ public static class LocalDeploymentLauncher
         var probe = TimeSpan.FromSeconds(2);
         foreach (var r in config.Replicas)
         {
-            processes.Start(ReplicaName(r.Id), ReplicaArgs(config, r.Id, options));
+            if (options.HostInProcess is null || !await options.HostInProcess("replica-sq", r.Id).ConfigureAwait(false))
+            {
+                processes.Start(ReplicaName(r.Id), ReplicaArgs(config, r.Id, options));
+            }
         }
         await WaitAsync("replica-SQs", () => Task.WhenAll(config.Replicas.Select(r =>
             DeploymentHealth.ProbeAsync("replica-sq", r.Name, r.ApiUrl, Protocol.ProtocolNames.ReplicaSqService, probe, ct))), options, processes, ct).ConfigureAwait(false);
         foreach (var p in config.PreSqs)
         {
-            processes.Start(PreSqName(p.Id), PreSqArgs(config, p.Id, options));
+            if (options.HostInProcess is null || !await options.HostInProcess("pre-sq", p.Id).ConfigureAwait(false))
+            {
+                processes.Start(PreSqName(p.Id), PreSqArgs(config, p.Id, options));
+            }
         }
         await WaitAsync("pre-SQs", () => Task.WhenAll(config.PreSqs.Select(p =>
             DeploymentHealth.ProbeAsync("pre-sq", p.Name, p.Url, Protocol.ProtocolNames.PreSqService, probe, ct))), options, processes, ct).ConfigureAwait(false);

@@ -96,7 +96,9 @@ public sealed class PreSqHost : IAsyncDisposable
     /// <summary>Completes when the event loop stops; faulted if it crashed (the process should then exit).</summary>
     public Task Completion => _loop.Completion;
 
-    public static PreSqHost Create(DeploymentContext deployment, int id, PreSqHostOptions? options = null, ILoggerFactory? logs = null)
+    /// <param name="passed">Null in the product; see <see cref="IPassedMessageStage"/>.</param>
+    public static PreSqHost Create(DeploymentContext deployment, int id, PreSqHostOptions? options = null, ILoggerFactory? logs = null,
+        IPassedMessageStage? passed = null)
     {
         ArgumentNullException.ThrowIfNull(deployment);
         options ??= new PreSqHostOptions();
@@ -131,7 +133,7 @@ public sealed class PreSqHost : IAsyncDisposable
         var streams = new SenderStreams(metrics);
         var batching = options.Filter with { BatchMaxBytes = Math.Min(options.Filter.BatchMaxBytes, deployment.Cluster.Protocol.MaxRequestPayloadBytes) };
         var loop = new SieveLoop(filter, new OrderingBatcher(id, batching),
-            new PreSqLoadMonitor(id, options.CapacityPerSecond, options.WarnAtPermille), forwarder, streams, metrics, options.InboundQueueItems, options.Fault);
+            new PreSqLoadMonitor(id, options.CapacityPerSecond, options.WarnAtPermille), forwarder, streams, metrics, options.InboundQueueItems, passed);
         var relay = new AckResponseRelay(id, deployment.Config.Replicas, identity, streams, metrics, options.RelayBackoffMin, options.RelayBackoffMax,
             logs.CreateLogger($"pre-sq-{id}.relay"));
         var limiter = new SourceConnectionLimiter(options.MaxConnectionsPerSource);

@@ -3,18 +3,6 @@ using SieveQ.Core.PreSq;
 
 namespace SieveQ.PreSq;
 
-/// <summary>A deliberate misbehaviour, for fault tests and demonstrations: what a compromised pre-SQ could do.</summary>
-public enum PreSqFault
-{
-    None,
-
-    /// <summary>Alters one byte of every sender message it forwards: replicas must refuse it by signature and suspect this pre-SQ.</summary>
-    Tamper,
-
-    /// <summary>Takes sender frames and forwards none of them: senders must retransmit through another pre-SQ.</summary>
-    Drop,
-}
-
 /// <summary>
 /// Every bound of a pre-SQ process: Kestrel's defences against connection and Slowloris-style
 /// exhaustion, the queues between the network and the event loop, and the filter's own tunables.
@@ -112,9 +100,6 @@ public sealed record PreSqHostOptions
     /// above a regency change, so one change is not reported, and far below the minutes a silent stall lasted.
     /// </summary>
     public TimeSpan UnansweredAfter { get; init; } = TimeSpan.FromSeconds(10);
-
-    /// <summary>Misbehaviour to simulate (tests only); <see cref="PreSqFault.None"/> in production.</summary>
-    public PreSqFault Fault { get; init; }
 
     /// <summary>Window, grant and batching of the pure filter.</summary>
     public PreSqOptions Filter { get; init; } = new();

@@ -41,7 +41,6 @@ public sealed class PreSqMetrics : IDisposable
     private long _relayReconnects;
     private long _streamsUnboundTimeout;
     private long _bindings;
-    private long _faultsApplied;
     private long _ruleSetCommandsOrdered;
     private long _ruleSetCommandsRefused;
 
@@ -98,8 +97,6 @@ public sealed class PreSqMetrics : IDisposable
     public long RelayReconnects => Volatile.Read(ref _relayReconnects);
     public long StreamsUnboundTimeout => Volatile.Read(ref _streamsUnboundTimeout);
     public long Bindings => Volatile.Read(ref _bindings);
-    /// <summary>Frames a simulated fault (<see cref="PreSqFault"/>) dropped or altered; zero unless one is configured.</summary>
-    public long FaultsApplied => Volatile.Read(ref _faultsApplied);
 
     internal void FrameReceived() => Interlocked.Increment(ref _framesReceived);
     internal void FrameShed() => Interlocked.Increment(ref _framesShed);
@@ -118,7 +115,6 @@ public sealed class PreSqMetrics : IDisposable
     internal void RelayReconnect() => Interlocked.Increment(ref _relayReconnects);
     internal void StreamUnboundTimeout() => Interlocked.Increment(ref _streamsUnboundTimeout);
     internal void Binding() => Interlocked.Increment(ref _bindings);
-    internal void FaultApplied() => Interlocked.Increment(ref _faultsApplied);
 
     internal void BatchSubmitted(int items)
     {
@@ -189,7 +185,6 @@ public sealed class PreSqMetrics : IDisposable
             ["relay_reconnects"] = RelayReconnects,
             ["streams_unbound_timeout"] = StreamsUnboundTimeout,
             ["stream_bindings"] = Bindings,
-            ["faults_applied"] = FaultsApplied,
             ["rule_set_commands_ordered"] = RuleSetCommandsOrdered,
             ["rule_set_commands_refused"] = RuleSetCommandsRefused,
         };

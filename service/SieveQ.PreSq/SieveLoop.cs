@@ -28,15 +28,15 @@ internal sealed class SieveLoop : IAsyncDisposable
     private readonly SenderStreams _streams;
     private readonly PreSqMetrics _metrics;
     private readonly Channel<InboundItem> _inbox;
-    private readonly PreSqFault _fault;
+    private readonly IPassedMessageStage? _passed;
     private readonly Dictionary<int, long> _bindingNonces = [];
     private readonly CancellationTokenSource _stop = new();
     private Task _run = Task.CompletedTask;
 
     public SieveLoop(PreSqFilter filter, OrderingBatcher batcher, PreSqLoadMonitor monitor, OrderingForwarder forwarder,
-        SenderStreams streams, PreSqMetrics metrics, int queueItems, PreSqFault fault = PreSqFault.None)
+        SenderStreams streams, PreSqMetrics metrics, int queueItems, IPassedMessageStage? passed = null)
     {
-        _fault = fault;
+        _passed = passed;
         _filter = filter;
         _batcher = batcher;
         _monitor = monitor;
@@ -166,35 +166,20 @@ internal sealed class SieveLoop : IAsyncDisposable
         {
             StageTrace.Mark(StageNames.PreSqPassed, verdict.Sender, verdict.Seq);
         }
-        if (_fault == PreSqFault.Drop)
+        var body = verdict.Body;
+        if (_passed is not null)
         {
-            _metrics.FaultApplied();
-            return;
+            if (_passed.Forward(verdict.Kind, body) is not { } forwarded)
+            {
+                return;
+            }
+            body = forwarded;
         }
         if (MayBind(verdict))
         {
             _streams.Bind(verdict.Sender, stream);
         }
-        if (_fault == PreSqFault.Tamper && verdict.Kind == StructureKind.SenderMessage)
-        {
-            _metrics.FaultApplied();
-            await AddAsync(Tampered(verdict.Body.Span), nowMs, ct).ConfigureAwait(false);
-            return;
-        }
-        await AddAsync(verdict.Body.Span, nowMs, ct).ConfigureAwait(false);
-    }
-
-    /// <summary>
-    /// The sender message with one signed byte flipped: the first DATA byte, or the receiver id when the
-    /// DATA is empty (the header ends u32 receiver | u32 len).
-    /// </summary>
-    private static byte[] Tampered(ReadOnlySpan<byte> message)
-    {
-        var copy = message.ToArray();
-        const int dataOffset = SenderMessageCodec.HeaderBytes;
-        var dataLength = BinaryPrimitives.ReadInt32LittleEndian(copy.AsSpan(dataOffset - 4, 4));
-        copy[dataLength > 0 ? dataOffset : dataOffset - 8] ^= 0x5A;
-        return copy;
+        await AddAsync(body.Span, nowMs, ct).ConfigureAwait(false);
     }
 
     /// <summary>

@@ -13,3 +13,18 @@ public sealed class ComponentLaunchTests
         Assert.Equal(["replica-sq", "--id", "0"], psi.ArgumentList.TakeLast(3));
     }
 }
+
+/// <summary>Misbehaviour lives in the test projects: the shipped binary has no switch that makes a component lie.</summary>
+public sealed class NoFaultSwitchTests
+{
+    [Theory]
+    [InlineData("pre-sq", "drop")]
+    [InlineData("pre-sq", "tamper")]
+    [InlineData("replica-sq", "corrupt-bodies")]
+    public async Task A_component_refuses_a_fault_option(string component, string fault)
+    {
+        var (code, stdout, stderr) = await SieveqProcess.RunAsync([component, "--deployment", Path.GetTempPath(), "--id", "4", "--fault", fault]);
+        Assert.NotEqual(0, code);
+        Assert.Contains("--fault", stdout + stderr, StringComparison.Ordinal);
+    }
+}

@@ -24,7 +24,7 @@ public sealed class PlumbingTests
     {
         var items = Enumerable.Range(1, 10).Select(i => Item(1, i, 300)).ToList();
         var batch = new OutboxBatch(100, BatchNo: 7, items);
-        var frames = new OutputFrames(replica: 0, replicaCount: 4, maxBodyBytes: 1000, ReplicaFault.None);
+        var frames = new OutputFrames(replica: 0, replicaCount: 4, maxBodyBytes: 1000);
 
         var split = frames.Retransmission(batch, Ring).ToList();
 
@@ -40,15 +40,21 @@ public sealed class PlumbingTests
         Assert.All(ReplicaOutputCodec.Decode(live).Items, i => Assert.Null(i.Body));
     }
 
+    private sealed class ReversingBodies : IOutputBodyStage
+    {
+        public OutboxBatch Stream(OutboxBatch agreed) =>
+            agreed with { Items = agreed.Items.Select(i => i with { Data = [.. i.Data.Reverse()] }).ToList() };
+    }
+
     [Fact]
-    public void The_corrupt_bodies_fault_keeps_the_agreed_digest_and_changes_the_body()
+    public void An_output_body_stage_sees_what_is_streamed_with_bodies_and_the_agreed_digest_stays()
     {
         var item = Item(1, 1, 50);
-        var frames = new OutputFrames(0, 4, 1 << 20, ReplicaFault.CorruptBodies);
+        var frames = new OutputFrames(0, 4, 1 << 20, new ReversingBodies());
         var frame = Assert.Single(frames.Retransmission(new OutboxBatch(100, 0, [item]), Ring));
         var sent = Assert.Single(ReplicaOutputCodec.Decode(frame).Items);
         Assert.Equal(item.DataDigest, sent.DataDigest);
-        Assert.NotEqual(item.DataDigest, TaggedHash.DataDigest(sent.Body!.Value.Span));
+        Assert.Equal(item.Data.Reverse(), sent.Body!.Value.ToArray());
         Assert.True(ReplicaOutputCodec.VerifyMac(frame, Ring));
     }
 
@@ -94,7 +100,7 @@ public sealed class PlumbingTests
     public void A_subscriber_that_cannot_keep_up_with_live_batches_is_dropped_and_counted()
     {
         using var world = new LoneSieve();
-        var streams = new ReceiverStreams(world.App, new OutputFrames(0, 4, 1 << 20, ReplicaFault.None), _ => Ring,
+        var streams = new ReceiverStreams(world.App, new OutputFrames(0, 4, 1 << 20), _ => Ring,
             new ReplicaSqHostOptions { SubscriptionQueueFrames = 2 }, world.Metrics, NullLogger.Instance);
         var stream = streams.Open(100);
         Assert.Equal(1, streams.LiveCount);

@@ -26,8 +26,10 @@ public sealed class DeliveryTests(ITestOutputHelper output)
     [Fact]
     public async Task A_replica_sending_corrupted_bodies_changes_nothing_the_receiver_delivers()
     {
-        await using var d = await SieveDeployment.StartAsync(new() { ReplicaFaults = new Dictionary<int, string> { [3] = "corrupt-bodies" } });
+        var liar = new CorruptingReplicaSq();
+        await using var d = await SieveDeployment.StartAsync(compromisedReplicas: new Dictionary<int, SieveQ.ReplicaSq.IOutputBodyStage> { [3] = liar });
         var (log, _, r) = await TwoSenderRun.RunAsync(d, output, PerSender, Bound);
+        Assert.True(liar.Applied > 0, "replica 3 should have streamed corrupted bodies");
         Assert.True(r.Stats.FetchesSent > 0, "the receiver should have fetched bodies the lying replica was designated for");
         Assert.True(r.Stats.FetchesAnswered > 0);
         log.AssertExactlyOnceInOrder(Expected);

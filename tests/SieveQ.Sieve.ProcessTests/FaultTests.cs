@@ -21,11 +21,11 @@ public sealed class FaultTests(ITestOutputHelper output)
     [Fact]
     public async Task A_tampering_pre_sq_is_refused_by_signature_and_suspected_and_nothing_is_lost()
     {
-        await using var d = await SieveDeployment.StartAsync(new() { PreSqFaults = new Dictionary<int, string> { [4] = "tamper" } });
+        var tamperer = new TamperingPreSq();
+        await using var d = await SieveDeployment.StartAsync(compromisedPreSqs: new Dictionary<int, SieveQ.PreSq.IPassedMessageStage> { [4] = tamperer });
         var (log, senders, _) = await TwoSenderRun.RunAsync(d, output, PerSender, Bound);
         log.AssertExactlyOnceInOrder(Expected);
-        var tamperer = await d.PreSqHealthAsync(4);
-        Assert.True(tamperer.Counters["faults_applied"] > 0, "pre-SQ 4 should have altered messages");
+        Assert.True(tamperer.Applied > 0, "pre-SQ 4 should have altered messages");
         foreach (var r in d.Config.Replicas)
         {
             var h = await d.ReplicaHealthAsync(r.Id);
@@ -41,10 +41,11 @@ public sealed class FaultTests(ITestOutputHelper output)
     [Fact]
     public async Task A_dropping_pre_sq_is_bypassed_by_retransmission_through_the_other()
     {
-        await using var d = await SieveDeployment.StartAsync(new() { PreSqFaults = new Dictionary<int, string> { [4] = "drop" } });
+        var dropper = new DroppingPreSq();
+        await using var d = await SieveDeployment.StartAsync(compromisedPreSqs: new Dictionary<int, SieveQ.PreSq.IPassedMessageStage> { [4] = dropper });
         var (log, senders, _) = await TwoSenderRun.RunAsync(d, output, PerSender, Bound);
         log.AssertExactlyOnceInOrder(Expected);
-        Assert.True((await d.PreSqHealthAsync(4)).Counters["faults_applied"] > 0);
+        Assert.True(dropper.Applied > 0);
         Assert.Equal(4, d.PreSqIds.Min());
         Assert.True(senders[1].Stats.Retransmissions > 0, "sender 2 started on the dropping pre-SQ and must have retransmitted");
         d.Passed = true;

@@ -8,7 +8,8 @@ namespace SieveQ.Sieve.ProcessTests;
 
 /// <summary>
 /// A whole local deployment as real processes on loopback (4 replica-SQs, 2 pre-SQs, each `dotnet
-/// sieveq.dll ...`), in a temporary directory, with senders and receivers on the in-process SDK.
+/// sieveq.dll ...`), in a temporary directory, with senders and receivers on the in-process SDK. A
+/// compromised component is the real host with a test stage plugged in, run in the test's own process.
 /// Every wait is bounded; disposing stops every process it started and removes the directory
 /// (kept, with the components' logs, when a test failed: the path is in the test output).
 /// </summary>
@@ -17,9 +18,11 @@ internal sealed class SieveDeployment : IAsyncDisposable
     public const int ReceiverId = 100;
 
     private readonly List<IAsyncDisposable> _parties = [];
+    private readonly List<IAsyncDisposable> _hosted;
 
-    private SieveDeployment(string directory, DeploymentConfig config, ComponentProcesses processes)
+    private SieveDeployment(string directory, DeploymentConfig config, ComponentProcesses processes, List<IAsyncDisposable> hosted)
     {
+        _hosted = hosted;
         Directory = directory;
         Config = config;
         Processes = processes;
@@ -39,7 +42,11 @@ internal sealed class SieveDeployment : IAsyncDisposable
     public static string SieveqDll =>
         typeof(SieveDeployment).Assembly.GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == "SieveqDll").Value!;
 
-    public static async Task<SieveDeployment> StartAsync(LaunchOptions? options = null, IReadOnlyList<int>? senders = null)
+    /// <param name="compromisedPreSqs">Pre-SQs to run in this process with a compromised stage.</param>
+    /// <param name="compromisedReplicas">Replica-SQs to run in this process with a compromised stage.</param>
+    public static async Task<SieveDeployment> StartAsync(LaunchOptions? options = null, IReadOnlyList<int>? senders = null,
+        IReadOnlyDictionary<int, SieveQ.PreSq.IPassedMessageStage>? compromisedPreSqs = null,
+        IReadOnlyDictionary<int, SieveQ.ReplicaSq.IOutputBodyStage>? compromisedReplicas = null)
     {
         if (!File.Exists(SieveqDll))
         {
@@ -57,16 +64,36 @@ internal sealed class SieveDeployment : IAsyncDisposable
         };
         var config = DeploymentBootstrap.Create(dir, spec);
         var processes = new ComponentProcesses(Command, Path.Combine(dir, "logs"));
+        var hosted = new List<IAsyncDisposable>();
+        async Task<bool> HostAsync(string role, int id)
+        {
+            if (role == "pre-sq" && compromisedPreSqs?.GetValueOrDefault(id) is { } passed)
+            {
+                var host = SieveQ.PreSq.PreSqHost.Create(DeploymentContext.Load(dir), id, passed: passed);
+                hosted.Add(host);
+                await host.StartAsync();
+                return true;
+            }
+            if (role == "replica-sq" && compromisedReplicas?.GetValueOrDefault(id) is { } bodies)
+            {
+                var host = SieveQ.ReplicaSq.ReplicaSqHost.Create(DeploymentContext.Load(dir), id, bodies: bodies);
+                hosted.Add(host);
+                await host.StartAsync();
+                return true;
+            }
+            return false;
+        }
         try
         {
-            await LocalDeploymentLauncher.LaunchAsync(config, processes, options);
+            await LocalDeploymentLauncher.LaunchAsync(config, processes, options with { HostInProcess = HostAsync });
         }
         catch
         {
+            await StopHostedAsync(hosted);
             await processes.DisposeAsync();
             throw;
         }
-        return new SieveDeployment(dir, config, processes);
+        return new SieveDeployment(dir, config, processes, hosted);
     }
 
     private static ProcessStartInfo Command(IReadOnlyList<string> args)
@@ -139,6 +166,7 @@ internal sealed class SieveDeployment : IAsyncDisposable
             {
             }
         }
+        await StopHostedAsync(_hosted);
         await Processes.StopAllAsync(TimeSpan.FromSeconds(5));
         if (Passed)
         {
@@ -151,5 +179,14 @@ internal sealed class SieveDeployment : IAsyncDisposable
                 // a component still flushing; the temp folder is the OS's to clean
             }
         }
+    }
+
+    private static async Task StopHostedAsync(List<IAsyncDisposable> hosted)
+    {
+        foreach (var h in Enumerable.Reverse(hosted))
+        {
+            await h.DisposeAsync();
+        }
+        hosted.Clear();
     }
 }

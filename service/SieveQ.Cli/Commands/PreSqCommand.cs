@@ -38,16 +38,10 @@ internal static class PreSqCommand
         var grantRate = new Option<long?>("--grant-rate") { Description = $"Default grant per sender, messages/s (default {d.Filter.GrantRatePerSecond})." };
         var grantBurst = new Option<long?>("--grant-burst") { Description = $"Default grant burst per sender (default {d.Filter.GrantBurst})." };
 
-        var fault = new Option<string>("--fault")
-        {
-            Description = "Misbehave on purpose, for fault tests: tamper (alter forwarded messages) or drop (forward nothing).",
-            DefaultValueFactory = _ => "none",
-        };
-        fault.AcceptOnlyFromAmong("none", "tamper", "drop");
         var cmd = new Command("pre-sq", "Run one pre-SQ gateway (SIGTERM or Ctrl-C stops it cleanly).")
         {
             deployment, id, logLevel, maxConnections, perSource, keepAlive, headers, minBodyRate, minResponseRate, grace, unbound, streams,
-            headerField, window, maxMessage, inbound, inFlight, streamQueue, capacity, batchItems, batchDelay, grantRate, grantBurst, fault,
+            headerField, window, maxMessage, inbound, inFlight, streamQueue, capacity, batchItems, batchDelay, grantRate, grantBurst,
         };
         cmd.SetAction(async (parse, ct) =>
         {
@@ -70,12 +64,6 @@ internal static class PreSqCommand
                 MaxOrderingInFlight = parse.GetValue(inFlight) ?? d.MaxOrderingInFlight,
                 StreamQueueEvents = parse.GetValue(streamQueue) ?? d.StreamQueueEvents,
                 CapacityPerSecond = parse.GetValue(capacity) ?? d.CapacityPerSecond,
-                Fault = parse.GetValue(fault) switch
-                {
-                    "tamper" => PreSqFault.Tamper,
-                    "drop" => PreSqFault.Drop,
-                    _ => PreSqFault.None,
-                },
                 Filter = d.Filter with
                 {
                     BatchMaxItems = parse.GetValue(batchItems) ?? d.Filter.BatchMaxItems,

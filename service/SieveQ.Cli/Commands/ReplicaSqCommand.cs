@@ -13,15 +13,9 @@ internal static class ReplicaSqCommand
     {
         var deployment = new Option<DirectoryInfo>("--deployment") { Description = "Deployment directory (or its deployment.json).", Required = true };
         var id = new Option<int>("--id") { Description = "This replica's id (0..n-1).", Required = true };
-        var fault = new Option<string>("--fault")
-        {
-            Description = "Misbehave on purpose, to demonstrate tolerance: none | corrupt-bodies.",
-            DefaultValueFactory = _ => "none",
-        };
-        fault.AcceptOnlyFromAmong("none", "corrupt-bodies");
         var statusLines = new Option<bool>("--status-stdout") { Description = "Also print a `status {json}` line every second on stdout." };
         var logLevel = new Option<LogLevel>("--log-level") { Description = "Minimum log level (logs go to stderr).", DefaultValueFactory = _ => LogLevel.Information };
-        var cmd = new Command("replica-sq", "Run one replica-SQ of a deployment (SIGTERM or Ctrl-C stops it cleanly).") { deployment, id, fault, statusLines, logLevel };
+        var cmd = new Command("replica-sq", "Run one replica-SQ of a deployment (SIGTERM or Ctrl-C stops it cleanly).") { deployment, id, statusLines, logLevel };
         cmd.SetAction(async (parse, ct) =>
         {
             ClusterSupport.PreferInlineSocketCompletions();
@@ -43,11 +37,7 @@ internal static class ReplicaSqCommand
                 ctx.Cancel = true;  // we stop ourselves, cleanly
                 stop.Cancel();
             });
-            var options = new ReplicaSqHostOptions
-            {
-                Fault = parse.GetValue(fault) == "corrupt-bodies" ? ReplicaFault.CorruptBodies : ReplicaFault.None,
-            };
-            var host = ReplicaSqHost.Create(context, self, options, logs);
+            var host = ReplicaSqHost.Create(context, self, new ReplicaSqHostOptions(), logs);
             await using (host.ConfigureAwait(false))
             {
                 await host.StartAsync(stop.Token).ConfigureAwait(false);
