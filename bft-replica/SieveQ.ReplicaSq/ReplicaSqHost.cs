@@ -207,14 +207,15 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         }
         c.Add(Metrics.Snapshot());
         var (queues, preSqs, quarantinedSenders, held, processed, drops) = Application.Read(a =>
-            (_receiverIds.Select(r => (r, a.QueueLength(r))).ToArray(),
+            (_receiverIds.Select(r => (r, a.QueueLength(r), a.QueueBytes(r))).ToArray(),
              _preSqIds.Select(p => (p, a.PreSqSuspicion(p), a.IsPreSqQuarantined(p))).ToArray(),
              _senderIds.Count(a.IsSenderQuarantined),
-             a.HeldCount, a.Processed, a.Drops.NonZero()));
+             (a.HeldCount, a.HeldBytes), a.Processed, a.Drops.NonZero()));
         RuleCounters.Add(c, Application);
-        foreach (var (receiver, length) in queues)
+        foreach (var (receiver, length, bytes) in queues)
         {
             c[$"queue.{receiver}"] = length;
+            c[$"queue_bytes.{receiver}"] = bytes;
         }
         foreach (var (preSq, suspicion, quarantined) in preSqs)
         {
@@ -222,7 +223,8 @@ public sealed class ReplicaSqHost : IAsyncDisposable
             c[$"quarantined.pre_sq.{preSq}"] = quarantined ? 1 : 0;
         }
         c["quarantined.senders"] = quarantinedSenders;
-        c["held"] = held;
+        c["held"] = held.HeldCount;
+        c["held_bytes"] = held.HeldBytes;
         c["processed"] = processed;
         c["dropped"] = drops.Sum(d => d.Count);
         foreach (var (stage, reason, count) in drops)

@@ -27,6 +27,10 @@ public sealed class PublicKeyDirectory : IDisposable
     /// <summary>Enrolled pre-SQ ids, ascending (the order replicas pick reassignment targets in).</summary>
     public IReadOnlyList<int> PreSqIds { get; }
 
+    public int SenderCount => _senderKeys.Count;
+
+    public int ReceiverCount => _receiverKeys.Count;
+
     public bool IsSender(int id) => _senderKeys.ContainsKey(id);
 
     public bool IsReceiver(int id) => _receiverKeys.ContainsKey(id);

@@ -24,8 +24,16 @@ internal sealed class ReceiverQueue
 
     public int Count { get; private set; }
 
+    /// <summary>Charged bytes (<see cref="ReplicaSieveOptions.ChargedBytes"/>) of the queued messages.</summary>
+    public long Bytes { get; private set; }
+
     /// <summary>Held messages (reorder buffer) addressed to this receiver.</summary>
     public int Held { get; set; }
+
+    /// <summary>Charged bytes the held messages addressed to this receiver reserve.</summary>
+    public long HeldBytes { get; set; }
+
+    public long OccupancyBytes => Bytes + HeldBytes;
 
     public long NextBatchNo { get; set; } = 1;
 
@@ -41,6 +49,7 @@ internal sealed class ReceiverQueue
         var item = new QueuedItem(sender, senderSeq, ++route.LastIssued, TaggedHash.DataDigest(data), data);
         route.Items.Add(item);
         Count++;
+        Bytes += ReplicaSieveOptions.ChargedBytes(data.Length);
         return item;
     }
 
@@ -58,6 +67,10 @@ internal sealed class ReceiverQueue
             return 0;
         }
         var n = (int)(upTo - route.AckedUpTo);
+        for (var i = 0; i < n; i++)
+        {
+            Bytes -= ReplicaSieveOptions.ChargedBytes(route.Items[i].Data.Length);
+        }
         route.Items.RemoveRange(0, n);
         route.AckedUpTo = upTo;
         Count -= n;
@@ -90,6 +103,7 @@ internal sealed class ReceiverQueue
     public void WriteTo(CanonicalWriter w)
     {
         w.Id(Held);
+        w.Seq(HeldBytes);
         w.Seq(NextBatchNo);
         w.Id(_routes.Count);
         foreach (var (sender, route) in _routes)
@@ -108,7 +122,7 @@ internal sealed class ReceiverQueue
 
     public static ReceiverQueue ReadFrom(ref CanonicalReader r)
     {
-        var q = new ReceiverQueue { Held = r.Id("held"), NextBatchNo = r.Seq("batch no") };
+        var q = new ReceiverQueue { Held = r.Id("held"), HeldBytes = r.Seq("held bytes"), NextBatchNo = r.Seq("batch no") };
         var routes = r.Count(EnvelopeLimits.MaxItems, "routes");
         var previous = -1;
         for (var i = 0; i < routes; i++)
@@ -130,6 +144,7 @@ internal sealed class ReceiverQueue
                 var senderSeq = r.Seq("sender seq");
                 var data = r.Bytes(EnvelopeLimits.MaxDataBytes, "data").ToArray();
                 route.Items.Add(new QueuedItem(sender, senderSeq, route.AckedUpTo + 1 + k, TaggedHash.DataDigest(data), data));
+                q.Bytes += ReplicaSieveOptions.ChargedBytes(data.Length);
             }
             q._routes.Add(sender, route);
             q.Count += n;

@@ -19,7 +19,14 @@ internal sealed class ReorderBuffer
     private readonly SortedDictionary<int, SortedDictionary<long, HeldMessage>> _bySender = [];
     private readonly SortedSet<(long Deadline, int Sender, long Seq)> _deadlines = [];
 
+    private readonly Dictionary<int, long> _senderBytes = [];
+
     public int Count { get; private set; }
+
+    /// <summary>Charged bytes (<see cref="ReplicaSieveOptions.ChargedBytes"/>) of everything held.</summary>
+    public long Bytes { get; private set; }
+
+    public long BytesOf(int sender) => _senderBytes.GetValueOrDefault(sender);
 
     public bool Contains(int sender, long seq) => _bySender.TryGetValue(sender, out var m) && m.ContainsKey(seq);
 
@@ -33,6 +40,9 @@ internal sealed class ReorderBuffer
         m.Add(message.Seq, message);
         _deadlines.Add((message.Deadline, message.Sender, message.Seq));
         Count++;
+        var charged = ReplicaSieveOptions.ChargedBytes(message.Data.Length);
+        Bytes += charged;
+        _senderBytes[message.Sender] = BytesOf(message.Sender) + charged;
     }
 
     /// <summary>Takes the sender's held messages that continue the sequence from <paramref name="expected"/>.</summary>
@@ -138,5 +148,16 @@ internal sealed class ReorderBuffer
     {
         _deadlines.Remove((h.Deadline, h.Sender, h.Seq));
         Count--;
+        var charged = ReplicaSieveOptions.ChargedBytes(h.Data.Length);
+        Bytes -= charged;
+        var left = BytesOf(h.Sender) - charged;
+        if (left == 0)
+        {
+            _senderBytes.Remove(h.Sender);
+        }
+        else
+        {
+            _senderBytes[h.Sender] = left;
+        }
     }
 }

@@ -35,6 +35,33 @@ public sealed record ReplicaSieveOptions
     /// <summary>Approved-but-unacknowledged messages (plus held ones) per receiver.</summary>
     public int ReceiverQueueCapacity { get; init; } = 65_536;
 
+    /// <summary>
+    /// What each queued or held message costs against the byte budgets on top of its DATA: its numbers,
+    /// digest and framing in the state and the snapshot, so that many tiny messages are bounded too.
+    /// </summary>
+    public const int ItemOverheadBytes = 64;
+
+    /// <summary>A message's DATA plus <see cref="ItemOverheadBytes"/>: what it takes from the budgets below.</summary>
+    public static long ChargedBytes(int dataBytes) => (long)dataBytes + ItemOverheadBytes;
+
+    /// <summary>
+    /// Bytes of approved-but-unacknowledged messages (plus held ones) per receiver. At least one message of the
+    /// largest size the edge admits, so every admitted message finds room once the queue drains.
+    /// </summary>
+    public long ReceiverQueueBytes { get; init; } = 8L << 20;
+
+    /// <summary>
+    /// Bytes queued (and reserved by held messages) over all receivers: with the held budget, what bounds the
+    /// agreed state, and so every checkpoint, snapshot and state transfer (see <see cref="SieveStateBudget"/>).
+    /// </summary>
+    public long QueuedBytesTotal { get; init; } = 16L << 20;
+
+    /// <summary>Bytes of held messages over all senders.</summary>
+    public long MaxHeldBytes { get; init; } = 4L << 20;
+
+    /// <summary>Bytes of one sender's held messages: one sender's gap cannot take the whole buffer.</summary>
+    public long MaxHeldBytesPerSender { get; init; } = (1L << 20) + (64 * 1024);
+
     /// <summary>Items per output batch to one receiver.</summary>
     public int OutputBatchMaxItems { get; init; } = 1024;
 
@@ -75,9 +102,23 @@ public sealed record ReplicaSieveOptions
     public void Validate()
     {
         if (WindowSize < 64 || WindowSize % 64 != 0 || MaxAhead < 1 || ReorderThreshold < 0 || ReorderPatience < 1
-            || MaxHeldTotal < 0 || ReceiverQueueCapacity < 1 || OutputBatchMaxItems < 1 || GrantRatePerSecond < 1 || GrantBurst < 1)
+            || MaxHeldTotal < 0 || ReceiverQueueCapacity < 1 || OutputBatchMaxItems < 1 || GrantRatePerSecond < 1 || GrantBurst < 1
+            || MaxHeldBytes < 0 || MaxHeldBytesPerSender < 0)
         {
             throw new ArgumentException("replica sieve options out of range");
+        }
+        var largest = ChargedBytes(Envelope.EnvelopeLimits.MaxDataBytes);
+        if (ReceiverQueueBytes < largest)
+        {
+            throw new ArgumentException($"receiverQueueBytes {ReceiverQueueBytes} is below one message of the largest size ({largest} bytes): such a message could never be taken and its sender would retry it for ever");
+        }
+        if (QueuedBytesTotal < ReceiverQueueBytes)
+        {
+            throw new ArgumentException($"queuedBytesTotal {QueuedBytesTotal} is below one receiver's queue ({ReceiverQueueBytes})");
+        }
+        if (MaxHeldBytesPerSender > MaxHeldBytes)
+        {
+            throw new ArgumentException($"maxHeldBytesPerSender {MaxHeldBytesPerSender} is above maxHeldBytes {MaxHeldBytes}");
         }
     }
 }

@@ -70,7 +70,8 @@ public sealed partial class SieveReplicaApplication
             return;
         }
         var known = _keys.IsReceiver(m.Receiver);
-        if (known && QueueOf(m.Receiver).Occupancy >= _options.ReceiverQueueCapacity)
+        var charged = ReplicaSieveOptions.ChargedBytes(m.Data.Length);
+        if (known && !QueueHasRoom(QueueOf(m.Receiver), charged))
         {
             // Back-pressure: not taken (the sender retransmits it later), and the sender's grant shrinks.
             s.Grant.Throttle();
@@ -87,12 +88,15 @@ public sealed partial class SieveReplicaApplication
         {
             // Ahead of a gap: held (not yet taken) while it fits, else refused untaken. Never taken past
             // the gap: that would deliver this sender's messages out of order once the gap is filled.
-            if (m.Seq - expected <= _options.ReorderThreshold && _reorder.Count < _options.MaxHeldTotal)
+            if (m.Seq - expected <= _options.ReorderThreshold && _reorder.Count < _options.MaxHeldTotal
+                && _reorder.Bytes + charged <= _options.MaxHeldBytes && _reorder.BytesOf(m.Sender) + charged <= _options.MaxHeldBytesPerSender)
             {
                 _reorder.Hold(new HeldMessage(m.Sender, m.Seq, m.Receiver, m.Data.ToArray(), _processed + _options.ReorderPatience, prescan));
                 if (known)
                 {
-                    QueueOf(m.Receiver).Held++;
+                    var q = QueueOf(m.Receiver);
+                    q.Held++;
+                    q.HeldBytes += charged;
                 }
                 t.Held++;
                 return;
@@ -201,10 +205,7 @@ public sealed partial class SieveReplicaApplication
         {
             foreach (var h in list)
             {
-                if (_keys.IsReceiver(h.Receiver))
-                {
-                    QueueOf(h.Receiver).Held--;
-                }
+                Unreserve(h);
                 _drops.Count(SieveStage.ReplicaAdmission, DropReason.GapTimedOut);
             }
         }
@@ -212,10 +213,38 @@ public sealed partial class SieveReplicaApplication
 
     private void Release(SenderRecord s, HeldMessage h)
     {
+        Unreserve(h);
+        Take(s, h.Sender, h.Seq, h.Receiver, h.Data, h.Prescan);
+    }
+
+    /// <summary>A held message leaves the buffer: the room it reserved in its receiver's queue is given back.</summary>
+    private void Unreserve(HeldMessage h)
+    {
         if (_keys.IsReceiver(h.Receiver))
         {
-            QueueOf(h.Receiver).Held--;
+            var q = QueueOf(h.Receiver);
+            q.Held--;
+            q.HeldBytes -= ReplicaSieveOptions.ChargedBytes(h.Data.Length);
         }
-        Take(s, h.Sender, h.Seq, h.Receiver, h.Data, h.Prescan);
+    }
+
+    /// <summary>
+    /// The size rule before holding or taking: the receiver's queue by count and bytes, and all queues together by
+    /// bytes. A message refused here is not taken; its sender keeps it and sends it again once acknowledgements
+    /// made room, so nothing accepted is lost and the agreed state stays inside <see cref="SieveStateBudget"/>.
+    /// </summary>
+    private bool QueueHasRoom(ReceiverQueue q, long charged) =>
+        q.Occupancy < _options.ReceiverQueueCapacity
+        && q.OccupancyBytes + charged <= _options.ReceiverQueueBytes
+        && QueuedBytes() + charged <= _options.QueuedBytesTotal;
+
+    private long QueuedBytes()
+    {
+        long total = 0;
+        foreach (var q in _receivers.Values)
+        {
+            total += q.OccupancyBytes;
+        }
+        return total;
     }
 }

@@ -201,7 +201,7 @@ public sealed partial class SieveReplicaApplication
         {
             q.Acknowledge(c.Sender, c.DeliveredUpTo);
         }
-        if (q.Occupancy < _options.ReceiverQueueCapacity / 2)
+        if (q.Occupancy < _options.ReceiverQueueCapacity / 2 && q.OccupancyBytes < _options.ReceiverQueueBytes / 2)
         {
             foreach (var c in a.Cursors)
             {

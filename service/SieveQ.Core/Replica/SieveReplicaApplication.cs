@@ -50,6 +50,7 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(rules);
         options.Validate();
+        SieveStateBudget.Check(options, keys.SenderCount, keys.ReceiverCount, keys.PreSqIds.Count);
         _keys = keys;
         _options = options;
         _rules = rules;
@@ -245,6 +246,12 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
     }
 
     public int QueueLength(int receiver) => _receivers.TryGetValue(receiver, out var q) ? q.Count : 0;
+
+    /// <summary>Charged bytes queued for the receiver and reserved by messages held for it.</summary>
+    public long QueueBytes(int receiver) => _receivers.TryGetValue(receiver, out var q) ? q.OccupancyBytes : 0;
+
+    /// <summary>Charged bytes of the held messages.</summary>
+    public long HeldBytes => _reorder.Bytes;
 
     public int? AssignedPreSq(int sender) => _senders.TryGetValue(sender, out var s) && s.AssignedPreSq >= 0 ? s.AssignedPreSq : null;
 
