@@ -16,6 +16,8 @@ public sealed record LocalDeploymentSpec
     public bool Durability { get; init; } = true;
     public int MaxBytes { get; init; } = 64 * 1024;
     public ReplicaConfig? Protocol { get; init; }
+    /// <summary>The replica-SQs' sieve tunables (budgets, windows); null for the defaults.</summary>
+    public SieveQ.Core.Replica.ReplicaSieveOptions? Sieve { get; init; }
     /// <summary>An initial rule set (JSON): the replicas then run signed rule sets instead of fixed routes.</summary>
     public byte[]? RuleSet { get; init; }
     /// <summary>The administrator's private key (PEM) to sign <see cref="RuleSet"/> with; null: a new one in keys/administrator.pem.</summary>
@@ -59,6 +61,7 @@ public static class DeploymentBootstrap
             Agents = [new AgentEntry { Name = "agent", Socket = "agent.sock", Senders = spec.Senders, Receivers = spec.Receivers }],
             Routes = spec.Senders.SelectMany(s => spec.Receivers.Select(r => new RouteEntry { Sender = s, Receiver = r, MaxBytes = spec.MaxBytes })).ToList(),
             BaseDirectory = full,
+            Sieve = spec.Sieve ?? new(),
             Rules = spec.RuleSet is { } ruleSet ? DeploymentRules.Install(full, ruleSet, spec.AdministratorKeyPem) : null,
         };
         config.Validate();

@@ -88,6 +88,9 @@ internal sealed class OrderingForwarder : IAsyncDisposable
         }
     }
 
+    /// <summary>Told, for each ordered request, which of its messages the replicas refused untaken.</summary>
+    public Action<IReadOnlyList<UntakenMessage>>? Untaken { get; set; }
+
     private async Task CompleteAsync(byte[] payload, long ticket)
     {
         try
@@ -104,6 +107,10 @@ internal sealed class OrderingForwarder : IAsyncDisposable
                 result = null;
             }
             _metrics.BatchOrdered(result, done.CompletedAt - done.SubmittedAt);
+            if (result is { Untaken.Count: > 0 } && Untaken is { } untaken)
+            {
+                untaken(result.Untaken);
+            }
         }
         catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or ArgumentOutOfRangeException)
         {

@@ -134,6 +134,13 @@ public sealed class PreSqHost : IAsyncDisposable
         var batching = options.Filter with { BatchMaxBytes = Math.Min(options.Filter.BatchMaxBytes, deployment.Cluster.Protocol.MaxRequestPayloadBytes) };
         var loop = new SieveLoop(filter, new OrderingBatcher(id, batching),
             new PreSqLoadMonitor(id, options.CapacityPerSecond, options.WarnAtPermille), forwarder, streams, metrics, options.InboundQueueItems, passed);
+        forwarder.Untaken = untaken =>
+        {
+            if (!loop.TryPostToLoop(f => f.Untaken(untaken)))
+            {
+                metrics.UntakenSkipped();
+            }
+        };
         var relay = new AckResponseRelay(id, deployment.Config.Replicas, identity, streams, metrics, options.RelayBackoffMin, options.RelayBackoffMax,
             logs.CreateLogger($"pre-sq-{id}.relay"));
         var limiter = new SourceConnectionLimiter(options.MaxConnectionsPerSource);
@@ -214,6 +221,7 @@ public sealed class PreSqHost : IAsyncDisposable
         reply.Counters.Add(Metrics.Snapshot());
         reply.Counters["passed"] = _filter.PassedCount;
         reply.Counters["sequence_readopted"] = _filter.Readoptions;
+        reply.Counters["untaken_forgotten"] = _filter.UntakenForgotten;
         reply.Counters["dropped"] = _filter.Drops.Total;
         foreach (var (stage, reason, count) in _filter.Drops.NonZero())
         {

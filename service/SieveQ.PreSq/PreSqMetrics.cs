@@ -98,6 +98,13 @@ public sealed class PreSqMetrics : IDisposable
     public long StreamsUnboundTimeout => Volatile.Read(ref _streamsUnboundTimeout);
     public long Bindings => Volatile.Read(ref _bindings);
 
+    private long _untakenSkipped;
+
+    /// <summary>Agreed "refused untaken" results the loop had no room to apply (those senders retransmit through another pre-SQ).</summary>
+    public long UntakenResultsSkipped => Volatile.Read(ref _untakenSkipped);
+
+    internal void UntakenSkipped() => Interlocked.Increment(ref _untakenSkipped);
+
     internal void FrameReceived() => Interlocked.Increment(ref _framesReceived);
     internal void FrameShed() => Interlocked.Increment(ref _framesShed);
     internal void WarnRequest() => Interlocked.Increment(ref _warnRequests);
@@ -165,6 +172,7 @@ public sealed class PreSqMetrics : IDisposable
             ["frames_received"] = FramesReceived,
             ["frames_shed"] = FramesShed,
             ["batches"] = Batches,
+            ["untaken_results_skipped"] = UntakenResultsSkipped,
             ["batched_items"] = BatchedItems,
             ["warn_requests"] = WarnRequests,
             ["ordering_in_flight"] = OrderingInFlight,

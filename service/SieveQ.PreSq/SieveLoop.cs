@@ -72,6 +72,9 @@ internal sealed class SieveLoop : IAsyncDisposable
     public bool TryPostReceiverAck(ReadOnlyMemory<byte> ack) => _inbox.Writer.TryWrite(new InboundItem(ack, null, null));
 
     /// <summary>Runs <paramref name="change"/> on the loop (grants, quarantine): the filter is never touched elsewhere.</summary>
+    /// <summary>Runs a change on the loop without waiting for it; false when the inbox is full and it was skipped.</summary>
+    public bool TryPostToLoop(Action<PreSqFilter> change) => _inbox.Writer.TryWrite(new InboundItem(default, null, change));
+
     public async Task RunOnLoopAsync(Action<PreSqFilter> change, CancellationToken ct = default)
     {
         var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);

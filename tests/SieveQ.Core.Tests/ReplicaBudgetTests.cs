@@ -32,7 +32,8 @@ public sealed class ReplicaBudgetTests : IClassFixture<TestWorld>
         var app = _w.Replica(new ReplicaSieveOptions { ReceiverQueueBytes = OneLargest, QueuedBytesTotal = 4 * OneLargest });
         var data = new byte[Kib300];
         // Three of 300 KiB fit in one largest message's room; the fourth does not.
-        Assert.Equal(new ExecuteResult(3, 0, 1), Run(app, [.. Enumerable.Range(1, 4).Select(i => _w.Message(1, i, 100, data))]));
+        // The refused one is reported untaken, so the pre-SQ lets the sender's retransmission of it through again.
+        Assert.Equal(new ExecuteResult(3, 0, 1) { Untaken = [new(1, 4)] }, Run(app, [.. Enumerable.Range(1, 4).Select(i => _w.Message(1, i, 100, data))]));
         Assert.Equal(1, app.Drops[SieveStage.ReplicaAdmission, DropReason.ReceiverQueueFull]);
         Assert.Equal(3 * ReplicaSieveOptions.ChargedBytes(Kib300), app.QueueBytes(100));
         Assert.Equal(1, Run(app, ReceiverAckCodec.Encode(100, [new(1, 3)], _w.ReceiverSigning[100])).Accepted);
@@ -47,7 +48,7 @@ public sealed class ReplicaBudgetTests : IClassFixture<TestWorld>
         var data = new byte[Kib300];
         Assert.Equal(3, Run(app, [.. Enumerable.Range(1, 3).Select(i => _w.Message(1, i, 100, data))]).Accepted);
         // Another receiver's queue is empty, but the total is spent.
-        Assert.Equal(new ExecuteResult(0, 0, 1), Run(app, _w.Message(2, 1, 101, data)));
+        Assert.Equal(new ExecuteResult(0, 0, 1) { Untaken = [new(2, 1)] }, Run(app, _w.Message(2, 1, 101, data)));
         Assert.Equal(1, app.Drops[SieveStage.ReplicaAdmission, DropReason.ReceiverQueueFull]);
     }
 
@@ -113,5 +114,42 @@ public sealed class ReplicaBudgetTests : IClassFixture<TestWorld>
         Assert.Contains("lower queuedBytesTotal", e.Message, StringComparison.Ordinal);
         var small = Assert.Throws<ArgumentException>(() => _w.Replica(new ReplicaSieveOptions { ReceiverQueueBytes = 1024, QueuedBytesTotal = 1024 }));
         Assert.Contains("could never be taken", small.Message, StringComparison.Ordinal);
+    }
+}
+
+/// <summary>
+/// A message the replicas refused untaken must pass the pre-SQ again when its sender retransmits it: the agreed
+/// result names it, and the pre-SQ forgets having passed it. Without that, a message refused for back-pressure
+/// after it had passed every pre-SQ could never be delivered.
+/// </summary>
+public sealed class UntakenRetransmissionTests : IClassFixture<TestWorld>
+{
+    private readonly TestWorld _w;
+
+    public UntakenRetransmissionTests(TestWorld w) => _w = w;
+
+    [Fact]
+    public void A_retransmission_of_an_untaken_message_passes_the_pre_sq_again_and_a_replay_of_a_taken_one_does_not()
+    {
+        var filter = new SieveQ.Core.PreSq.PreSqFilter(10, new SieveQ.Core.PreSq.PreSqOptions(), new SieveQ.Core.PreSq.SenderWhitelist([1]), s => _w.SenderPreSqRing(s, 10));
+        var frames = Enumerable.Range(1, 3).Select(i => _w.Frame(1, 10, _w.Message(1, i, 100, "m"))).ToList();
+        Assert.All(frames, f => Assert.True(filter.Inspect(f, 0).Passed));
+        Assert.All(frames, f => Assert.False(filter.Inspect(f, 1).Passed));  // replays
+
+        filter.Untaken([new UntakenMessage(1, 2)]);
+        Assert.True(filter.Inspect(frames[1], 2).Passed);
+        Assert.False(filter.Inspect(frames[0], 2).Passed);
+        Assert.False(filter.Inspect(frames[2], 2).Passed);
+        Assert.False(filter.Inspect(frames[1], 3).Passed);  // once again seen
+        Assert.Equal(1, filter.UntakenForgotten);
+    }
+
+    [Fact]
+    public void The_untaken_list_round_trips_and_is_bounded()
+    {
+        var r = new ExecuteResult(1, 2, 3) { Untaken = [new(1, 5), new(7, 1L << 40)] };
+        Assert.Equal(r, ExecuteResultCodec.Decode(ExecuteResultCodec.Encode(r)));
+        var many = new ExecuteResult(0, 0, 5000) { Untaken = [.. Enumerable.Range(1, 5000).Select(i => new UntakenMessage(1, i))] };
+        Assert.Equal(ExecuteResultCodec.MaxUntaken, ExecuteResultCodec.Decode(ExecuteResultCodec.Encode(many)).Untaken.Count);
     }
 }

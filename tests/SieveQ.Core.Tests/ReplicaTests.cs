@@ -86,7 +86,7 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
     public void Grant_uses_agreed_time()
     {
         var app = _w.Replica(new ReplicaSieveOptions { GrantRatePerSecond = 2, GrantBurst = 2 });
-        Assert.Equal(new ExecuteResult(2, 0, 1), Run(app, 0, _w.Message(1, 1, 100, "a"), _w.Message(1, 2, 100, "b"), _w.Message(1, 3, 100, "c")));
+        Assert.Equal(new ExecuteResult(2, 0, 1) { Untaken = [new(1, 3)] }, Run(app, 0, _w.Message(1, 1, 100, "a"), _w.Message(1, 2, 100, "b"), _w.Message(1, 3, 100, "c")));
         Assert.Equal(1, app.Drops[SieveStage.ReplicaAdmission, DropReason.GrantExceeded]);
         // Not marked: once agreed time refills the grant, the same message passes.
         Assert.Equal(new ExecuteResult(1, 0, 0), Run(app, 500, _w.Message(1, 3, 100, "c")));
@@ -161,7 +161,7 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
     public void Receiver_queue_full_pushes_back_on_the_senders_grant_until_acknowledged()
     {
         var app = _w.Replica(new ReplicaSieveOptions { ReceiverQueueCapacity = 2 });
-        Assert.Equal(new ExecuteResult(2, 0, 1), Run(app, 0, _w.Message(1, 1, 100, "a"), _w.Message(1, 2, 100, "b"), _w.Message(1, 3, 100, "c")));
+        Assert.Equal(new ExecuteResult(2, 0, 1) { Untaken = [new(1, 3)] }, Run(app, 0, _w.Message(1, 1, 100, "a"), _w.Message(1, 2, 100, "b"), _w.Message(1, 3, 100, "c")));
         Assert.Equal(1, app.Drops[SieveStage.ReplicaAdmission, DropReason.ReceiverQueueFull]);
         Assert.Equal(500, app.GrantScalePermille(1));
         // Other receivers are unaffected.

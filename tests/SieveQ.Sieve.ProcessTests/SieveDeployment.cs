@@ -46,7 +46,7 @@ internal sealed class SieveDeployment : IAsyncDisposable
     /// <param name="compromisedReplicas">Replica-SQs to run in this process with a compromised stage.</param>
     public static async Task<SieveDeployment> StartAsync(LaunchOptions? options = null, IReadOnlyList<int>? senders = null,
         IReadOnlyDictionary<int, SieveQ.PreSq.IPassedMessageStage>? compromisedPreSqs = null,
-        IReadOnlyDictionary<int, SieveQ.ReplicaSq.IOutputBodyStage>? compromisedReplicas = null)
+        IReadOnlyDictionary<int, SieveQ.ReplicaSq.IOutputBodyStage>? compromisedReplicas = null, SieveQ.Core.Replica.ReplicaSieveOptions? sieve = null)
     {
         if (!File.Exists(SieveqDll))
         {
@@ -61,6 +61,7 @@ internal sealed class SieveDeployment : IAsyncDisposable
             Senders = senders ?? [1, 2],
             Receivers = [ReceiverId],
             Durability = true,
+            Sieve = sieve,
         };
         var config = DeploymentBootstrap.Create(dir, spec);
         var processes = new ComponentProcesses(Command, Path.Combine(dir, "logs"));
@@ -139,6 +140,29 @@ internal sealed class SieveDeployment : IAsyncDisposable
     {
         var h = await ReplicaHealthAsync(0);
         return (int)(h.Counters["regency"] % Config.N);
+    }
+
+    /// <summary>Starts the replicas' processes again, as the launcher did, and waits until every one answers healthy.</summary>
+    public async Task RestartReplicasAsync(IEnumerable<int> ids, TimeSpan timeout)
+    {
+        var list = ids.ToList();
+        foreach (var id in list)
+        {
+            Processes.Start(LocalDeploymentLauncher.ReplicaName(id), LocalDeploymentLauncher.ReplicaArgs(Config, id, new LaunchOptions { LogLevel = "information" }));
+        }
+        var deadline = DateTime.UtcNow + timeout;
+        foreach (var id in list)
+        {
+            ComponentHealth h;
+            while (!(h = await ReplicaHealthAsync(id)).Healthy)
+            {
+                if (DateTime.UtcNow > deadline)
+                {
+                    throw new TimeoutException($"replica-SQ {id} did not come back healthy within {timeout}: {h.Detail}");
+                }
+                await Task.Delay(200);
+            }
+        }
     }
 
     /// <summary>kill -9: no chance to flush or say goodbye.</summary>

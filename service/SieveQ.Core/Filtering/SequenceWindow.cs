@@ -135,6 +135,24 @@ public sealed class SequenceWindow
         return SequenceCheck.Accepted;
     }
 
+    /// <summary>
+    /// Forgets that <paramref name="seq"/> was seen: the replicas refused it untaken (an agreed result says so),
+    /// so the sender's retransmission of it must pass again. Numbers outside the window are left as they are.
+    /// </summary>
+    public void Unmark(long seq)
+    {
+        if (seq < 1 || seq > _highest || seq <= _highest - _size)
+        {
+            return;
+        }
+        if (seq <= _contiguous)
+        {
+            _contiguous = seq - 1;
+        }
+        Clear(seq);
+        _undoSeq = 0;
+    }
+
     /// <summary>Forgets the last successful <see cref="TryMark"/> (stage (c)'s undo of stage (b)).</summary>
     public void UndoLastMark()
     {

@@ -168,6 +168,27 @@ public sealed class PreSqFilter
         return new PreSqVerdict(true, SieveStage.Grant, default, sender, seq, f.BodyKind, f.Body);
     }
 
+    /// <summary>Messages this pre-SQ passed whose numbers it forgot again because the replicas refused them untaken.</summary>
+    public long UntakenForgotten { get; private set; }
+
+    /// <summary>
+    /// The replicas refused these messages untaken (their agreed result for one of this pre-SQ's requests): forget
+    /// having passed them, so the senders' retransmissions are not refused here as replays. Without this a message
+    /// refused for back-pressure after it had passed every pre-SQ could never be delivered.
+    /// </summary>
+    public void Untaken(IReadOnlyList<UntakenMessage> messages)
+    {
+        ArgumentNullException.ThrowIfNull(messages);
+        foreach (var m in messages)
+        {
+            if (_senders.TryGetValue(m.Sender, out var s))
+            {
+                s.Window.Unmark(m.Seq);
+                UntakenForgotten++;
+            }
+        }
+    }
+
     private SenderState StateOf(int sender, long nowMs)
     {
         if (!_senders.TryGetValue(sender, out var s))

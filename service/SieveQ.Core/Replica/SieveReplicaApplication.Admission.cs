@@ -76,11 +76,13 @@ public sealed partial class SieveReplicaApplication
             // Back-pressure: not taken (the sender retransmits it later), and the sender's grant shrinks.
             s.Grant.Throttle();
             Drop(SieveStage.ReplicaAdmission, DropReason.ReceiverQueueFull, ref t);
+            t.RefusedUntaken(m.Sender, m.Seq);
             return;
         }
         if (!s.Grant.TryTake(_now))
         {
             Drop(SieveStage.ReplicaAdmission, DropReason.GrantExceeded, ref t);
+            t.RefusedUntaken(m.Sender, m.Seq);
             SuspectSender(m.Sender, _options.GrantOverrunWeight);
             return;
         }
@@ -102,6 +104,7 @@ public sealed partial class SieveReplicaApplication
                 return;
             }
             Drop(SieveStage.ReplicaAdmission, DropReason.OutOfOrder, ref t);
+            t.RefusedUntaken(m.Sender, m.Seq);
             return;
         }
         if (Take(s, m.Sender, m.Seq, m.Receiver, m.Data.ToArray(), prescan))

@@ -87,7 +87,7 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         {
             var tally = new Tally();
             results[i] = ExecuteOne(requests[i], ref tally)
-                ?? ExecuteResultCodec.Encode(new ExecuteResult(tally.Accepted, tally.Held, tally.Dropped));
+                ?? ExecuteResultCodec.Encode(new ExecuteResult(tally.Accepted, tally.Held, tally.Dropped) { Untaken = tally.Untaken ?? [] });
         }
         FlushOutputs();
         return results;
@@ -336,5 +336,8 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         public int Accepted;
         public int Held;
         public int Dropped;
+        public List<UntakenMessage>? Untaken;
+
+        public void RefusedUntaken(int sender, long seq) => (Untaken ??= []).Add(new UntakenMessage(sender, seq));
     }
 }
