@@ -29,8 +29,11 @@ cp "$STANDIN" "$drivers/fwpkclnt.sys"
 mkdir -p "$WINEPREFIX/drive_c/sqfw/golden"
 cp "$GOLDEN"/*.bin "$WINEPREFIX/drive_c/sqfw/golden/"
 cp "$HARNESS" "$WINEPREFIX/drive_c/sqfw/harness.exe"
+# deep enough that the program's NT image path (\Device\HarddiskVolume1\sqfw\<dir>\SieveQ.Firewall.WineCheck.exe)
+# is 258 bytes: over the driver's 256-byte event path, so the bridge's recovery of a truncated path runs
+BRIDGE_DIR=$(printf 'b%.0s' $(seq 199))
 if [ -n "$BRIDGE" ]; then
-    cp -r "$BRIDGE" "$WINEPREFIX/drive_c/sqfw/bridge"
+    cp -r "$BRIDGE" "$WINEPREFIX/drive_c/sqfw/$BRIDGE_DIR"
 fi
 
 # keep one server (and one winedevice) for the whole run
@@ -55,7 +58,7 @@ if [ -n "$BRIDGE" ]; then
     # a fresh load: the harness's last handle left a wait pending (Wine sends no IRP_MJ_CLEANUP)
     echo "  agent bridge (C#, win-x64) against the driver:"
     timeout 30 wine64 sc start sieveqfw >>"$LOG" 2>&1 || rc=$?
-    out3=$(timeout 90 wine64 'C:\sqfw\bridge\SieveQ.Firewall.WineCheck.exe' 'C:\sqfw\golden' 2>>"$LOG") || rc=$?
+    out3=$(timeout 90 wine64 "C:\\sqfw\\$BRIDGE_DIR\\SieveQ.Firewall.WineCheck.exe" 'C:\sqfw\golden' 2>>"$LOG") || rc=$?
     out3=$(printf "%s\n" "$out3" | tr -d "\r")
     printf "%s\n" "$out3" | sed "s/^/  /"
     timeout 30 wine64 sc stop sieveqfw >>"$LOG" 2>&1 || true

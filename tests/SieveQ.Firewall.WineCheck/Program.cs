@@ -247,7 +247,7 @@ internal sealed partial class Checks(string blobDir)
         // the stand-in carries at most 260 UTF-16 units: 259 bytes here, over the event's 256
         string longPath = @"\device\harddiskvolume2\" + new string('d', 225) + @"\tool.exe";
         string? own = TryOwnImage(self, StandinKey(self, 0));
-        Console.WriteLine($"  this process's NT image path ({(own is null ? 0 : Encoding.UTF8.GetByteCount(own))} bytes): {own}");
+        Console.WriteLine($"  this process's NT image path: {(own is null ? "not found" : $"{Encoding.UTF8.GetByteCount(own)} bytes, {own[..Math.Min(own.Length, 40)]}...")}");
         using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(10));
         await using var events = bridge.ReadEventsAsync(cts.Token).GetAsyncEnumerator(cts.Token);
         try
@@ -271,12 +271,47 @@ internal sealed partial class Checks(string blobDir)
             Check("truncated path event", false, $"{e.GetType().Name}: {e.Message}");
         }
         await cts.CancelAsync().ConfigureAwait(false);
+        await OwnLongPathAsync(bridge, self, own).ConfigureAwait(false);
         Check("the prefix test: a longer path extending it matches, a different or equal-length one does not",
               ProcessImages.Extends(@"\Device\HarddiskVolume2\" + new string('D', 300), Encoding.UTF8.GetBytes(@"\device\harddiskvolume2\" + new string('d', 232))) &&
               !ProcessImages.Extends(@"\Device\HarddiskVolume3\" + new string('D', 300), Encoding.UTF8.GetBytes(@"\device\harddiskvolume2\" + new string('d', 232))) &&
               !ProcessImages.Extends(@"\device\harddiskvolume2\ab", Encoding.UTF8.GetBytes(@"\device\harddiskvolume2\ab")));
         Check("a process's image is found by its key, and not by another key",
               TryOwnImage(self, StandinKey(self, 0)) is not null && TryOwnImage(self, self + 1) is null);
+    }
+
+    /// <summary>
+    /// run.sh installs this program so deep that its NT image path is over the event's 256 bytes (and within the
+    /// stand-in's 260 units): the driver sends a truncated path and the bridge must hand on the whole one.
+    /// </summary>
+    private async Task OwnLongPathAsync(WindowsDriverBridge bridge, uint self, string? own)
+    {
+        int bytes = own is null ? 0 : Encoding.UTF8.GetByteCount(own);
+        if (own is null || bytes <= WindowsDriverBridge.EventPathBytes || own.Length > 260)
+        {
+            Check("installed deep enough for a truncated own path", false, $"{bytes} bytes");
+            return;
+        }
+        using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+        await using var events = bridge.ReadEventsAsync(cts.Token).GetAsyncEnumerator(cts.Token);
+        try
+        {
+            var next = events.MoveNextAsync().AsTask();
+            await ClassifyAsync(bridge, own.ToLowerInvariant(), self, 0x0A140101, 443, 50101, reauth: false).ConfigureAwait(false);
+            bool got = await next.WaitAsync(TimeSpan.FromSeconds(2)).ConfigureAwait(false);
+            while (got && events.Current.Type != FirewallEventType.Blocked)
+            {
+                got = await events.MoveNextAsync().AsTask().WaitAsync(TimeSpan.FromSeconds(2)).ConfigureAwait(false);
+            }
+            var ev = events.Current;
+            Check($"this process's {bytes}-byte image path, truncated by the driver, is recovered whole by the bridge",
+                  got && !ev.PathTruncated && ev.ImagePath == own, got ? $"truncated={ev.PathTruncated} {ev.ImagePath}" : "no event");
+        }
+        catch (Exception e)
+        {
+            Check("own long path event", false, $"{e.GetType().Name}: {e.Message}");
+        }
+        await cts.CancelAsync().ConfigureAwait(false);
     }
 
     // The process's own NT image path, extended by nothing: asks with an empty prefix so only the key decides.
