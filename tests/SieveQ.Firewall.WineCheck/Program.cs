@@ -144,6 +144,19 @@ internal sealed partial class Checks(string blobDir)
             await DrainAsync(bridge, drain.Token).ConfigureAwait(false);
         }
 
+        await CheckAsync("a request the driver fails at once surfaces as its error, and the handle goes on serving", async () =>
+        {
+            try
+            {
+                await bridge.SetLevelAsync(99, CancellationToken.None).ConfigureAwait(false);
+                return false;
+            }
+            catch (Win32Exception e) when (e.NativeErrorCode == 87)
+            {
+                var stats = await bridge.GetStatisticsAsync(CancellationToken.None).ConfigureAwait(false);
+                return stats.PolicySerial == 42 && stats.Level == 0;
+            }
+        }).ConfigureAwait(false);
         await ConcurrencyAsync(bridge).ConfigureAwait(false);
         await AttestPendedAsync(bridge).ConfigureAwait(false);
         await TruncatedAsync(bridge).ConfigureAwait(false);
