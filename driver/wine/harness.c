@@ -267,6 +267,20 @@ static void handshake(HANDLE h)
     printf("  before the handshake: stats refused with Win32 error %lu\n", (unsigned long)err);
     CHECK("policy push refused before the handshake",
           ioctl(h, IOCTL_SQFW_SET_POLICY, blob_ws, len_ws, &s, 8, NULL) != 0 && stats_refused(h));
+    {
+        /* the event channel names processes; the write codes decide what may connect */
+        sqfw_event ev[2];
+        sqfw_attest_in a;
+        memset(&a, 0, sizeof a);
+        sqfw_bind_in b;
+        memset(&b, 0, sizeof b);
+        UINT32 lvl = 0;
+        CHECK("wait-events, set-level, attest and bind refused before the handshake",
+              ioctl(h, IOCTL_SQFW_WAIT_EVENTS, NULL, 0, ev, sizeof ev, NULL) != 0 &&
+                  ioctl(h, IOCTL_SQFW_SET_LEVEL, &lvl, sizeof lvl, NULL, 0, NULL) != 0 &&
+                  ioctl(h, IOCTL_SQFW_ATTEST, &a, sizeof a, NULL, 0, NULL) != 0 &&
+                  ioctl(h, IOCTL_SQFW_BIND_SERVICE, &b, sizeof b, NULL, 0, NULL) != 0);
+    }
     CHECK("hello with a bad magic refused", hello(h, SQFW_INTERFACE_VERSION, 0x12345678u) == ERROR_INVALID_PARAMETER);
     err = hello(h, SQFW_INTERFACE_VERSION - 1, SQFW_HELLO_MAGIC);
     CHECK("hello of interface version 1 refused as a revision mismatch", err == ERROR_REVISION_MISMATCH);
