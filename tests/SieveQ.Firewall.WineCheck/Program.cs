@@ -2,9 +2,14 @@ using System.ComponentModel;
 using System.Diagnostics;
 using System.Runtime.InteropServices;
 using System.Runtime.Versioning;
+using System.Security.Cryptography;
 using System.Text;
 using Microsoft.Win32.SafeHandles;
+using Microsoft.Extensions.Logging;
 using SieveQ.Firewall.Bridge;
+using SieveQ.Firewall.Enforcement;
+using SieveQ.Firewall.QGuard;
+using SieveQ.Policy;
 
 namespace SieveQ.Firewall.WineCheck;
 
@@ -162,6 +167,92 @@ internal sealed partial class Checks(string blobDir)
         await TruncatedAsync(bridge).ConfigureAwait(false);
         await CancelAsync(bridge).ConfigureAwait(false);
         await DisposeAsync(bridge).ConfigureAwait(false);
+        await EnforcerAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>The enforcer's warnings, on the check's output.</summary>
+    private sealed class ConsoleLogs : ILoggerFactory, ILogger
+    {
+        public ILogger CreateLogger(string categoryName) => this;
+        public void AddProvider(ILoggerProvider provider)
+        {
+        }
+        public void Dispose()
+        {
+        }
+        public IDisposable? BeginScope<TState>(TState state) where TState : notnull => null;
+        public bool IsEnabled(LogLevel logLevel) => logLevel >= LogLevel.Warning;
+        public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter)
+        {
+            if (IsEnabled(logLevel))
+            {
+                string text = formatter(state, exception);
+                Console.WriteLine($"  enforcer {logLevel}: {(text.Length > 300 ? text[..300] + "..." : text)}");
+            }
+        }
+    }
+
+    private sealed class IdleSampler : ILoadSampler
+    {
+        public ValueTask<LoadSample> SampleAsync(CancellationToken cancellationToken) => ValueTask.FromResult(new LoadSample(0, 0, 0));
+    }
+
+    /// <summary>
+    /// The agent's own enforcer on the bridge: its policy (this program whitelisted by path and SHA-256) compiled
+    /// in C# and pushed; a connect of this program pended by the driver; the NEW_IDENTITY event (a 258-byte path,
+    /// truncated by the driver, recovered by the bridge) hashed and attested by the enforcer within the pend window;
+    /// then the agent's stop with a wait for events pending in the driver.
+    /// </summary>
+    private async Task EnforcerAsync()
+    {
+        uint self = (uint)Environment.ProcessId;
+        string? native = TryOwnImage(self, StandinKey(self, 0));
+        string exe = Environment.ProcessPath ?? "";
+        FirewallEnforcer? enforcer = null;
+        try
+        {
+            string sha = Convert.ToHexString(SHA256.HashData(await File.ReadAllBytesAsync(exe).ConfigureAwait(false)));
+            using var monitor = new PolicyMonitor(new JsonFilePolicySource(Path.Combine(Path.GetTempPath(), "sqfw-wine-absent.json")),
+                initial: new AgentPolicy { ApplicationWhitelist = [new WhitelistEntry(exe, sha)] });
+            var bridge = new WindowsDriverBridge(Device, StandinKey);
+            enforcer = new FirewallEnforcer(bridge, null, monitor, new IdleSampler(),
+                new FirewallOptions { AgentImagePath = null, QGuard = new QGuardSettings { Interval = TimeSpan.FromHours(1) } }, new ConsoleLogs());
+            await enforcer.StartAsync(CancellationToken.None).ConfigureAwait(false);
+            var stats = await bridge.GetStatisticsAsync(CancellationToken.None).ConfigureAwait(false);
+            Check("the enforcer's policy (compiled by the C# PolicyCompiler) is running in the driver", stats.PolicySerial != 42 && stats.PolicyRules >= 1,
+                $"serial {stats.PolicySerial}, rules {stats.PolicyRules}");
+
+            ulong before = await CountAsync(bridge, CountsCompleted).ConfigureAwait(false);
+            var sw = Stopwatch.StartNew();
+            var (action, flags) = await ClassifyAsync(bridge, (native ?? exe).ToLowerInvariant(), self, 0x0A140101, 443, 50200, reauth: false).ConfigureAwait(false);
+            Check("this program's connect is pended until its image is attested", (flags & 1) != 0 && action == 0x1001);
+            while (await CountAsync(bridge, CountsCompleted).ConfigureAwait(false) < before + 1 && sw.Elapsed < TimeSpan.FromSeconds(3))
+            {
+                await Task.Delay(10).ConfigureAwait(false);
+            }
+            double ms = sw.Elapsed.TotalMilliseconds;
+            var counters = await enforcer.GetCountersAsync(CancellationToken.None).ConfigureAwait(false);
+            Console.WriteLine($"  enforcer: pend to completion {ms:F0} ms, attested {counters.GetValueOrDefault("firewall.attested")}, failed {counters.GetValueOrDefault("firewall.attest_failed")}");
+            Check("the enforcer hashed the image behind the truncated path and attested it within the 2 s pend window",
+                  await CountAsync(bridge, CountsCompleted).ConfigureAwait(false) == before + 1 && ms < 2000);
+            var (again, _) = await ClassifyAsync(bridge, (native ?? exe).ToLowerInvariant(), self, 0x0A140101, 443, 50200, reauth: true).ConfigureAwait(false);
+            Check("re-authorisation permits the attested image", again == 0x1002);
+            await Task.Delay(100).ConfigureAwait(false);
+        }
+        catch (Exception e)
+        {
+            Check("enforcer on the bridge", false, $"{e.GetType().Name}: {e.Message}");
+        }
+        if (enforcer is not null)
+        {
+            await CheckAsync("the agent's stop (enforcer StopAsync, then DisposeAsync) finishes within a second with a wait pending", async () =>
+            {
+                var sw = Stopwatch.StartNew();
+                await enforcer.DisposeAsync().AsTask().WaitAsync(TimeSpan.FromSeconds(1)).ConfigureAwait(false);
+                Console.WriteLine($"  enforcer stop and dispose: {sw.Elapsed.TotalMilliseconds:F1} ms");
+                return true;
+            }).ConfigureAwait(false);
+        }
     }
 
     private static async Task<int> DrainAsync(WindowsDriverBridge bridge, CancellationToken token)
