@@ -2,7 +2,8 @@
  * (\\.\SieveQFw) and, through the fwpkclnt.sys stand-in, its recorded
  * classify functions. Prints `N passed, M failed`; exit code 1 on any failure.
  *
- *   harness.exe GOLDEN_DIR            the IOCTL contract and classify checks
+ *   harness.exe GOLDEN_DIR            the handshake, device security and exclusivity (as far as Wine
+ *                                     shows them), the IOCTL contract and caps, and classify checks
  *   harness.exe GOLDEN_DIR --loop N   N service start/stop cycles with policies pushed in between,
  *                                     a start whose callout registration fails, then the
  *                                     stand-in's per-unload balances */
