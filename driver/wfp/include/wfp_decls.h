@@ -13,6 +13,7 @@
 #define SQFW_WFP_DECLS_H
 
 #ifdef SQFW_USE_WDK
+#include <ntifs.h> /* first: PsLookupProcessByProcessId, ObOpenObjectByPointer, ZwSetSecurityObject, RtlCreateAcl */
 #include <fwpsk.h>
 #include <fwpmk.h>
 #else
