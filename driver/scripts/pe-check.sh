@@ -35,5 +35,8 @@ dllch=$(echo "$hdr" | sed -n 's/^DllCharacteristics[[:space:]]*//p')
 
 pf_sym=$("$OBJDUMP" -p "$SYS" | grep -c 'FwpsCalloutRegister0' || true)
 [ "$pf_sym" -ge 1 ] || fail "FwpsCalloutRegister0 not imported"
+# wdmsec.lib's IoCreateDeviceSecure is not an ntoskrnl export on Windows
+# (Wine's ntoskrnl has one): importing it would load under Wine only
+if "$OBJDUMP" -p "$SYS" | grep -q 'IoCreateDeviceSecure'; then fail "imports IoCreateDeviceSecure"; fi
 size=$(wc -c < "$SYS")
 echo "pe-check: $SYS ok ($size bytes, native, imports: $imports, no W+X section)"

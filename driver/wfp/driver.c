@@ -13,6 +13,9 @@ UINT64 sqfw_now_ns(void)
     return (UINT64)KeQueryInterruptTime() * 100ull;
 }
 
+/* The blob is read from the IRP's system buffer, which user mode cannot
+ * touch, and is not needed once compiled: no copy. The output shares that
+ * buffer, so the result is written only after the compile. */
 static NTSTATUS set_policy(const UINT8 *blob, ULONG len, sqfw_set_policy_out *res)
 {
     size_t need = 0;
@@ -20,6 +23,10 @@ static NTSTATUS set_policy(const UINT8 *blob, ULONG len, sqfw_set_policy_out *re
     int rc = sqfw_policy_arena_size(blob, len, &need, &off);
     void *mem = NULL;
     sqfw_policy *p = NULL, *old = NULL;
+    if (rc == SQFW_OK && need > SQFW_DRIVER_MAX_ARENA) {
+        rc = SQFW_E_LIMIT; /* refused before the allocation, not by it */
+        off = 0;
+    }
     if (rc == SQFW_OK) {
         mem = ExAllocatePoolWithTag(NonPagedPoolNx, need, SQFW_TAG);
         rc = mem ? sqfw_policy_compile(blob, len, mem, need, &p, &off) : SQFW_E_NOMEM;
@@ -44,6 +51,21 @@ static NTSTATUS set_policy(const UINT8 *blob, ULONG len, sqfw_set_policy_out *re
     return rc == SQFW_OK ? STATUS_SUCCESS : STATUS_INVALID_PARAMETER;
 }
 
+/* A handle that completed the handshake carries this in its file object
+ * (a device driver owns FsContext of the file objects opened on it). */
+#define SQFW_HELLO_DONE ((PVOID)&g_sqfw)
+/* ... and the one file object the exclusive open let in carries this in FsContext2 */
+#define SQFW_OWNER ((PVOID)&g_sqfw.opened)
+
+static void version_info(sqfw_version_info *v)
+{
+    v->abi_version = SQFW_ABI_VERSION;
+    v->format_version = SQFW_FORMAT_VERSION;
+    v->driver_major = 1;
+    v->driver_minor = 0;
+    v->interface_version = SQFW_INTERFACE_VERSION;
+}
+
 static NTSTATUS NTAPI dispatch_ioctl(PDEVICE_OBJECT dev, PIRP irp)
 {
     (void)dev;
@@ -56,37 +78,61 @@ static NTSTATUS NTAPI dispatch_ioctl(PDEVICE_OBJECT dev, PIRP irp)
     ULONG info = 0;
     KIRQL irql;
 
+    PFILE_OBJECT file = sp->FileObject;
+    if (code != IOCTL_SQFW_GET_VERSION && code != IOCTL_SQFW_HELLO && (!file || file->FsContext != SQFW_HELLO_DONE)) {
+        /* a caller that does not know this interface must not get to read
+         * or write structures it may lay out differently */
+        st = STATUS_INVALID_DEVICE_STATE;
+        code = 0;
+    }
+
     switch (code) {
+    case 0:
+        break;
     case IOCTL_SQFW_GET_VERSION:
         if (out_len < sizeof(sqfw_version_info)) {
             st = STATUS_BUFFER_TOO_SMALL;
             break;
         }
-        {
-            sqfw_version_info *v = buf;
-            v->abi_version = SQFW_ABI_VERSION;
-            v->format_version = SQFW_FORMAT_VERSION;
-            v->driver_major = 1;
-            v->driver_minor = 0;
-        }
+        version_info(buf);
         info = sizeof(sqfw_version_info);
         st = STATUS_SUCCESS;
         break;
-    case IOCTL_SQFW_SET_POLICY: {
-        if (in_len < SQFW_HDR_SIZE || in_len > SQFW_MAX_BLOB || out_len < sizeof(sqfw_set_policy_out)) {
+    case IOCTL_SQFW_HELLO: {
+        if (!file || file->FsContext2 != SQFW_OWNER) {
+            st = STATUS_ACCESS_DENIED;
+            break;
+        }
+        if (in_len < sizeof(sqfw_hello_in) || out_len < sizeof(sqfw_version_info)) {
             st = STATUS_INVALID_PARAMETER;
             break;
         }
-        /* METHOD_BUFFERED: input and output share the system buffer */
-        UINT8 *copy = ExAllocatePoolWithTag(NonPagedPoolNx, in_len, SQFW_TAG);
-        if (!copy) {
-            st = STATUS_INSUFFICIENT_RESOURCES;
+        sqfw_hello_in h;
+        sq_copy(&h, buf, sizeof h);
+        if (h.magic != SQFW_HELLO_MAGIC) {
+            st = STATUS_INVALID_PARAMETER;
             break;
         }
-        sq_copy(copy, buf, in_len);
+        if (h.interface_version != SQFW_INTERFACE_VERSION) {
+            /* the handle stays refused; GET_VERSION tells the caller what this driver speaks */
+            file->FsContext = NULL;
+            st = STATUS_REVISION_MISMATCH;
+            break;
+        }
+        file->FsContext = SQFW_HELLO_DONE;
+        version_info(buf);
+        info = sizeof(sqfw_version_info);
+        st = STATUS_SUCCESS;
+        break;
+    }
+    case IOCTL_SQFW_SET_POLICY: {
+        /* the cap comes before any allocation of the driver's own */
+        if (in_len < SQFW_HDR_SIZE || in_len > SQFW_DRIVER_MAX_POLICY || out_len < sizeof(sqfw_set_policy_out)) {
+            st = STATUS_INVALID_PARAMETER;
+            break;
+        }
         sqfw_set_policy_out res;
-        set_policy(copy, in_len, &res);
-        ExFreePoolWithTag(copy, SQFW_TAG);
+        set_policy(buf, in_len, &res);
         sq_copy(buf, &res, sizeof res);
         info = sizeof res;
         st = STATUS_SUCCESS; /* the verdict is in res.status */
@@ -175,13 +221,77 @@ static NTSTATUS NTAPI dispatch_cleanup(PDEVICE_OBJECT dev, PIRP irp)
     return STATUS_SUCCESS;
 }
 
-static NTSTATUS NTAPI dispatch_create_close(PDEVICE_OBJECT dev, PIRP irp)
+/* The I/O manager already refuses a second open of an exclusive device; the
+ * count makes the driver refuse it on a host that ignores the flag as well.
+ * Wine 8.0 even hands out a handle whose create the driver failed, so the
+ * owner's file object is marked and only it may say hello or release the
+ * count. */
+
+static NTSTATUS NTAPI dispatch_create(PDEVICE_OBJECT dev, PIRP irp)
 {
     (void)dev;
+    PFILE_OBJECT file = IoGetCurrentIrpStackLocation(irp)->FileObject;
+    NTSTATUS st = STATUS_ACCESS_DENIED;
+    if (file && InterlockedCompareExchange(&g_sqfw.opened, 1, 0) == 0) {
+        file->FsContext = NULL;
+        file->FsContext2 = SQFW_OWNER;
+        st = STATUS_SUCCESS;
+    }
+    irp->IoStatus.Status = st;
+    irp->IoStatus.Information = 0;
+    IoCompleteRequest(irp, IO_NO_INCREMENT);
+    return st;
+}
+
+static NTSTATUS NTAPI dispatch_close(PDEVICE_OBJECT dev, PIRP irp)
+{
+    (void)dev;
+    PFILE_OBJECT file = IoGetCurrentIrpStackLocation(irp)->FileObject;
+    if (file && file->FsContext2 == SQFW_OWNER) {
+        file->FsContext2 = NULL;
+        InterlockedExchange(&g_sqfw.opened, 0);
+    }
     irp->IoStatus.Status = STATUS_SUCCESS;
     irp->IoStatus.Information = 0;
     IoCompleteRequest(irp, IO_NO_INCREMENT);
     return STATUS_SUCCESS;
+}
+
+/* SYSTEM and Administrators only, as D:P(A;;FA;;;SY)(A;;FA;;;BA): the event
+ * channel names every process that connects, and the write codes decide
+ * what may connect. IoCreateDeviceSecure is a static library of the WDK
+ * (wdmsec.lib) that mingw does not have, and ntoskrnl does not export it on
+ * Windows, so the DACL is built here and applied through the object
+ * manager. The device still has DO_DEVICE_INITIALIZING set, so nothing can
+ * open it before this runs. */
+static NTSTATUS secure_device(PDEVICE_OBJECT dev)
+{
+    static const UCHAR sid_system[12] __attribute__((aligned(4))) = {1, 1, 0, 0, 0, 0, 0, 5, 18, 0, 0, 0};
+    static const UCHAR sid_admins[16] __attribute__((aligned(4))) = {1, 2, 0, 0, 0, 0, 0, 5,
+                                                                     32, 0, 0, 0, 0x20, 2, 0, 0};
+    /* ACL header 8 + two ACCESS_ALLOWED_ACEs (8 + SID each) = 52 bytes */
+    ULONG64 acl_buf[8];
+    ULONG64 sd_buf[8]; /* an absolute SECURITY_DESCRIPTOR is 40 bytes on x64 */
+    PACL acl = (PACL)acl_buf;
+    _Static_assert(sizeof acl_buf >= 8 + (8 + sizeof sid_system) + (8 + sizeof sid_admins), "ACL buffer");
+    NTSTATUS st = RtlCreateAcl(acl, sizeof acl_buf, ACL_REVISION);
+    if (NT_SUCCESS(st))
+        st = RtlAddAccessAllowedAce(acl, ACL_REVISION, FILE_ALL_ACCESS, (PSID)sid_system);
+    if (NT_SUCCESS(st))
+        st = RtlAddAccessAllowedAce(acl, ACL_REVISION, FILE_ALL_ACCESS, (PSID)sid_admins);
+    if (NT_SUCCESS(st))
+        st = RtlCreateSecurityDescriptor(sd_buf, SECURITY_DESCRIPTOR_REVISION);
+    if (NT_SUCCESS(st))
+        st = RtlSetDaclSecurityDescriptor(sd_buf, TRUE, acl, FALSE);
+    HANDLE h = NULL;
+    if (NT_SUCCESS(st))
+        st = ObOpenObjectByPointer(dev, OBJ_KERNEL_HANDLE, NULL, WRITE_DAC, NULL, KernelMode, &h);
+    if (NT_SUCCESS(st)) {
+        /* PROTECTED: nothing inherited from \Device widens it */
+        st = ZwSetSecurityObject(h, DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION, sd_buf);
+        ZwClose(h);
+    }
+    return st;
 }
 
 static void teardown(PDRIVER_OBJECT driver)
@@ -249,12 +359,15 @@ NTSTATUS NTAPI DriverEntry(PDRIVER_OBJECT driver, PUNICODE_STRING registry)
     UNICODE_STRING name, dos;
     RtlInitUnicodeString(&name, SQFW_DEVICE_NAME);
     RtlInitUnicodeString(&dos, SQFW_DOS_NAME);
-    NTSTATUS st = IoCreateDevice(driver, 0, &name, FILE_DEVICE_NETWORK, FILE_DEVICE_SECURE_OPEN, FALSE,
+    /* exclusive: one agent owns the event channel and the policy */
+    NTSTATUS st = IoCreateDevice(driver, 0, &name, FILE_DEVICE_NETWORK, FILE_DEVICE_SECURE_OPEN, TRUE,
                                  &g_sqfw.device);
     if (NT_SUCCESS(st))
+        st = secure_device(g_sqfw.device);
+    if (NT_SUCCESS(st))
         st = IoCreateSymbolicLink(&dos, &name);
-    driver->MajorFunction[IRP_MJ_CREATE] = dispatch_create_close;
-    driver->MajorFunction[IRP_MJ_CLOSE] = dispatch_create_close;
+    driver->MajorFunction[IRP_MJ_CREATE] = dispatch_create;
+    driver->MajorFunction[IRP_MJ_CLOSE] = dispatch_close;
     driver->MajorFunction[IRP_MJ_CLEANUP] = dispatch_cleanup;
     driver->MajorFunction[IRP_MJ_DEVICE_CONTROL] = dispatch_ioctl;
     driver->DriverUnload = unload;

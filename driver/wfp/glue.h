@@ -66,6 +66,7 @@ typedef struct sqfw_glue {
     PETHREAD worker;
     KEVENT stop, kick;
     volatile LONG stopping;
+    volatile LONG opened; /* the one open file object of the exclusive device */
 } sqfw_glue;
 
 extern sqfw_glue g_sqfw;

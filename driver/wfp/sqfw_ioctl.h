@@ -19,12 +19,34 @@
 #define IOCTL_SQFW_WAIT_EVENTS SQFW_CTL(0x804u, SQFW_READ)          /* out: sqfw_event[n]; pends until one exists */
 #define IOCTL_SQFW_ATTEST SQFW_CTL(0x805u, SQFW_WRITE)              /* in: sqfw_attest_in */
 #define IOCTL_SQFW_BIND_SERVICE SQFW_CTL(0x806u, SQFW_WRITE)        /* in: sqfw_bind_in */
+#define IOCTL_SQFW_HELLO SQFW_CTL(0x807u, SQFW_READ)                /* in: sqfw_hello_in; out: sqfw_version_info */
+
+/* The device interface (codes, layouts, handshake) this header describes.
+ * A handle must say IOCTL_SQFW_HELLO with this number before any request
+ * other than GET_VERSION and HELLO is served on it; a different number is
+ * refused with STATUS_REVISION_MISMATCH, so an agent never reads structures
+ * of another layout. Bump on any change to a code or a layout. */
+#define SQFW_INTERFACE_VERSION 2u
+#define SQFW_HELLO_MAGIC 0x51465753u /* "SWFQ" little-endian: not a length a confused caller would send */
+
+/* What the driver accepts, checked before it allocates anything: the
+ * policy blob (METHOD_BUFFERED already copied it into the system buffer
+ * once) and the compiled arena, both NonPagedPoolNx. 100 000 rules over
+ * 1 000 identities are a 4.1 MB blob and a 10.5 MB arena. */
+#define SQFW_DRIVER_MAX_POLICY (8u * 1024u * 1024u)
+#define SQFW_DRIVER_MAX_ARENA (16u * 1024u * 1024u)
 
 typedef struct sqfw_version_info {
     uint32_t abi_version;    /* SQFW_ABI_VERSION */
     uint32_t format_version; /* SQFW_FORMAT_VERSION */
     uint32_t driver_major, driver_minor;
+    uint32_t interface_version; /* SQFW_INTERFACE_VERSION */
 } sqfw_version_info;
+
+typedef struct sqfw_hello_in {
+    uint32_t magic;             /* SQFW_HELLO_MAGIC */
+    uint32_t interface_version; /* the caller's SQFW_INTERFACE_VERSION */
+} sqfw_hello_in;
 
 typedef struct sqfw_attest_in {
     uint64_t process_key;

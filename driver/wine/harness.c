@@ -2,11 +2,14 @@
  * (\\.\SieveQFw) and, through the fwpkclnt.sys stand-in, its recorded
  * classify functions. Prints `N passed, M failed`; exit code 1 on any failure.
  *
- *   harness.exe GOLDEN_DIR            the IOCTL contract and classify checks
+ *   harness.exe GOLDEN_DIR            the handshake, device security and exclusivity (as far as Wine
+ *                                     shows them), the IOCTL contract and caps, and classify checks
  *   harness.exe GOLDEN_DIR --loop N   N service start/stop cycles with policies pushed in between,
  *                                     a start whose callout registration fails, then the
  *                                     stand-in's per-unload balances */
 #include <windows.h>
+#include <aclapi.h>
+#include <sddl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,10 +76,34 @@ static DWORD ioctl(HANDLE h, DWORD code, const void *in, DWORD in_len, void *out
     return err;
 }
 
-static HANDLE open_device(void)
+static HANDLE open_raw(void)
 {
     return CreateFileW(L"\\\\.\\SieveQFw", GENERIC_READ | GENERIC_WRITE, 0, NULL, OPEN_EXISTING, FILE_FLAG_OVERLAPPED,
                        NULL);
+}
+
+static DWORD hello(HANDLE h, uint32_t version, uint32_t magic)
+{
+    sqfw_hello_in in = {magic, version};
+    sqfw_version_info v;
+    return ioctl(h, IOCTL_SQFW_HELLO, &in, sizeof in, &v, sizeof v, NULL);
+}
+
+/* Opened and past the handshake, as the agent's bridge does it. */
+static HANDLE open_device(void)
+{
+    HANDLE h = open_raw();
+    if (h != INVALID_HANDLE_VALUE && hello(h, SQFW_INTERFACE_VERSION, SQFW_HELLO_MAGIC) != 0) {
+        CloseHandle(h);
+        return INVALID_HANDLE_VALUE;
+    }
+    return h;
+}
+
+static int stats_refused(HANDLE h)
+{
+    sqfw_stats s;
+    return ioctl(h, IOCTL_SQFW_GET_STATS, NULL, 0, &s, sizeof s, NULL) != 0;
 }
 
 static sqfw_stats stats(HANDLE h)
@@ -225,6 +252,100 @@ static void attest(HANDLE h, uint64_t key)
         sqfw_attest(core, key, agent_sha, 2);
 }
 
+/* Before the handshake only GET_VERSION and HELLO are served; a caller of
+ * another interface version is refused and stays refused. */
+static void handshake(HANDLE h)
+{
+    sqfw_version_info v;
+    memset(&v, 0, sizeof v);
+    DWORD got = 0;
+    CHECK("version answered before the handshake",
+          ioctl(h, IOCTL_SQFW_GET_VERSION, NULL, 0, &v, sizeof v, &got) == 0 && got == sizeof v &&
+              v.interface_version == SQFW_INTERFACE_VERSION);
+    sqfw_stats s;
+    DWORD err = ioctl(h, IOCTL_SQFW_GET_STATS, NULL, 0, &s, sizeof s, NULL);
+    CHECK("stats refused before the handshake", err != 0);
+    printf("  before the handshake: stats refused with Win32 error %lu\n", (unsigned long)err);
+    CHECK("policy push refused before the handshake",
+          ioctl(h, IOCTL_SQFW_SET_POLICY, blob_ws, len_ws, &s, 8, NULL) != 0 && stats_refused(h));
+    {
+        /* the event channel names processes; the write codes decide what may connect */
+        sqfw_event ev[2];
+        sqfw_attest_in a;
+        memset(&a, 0, sizeof a);
+        sqfw_bind_in b;
+        memset(&b, 0, sizeof b);
+        UINT32 lvl = 0;
+        CHECK("wait-events, set-level, attest and bind refused before the handshake",
+              ioctl(h, IOCTL_SQFW_WAIT_EVENTS, NULL, 0, ev, sizeof ev, NULL) != 0 &&
+                  ioctl(h, IOCTL_SQFW_SET_LEVEL, &lvl, sizeof lvl, NULL, 0, NULL) != 0 &&
+                  ioctl(h, IOCTL_SQFW_ATTEST, &a, sizeof a, NULL, 0, NULL) != 0 &&
+                  ioctl(h, IOCTL_SQFW_BIND_SERVICE, &b, sizeof b, NULL, 0, NULL) != 0);
+    }
+    CHECK("hello with a bad magic refused", hello(h, SQFW_INTERFACE_VERSION, 0x12345678u) == ERROR_INVALID_PARAMETER);
+    err = hello(h, SQFW_INTERFACE_VERSION - 1, SQFW_HELLO_MAGIC);
+    CHECK("hello of interface version 1 refused as a revision mismatch", err == ERROR_REVISION_MISMATCH);
+    CHECK("still refused after the mismatch", stats_refused(h));
+    CHECK("hello of interface version 2 accepted", hello(h, SQFW_INTERFACE_VERSION, SQFW_HELLO_MAGIC) == 0);
+    CHECK("stats served after the handshake", !stats_refused(h));
+    CHECK("a later mismatched hello withdraws the handle's access",
+          hello(h, SQFW_INTERFACE_VERSION + 1, SQFW_HELLO_MAGIC) == ERROR_REVISION_MISMATCH && stats_refused(h));
+    CHECK("and a good one restores it", hello(h, SQFW_INTERFACE_VERSION, SQFW_HELLO_MAGIC) == 0 && !stats_refused(h));
+}
+
+/* The DACL the driver put on its device, read back through the handle. */
+static void security(HANDLE h)
+{
+    PSECURITY_DESCRIPTOR sd = NULL;
+    PACL dacl = NULL;
+    DWORD err = GetSecurityInfo(h, SE_KERNEL_OBJECT, DACL_SECURITY_INFORMATION, NULL, NULL, &dacl, NULL, &sd);
+    char *sddl = NULL;
+    if (err == 0 && sd)
+        ConvertSecurityDescriptorToStringSecurityDescriptorA(sd, SDDL_REVISION_1, DACL_SECURITY_INFORMATION, &sddl, NULL);
+    printf("  device DACL read back through the handle: \"%s\" (Wine 8.0 keeps no device DACL on file handles)\n",
+           sddl ? sddl : "");
+    if (sddl)
+        LocalFree(sddl);
+    if (sd)
+        LocalFree(sd);
+    sddl = NULL;
+
+    /* what the driver applied, as the stand-in recorded it on its way to Wine */
+    sq_counts c = counts(h);
+    if (c.sd_sets == 1 && c.sd_len > 0 && c.sd_len <= sizeof c.sd)
+        ConvertSecurityDescriptorToStringSecurityDescriptorA(c.sd, SDDL_REVISION_1, DACL_SECURITY_INFORMATION, &sddl,
+                                                             NULL);
+    printf("  device DACL the driver applied: %s (info 0x%08lx, status 0x%08lx)\n", sddl ? sddl : "(none)",
+           (unsigned long)c.sd_info, (unsigned long)c.sd_status);
+    CHECK("the driver applied one DACL, protected, and the object manager took it",
+          c.sd_sets == 1 && c.sd_info == (DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION) &&
+              c.sd_status == 0);
+    CHECK("that DACL is SYSTEM and Administrators only (all file access), nothing else",
+          sddl && strcmp(sddl, "D:(A;;FA;;;SY)(A;;FA;;;BA)") == 0);
+    if (sddl)
+        LocalFree(sddl);
+
+    HANDLE h2 = open_raw();
+    DWORD e2 = h2 == INVALID_HANDLE_VALUE ? GetLastError() : 0;
+    c = counts(h);
+    printf("  IRP_MJ_CREATE %u (refused %u), IRP_MJ_CLOSE %u so far\n", c.create_irps, c.create_refused, c.close_irps);
+    printf("  second open while the first handle is open: %s (error %lu)\n",
+           h2 == INVALID_HANDLE_VALUE ? "refused" : "opened", (unsigned long)e2);
+    if (h2 != INVALID_HANDLE_VALUE) {
+        /* Wine hands out the handle though the driver failed its create: it must get nothing */
+        DWORD eh = hello(h2, SQFW_INTERFACE_VERSION, SQFW_HELLO_MAGIC);
+        printf("  the second handle's hello: Win32 error %lu\n", (unsigned long)eh);
+        CHECK("exclusive: the driver refused the second open", c.create_refused == 1);
+        CHECK("exclusive: the second handle gets no handshake and no request",
+              eh == ERROR_ACCESS_DENIED && stats_refused(h2));
+    } else {
+        CHECK("exclusive: a second open is refused while one handle is open", e2 == ERROR_ACCESS_DENIED);
+    }
+    if (h2 != INVALID_HANDLE_VALUE)
+        CloseHandle(h2);
+    CHECK("closing the refused handle leaves the owner's requests served", !stats_refused(h));
+}
+
 static void contract(HANDLE h)
 {
     DWORD got = 0;
@@ -256,13 +377,23 @@ static void contract(HANDLE h)
     free(bad);
     CHECK("running policy kept after refusals", stats(h).policy_serial == 42);
     CHECK("truncated blob refused", push(h, blob_ws, SQFW_HDR_SIZE - 1, &res) == ERROR_INVALID_PARAMETER);
-    DWORD big = SQFW_MAX_BLOB + 1;
+    DWORD big = SQFW_DRIVER_MAX_POLICY + 1;
     UINT8 *huge = VirtualAlloc(NULL, big, MEM_COMMIT, PAGE_READWRITE);
     if (huge) {
         memcpy(huge, blob_ws, len_ws);
         CHECK("oversized blob refused", push(h, huge, big, &res) == ERROR_INVALID_PARAMETER);
         VirtualFree(huge, 0, MEM_RELEASE);
     }
+    DWORD len_big = 0;
+    UINT8 *big_ok = read_file("big-100k.bin", &len_big);
+    CHECK("100 000 rules (4 MB blob, 10 MB arena) accepted",
+          big_ok && push(h, big_ok, len_big, &res) == 0 && res.status == SQFW_OK && stats(h).policy_rules == 100000);
+    free(big_ok);
+    UINT8 *big_bad = read_file("big-175k.bin", &len_big);
+    CHECK("175 000 rules: blob under its cap, arena over its cap, refused as a limit",
+          big_bad && len_big <= SQFW_DRIVER_MAX_POLICY && push(h, big_bad, len_big, &res) == 0 &&
+              res.status == SQFW_E_LIMIT && stats(h).policy_rules == 100000);
+    free(big_bad);
     CHECK("golden minimal accepted", push(h, blob_min, len_min, &res) == 0 && res.status == SQFW_OK);
     CHECK("minimal replaced workstation", stats(h).policy_serial != 42);
     CHECK("workstation back", push(h, blob_ws, len_ws, &res) == 0 && res.status == SQFW_OK &&
@@ -305,15 +436,33 @@ static void contract(HANDLE h)
     CHECK("cancelled wait ends aborted", !ok && GetLastError() == ERROR_OPERATION_ABORTED);
     CHECK("short event buffer refused", ioctl(h, IOCTL_SQFW_WAIT_EVENTS, NULL, 0, ev, 8, NULL) != 0);
 
-    /* a waiting request on a handle that is closed must not outlive it (IRP_MJ_CLEANUP) */
-    HANDLE h2 = open_device();
+    CloseHandle(ov.hEvent);
+}
+
+/* A waiting request on a handle that is closed must not outlive it
+ * (IRP_MJ_CLEANUP). Last: under Wine the request stays pending, its file
+ * object is never closed, and the exclusive device stays taken until unload. */
+static void cleanup_check(HANDLE h)
+{
+    sqfw_event ev[4];
+    OVERLAPPED ov;
+    memset(&ov, 0, sizeof ov);
+    ov.hEvent = CreateEventW(NULL, TRUE, FALSE, NULL);
+    DWORD n = 0;
     uint64_t cleanups = counts(h).cleanup_irps;
-    ResetEvent(ov.hEvent);
-    ok = DeviceIoControl(h2, IOCTL_SQFW_WAIT_EVENTS, NULL, 0, ev, sizeof ev, &n, &ov);
-    CHECK("wait on a second handle pends", !ok && GetLastError() == ERROR_IO_PENDING);
+    CloseHandle(h);
+    HANDLE h2 = open_device();
+    CHECK("the device opens again once its handle is closed", h2 != INVALID_HANDLE_VALUE);
+    if (h2 == INVALID_HANDLE_VALUE)
+        return;
+    drain_events(h2, NULL);
+    BOOL ok = DeviceIoControl(h2, IOCTL_SQFW_WAIT_EVENTS, NULL, 0, ev, sizeof ev, &n, &ov);
+    CHECK("wait on the new handle pends", !ok && GetLastError() == ERROR_IO_PENDING);
     CloseHandle(h2);
     DWORD w = WaitForSingleObject(ov.hEvent, 2000);
-    if (counts(h).cleanup_irps > cleanups) {
+    HANDLE h3 = open_raw();
+    uint64_t after = h3 != INVALID_HANDLE_VALUE ? counts(h3).cleanup_irps : 0;
+    if (after > cleanups) {
         CHECK("closing the handle ends its waiting request (IRP_MJ_CLEANUP)",
               w == WAIT_OBJECT_0 && (DWORD)ov.Internal == STATUS_CANCELLED_);
     } else {
@@ -321,6 +470,8 @@ static void contract(HANDLE h)
         printf("  not checked: Wine sent no IRP_MJ_CLEANUP when the handle closed (request %s)\n",
                w == WAIT_OBJECT_0 ? "ended" : "still pending; cancelled at unload");
     }
+    if (h3 != INVALID_HANDLE_VALUE)
+        CloseHandle(h3);
     CloseHandle(ov.hEvent);
 }
 
@@ -535,13 +686,15 @@ int main(int argc, char **argv)
         loop(atoi(argv[3]));
         goto done;
     }
-    HANDLE h = open_device();
+    HANDLE h = open_raw();
     CHECK("device opened", h != INVALID_HANDLE_VALUE);
     if (h == INVALID_HANDLE_VALUE)
         goto done;
+    handshake(h);
+    security(h);
     contract(h);
     classify_checks(h);
-    CloseHandle(h);
+    cleanup_check(h);
 done:
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

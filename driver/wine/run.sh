@@ -1,11 +1,13 @@
 #!/bin/sh
 # TEST ONLY: loads the real sieveqfw.sys in a fresh Wine prefix with the
 # fwpkclnt.sys stand-in, runs the harness against it (IOCTL contract and
-# classify checks), stops it, then runs the load/unload loop. Every Wine
-# command is bounded by `timeout`; the server is killed at the end.
-#   run.sh SYS STANDIN HARNESS GOLDEN_DIR [CYCLES]
+# classify checks), stops it, loads it again for the agent's bridge check
+# (the C# WindowsDriverBridge published self-contained for win-x64), then
+# runs the load/unload loop. Every Wine command is bounded by `timeout`; the
+# server is killed at the end.
+#   run.sh SYS STANDIN HARNESS GOLDEN_DIR [CYCLES [BRIDGE_CHECK_DIR]]
 set -eu
-SYS=$1 STANDIN=$2 HARNESS=$3 GOLDEN=$4 CYCLES=${5:-100}
+SYS=$1 STANDIN=$2 HARNESS=$3 GOLDEN=$4 CYCLES=${5:-100} BRIDGE=${6:-}
 
 export PATH="/usr/lib/wine:$PATH"
 export WINEDEBUG=-all WINEDLLOVERRIDES="mshtml=" WINEARCH=win64
@@ -27,6 +29,12 @@ cp "$STANDIN" "$drivers/fwpkclnt.sys"
 mkdir -p "$WINEPREFIX/drive_c/sqfw/golden"
 cp "$GOLDEN"/*.bin "$WINEPREFIX/drive_c/sqfw/golden/"
 cp "$HARNESS" "$WINEPREFIX/drive_c/sqfw/harness.exe"
+# deep enough that the program's NT image path (\Device\HarddiskVolume1\sqfw\<dir>\SieveQ.Firewall.WineCheck.exe)
+# is 258 bytes: over the driver's 256-byte event path, so the bridge's recovery of a truncated path runs
+BRIDGE_DIR=$(printf 'b%.0s' $(seq 199))
+if [ -n "$BRIDGE" ]; then
+    cp -r "$BRIDGE" "$WINEPREFIX/drive_c/sqfw/$BRIDGE_DIR"
+fi
 
 # keep one server (and one winedevice) for the whole run
 timeout 10 wineserver -p 60
@@ -45,6 +53,18 @@ out1=$(printf "%s\n" "$out1" | tr -d "\r")
 printf "%s\n" "$out1" | sed "s/^/  /"
 timeout 30 wine64 sc stop sieveqfw >>"$LOG" 2>&1 || true
 sleep 1
+p3="0 0"
+if [ -n "$BRIDGE" ]; then
+    # a fresh load: the harness's last handle left a wait pending (Wine sends no IRP_MJ_CLEANUP)
+    echo "  agent bridge (C#, win-x64) against the driver:"
+    timeout 30 wine64 sc start sieveqfw >>"$LOG" 2>&1 || rc=$?
+    out3=$(timeout 90 wine64 "C:\\sqfw\\$BRIDGE_DIR\\SieveQ.Firewall.WineCheck.exe" 'C:\sqfw\golden' 2>>"$LOG") || rc=$?
+    out3=$(printf "%s\n" "$out3" | tr -d "\r")
+    printf "%s\n" "$out3" | sed "s/^/  /"
+    timeout 30 wine64 sc stop sieveqfw >>"$LOG" 2>&1 || true
+    sleep 1
+    p3=$(echo "$out3" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' | tail -n 1)
+fi
 out2=$(timeout 120 wine64 'C:\sqfw\harness.exe' 'C:\sqfw\golden' --loop "$CYCLES" 2>>"$LOG") || rc=$?
 out2=$(printf "%s\n" "$out2" | tr -d "\r")
 printf "%s\n" "$out2" | sed "s/^/  /"
@@ -53,12 +73,12 @@ head -n 1 "$WINEPREFIX/drive_c/sqfw-standin.log" 2>/dev/null | tr -d '\r' || tru
 
 p1=$(echo "$out1" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' | tail -n 1)
 p2=$(echo "$out2" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' | tail -n 1)
-if [ -z "$p1" ] || [ -z "$p2" ]; then
+if [ -z "$p1" ] || [ -z "$p2" ] || [ -z "$p3" ]; then
     echo "wine-check: a harness run did not finish (rc $rc)" >&2
     tail -n 30 "$LOG" >&2
     exit 1
 fi
-set -- $p1 $p2
-passed=$(($1 + $3)) failed=$(($2 + $4))
+set -- $p1 $p2 $p3
+passed=$(($1 + $3 + $5)) failed=$(($2 + $4 + $6))
 echo "wine-check: $passed passed, $failed failed ($(($(date +%s) - t0)) s)"
 [ "$failed" -eq 0 ] && [ $rc -eq 0 ]

@@ -58,7 +58,7 @@ static struct {
     int live;
 } ctxs[MAX_CTX];
 
-static PDRIVER_DISPATCH orig_ioctl, orig_cleanup;
+static PDRIVER_DISPATCH orig_ioctl, orig_cleanup, orig_create, orig_close;
 static PDRIVER_UNLOAD orig_unload;
 
 /* ---- stand-in NET_BUFFER_LISTs ---- */
@@ -266,6 +266,22 @@ static void *patch_import(UINT8 *base, const char *dll, const char *fn, void *re
     return NULL;
 }
 
+/* Records the descriptor the driver puts on its device: Wine 8.0 accepts it
+ * but neither reports it back through a handle nor enforces it. */
+NTSYSAPI NTSTATUS NTAPI RtlAbsoluteToSelfRelativeSD(PSECURITY_DESCRIPTOR abs, PSECURITY_DESCRIPTOR rel, PULONG len);
+typedef NTSTATUS(NTAPI *set_sd_fn)(HANDLE, SECURITY_INFORMATION, PSECURITY_DESCRIPTOR);
+static set_sd_fn real_set_sd;
+static NTSTATUS NTAPI my_ZwSetSecurityObject(HANDLE h, SECURITY_INFORMATION info, PSECURITY_DESCRIPTOR sd)
+{
+    ULONG len = sizeof cnt.sd;
+    cnt.sd_sets++;
+    cnt.sd_info = info;
+    cnt.sd_len = NT_SUCCESS(RtlAbsoluteToSelfRelativeSD(sd, cnt.sd, &len)) ? len : 0;
+    NTSTATUS st = real_set_sd(h, info, sd);
+    cnt.sd_status = (UINT32)st;
+    return st;
+}
+
 static void patch_driver(void)
 {
     UINT8 *base = GetModuleHandleA("sieveqfw.sys");
@@ -277,6 +293,8 @@ static void patch_driver(void)
     patch_import(base, "ntoskrnl.exe", "PsGetProcessCreateTimeQuadPart", (void *)my_PsGetProcessCreateTimeQuadPart);
     patch_import(base, "ndis.sys", "NdisRetreatNetBufferDataStart", (void *)my_NdisRetreat);
     patch_import(base, "ndis.sys", "NdisAdvanceNetBufferDataStart", (void *)my_NdisAdvance);
+    void *z = patch_import(base, "ntoskrnl.exe", "ZwSetSecurityObject", (void *)my_ZwSetSecurityObject);
+    real_set_sd = z ? (set_sd_fn)z : ZwSetSecurityObject;
     void *a = patch_import(base, "ntoskrnl.exe", "ExAllocatePoolWithTag", (void *)my_ExAllocatePoolWithTag);
     void *f = patch_import(base, "ntoskrnl.exe", "ExFreePoolWithTag", (void *)my_ExFreePoolWithTag);
     real_alloc = a ? (alloc_fn)a : ExAllocatePoolWithTag;
@@ -421,6 +439,21 @@ static NTSTATUS NTAPI hook_cleanup(PDEVICE_OBJECT dev, PIRP irp)
     return orig_cleanup(dev, irp);
 }
 
+static NTSTATUS NTAPI hook_create(PDEVICE_OBJECT dev, PIRP irp)
+{
+    cnt.create_irps++;
+    NTSTATUS st = orig_create(dev, irp);
+    if (!NT_SUCCESS(st))
+        cnt.create_refused++;
+    return st;
+}
+
+static NTSTATUS NTAPI hook_close(PDEVICE_OBJECT dev, PIRP irp)
+{
+    cnt.close_irps++;
+    return orig_close(dev, irp);
+}
+
 static void NTAPI hook_unload(PDRIVER_OBJECT drv)
 {
     orig_unload(drv);
@@ -443,6 +476,10 @@ NTSTATUS NTAPI FwpsCalloutRegister0(void *device, const FWPS_CALLOUT0 *c, UINT32
         orig_cleanup = drv->MajorFunction[IRP_MJ_CLEANUP];
         if (orig_cleanup)
             drv->MajorFunction[IRP_MJ_CLEANUP] = hook_cleanup;
+        orig_create = drv->MajorFunction[IRP_MJ_CREATE];
+        drv->MajorFunction[IRP_MJ_CREATE] = hook_create;
+        orig_close = drv->MajorFunction[IRP_MJ_CLOSE];
+        drv->MajorFunction[IRP_MJ_CLOSE] = hook_close;
         orig_unload = drv->DriverUnload;
         if (orig_unload)
             drv->DriverUnload = hook_unload;

@@ -48,6 +48,12 @@ typedef struct sq_counts {
     uint32_t last_receive_if, last_receive_sub_if;
     uint32_t last_receive_offset_back; /* IP + transport bytes the last receive-injected clone was moved back */
     uint32_t last_send_remote;         /* first 4 bytes of the last send's remote address, network order */
+    uint32_t create_irps, create_refused, close_irps; /* IRP_MJ_CREATE/CLOSE Wine sent the driver */
+    uint32_t sd_sets;                  /* ZwSetSecurityObject calls by the driver */
+    uint32_t sd_info;                  /* SECURITY_INFORMATION of the last one */
+    uint32_t sd_len;                   /* its descriptor, self-relative, in sd */
+    uint32_t sd_status;                /* what Wine answered */
+    uint8_t sd[256];
 } sq_counts;
 
 #endif

@@ -13,6 +13,7 @@
 #define SQFW_WFP_DECLS_H
 
 #ifdef SQFW_USE_WDK
+#include <ntifs.h> /* first: PsLookupProcessByProcessId, ObOpenObjectByPointer, ZwSetSecurityObject, RtlCreateAcl */
 #include <fwpsk.h>
 #include <fwpmk.h>
 #else
@@ -363,6 +364,16 @@ _Static_assert(sizeof(FWPM_FILTER0) == 200, "FWPM_FILTER0 size");
 NTKERNELAPI NTSTATUS NTAPI PsLookupProcessByProcessId(HANDLE ProcessId, PEPROCESS *Process);
 
 NTSYSAPI NTSTATUS NTAPI ZwWaitForSingleObject(HANDLE Handle, BOOLEAN Alertable, PLARGE_INTEGER Timeout);
+
+/* ntifs.h (documented), for the device's DACL: IoCreateDeviceSecure lives in
+ * wdmsec.lib, a WDK static library, not in ntoskrnl's exports */
+NTSYSAPI NTSTATUS NTAPI RtlCreateAcl(PACL Acl, ULONG AclLength, ULONG AclRevision);
+NTSYSAPI NTSTATUS NTAPI RtlAddAccessAllowedAce(PACL Acl, ULONG AceRevision, ACCESS_MASK AccessMask, PSID Sid);
+NTKERNELAPI NTSTATUS NTAPI ObOpenObjectByPointer(PVOID Object, ULONG HandleAttributes, PACCESS_STATE PassedAccessState,
+                                                 ACCESS_MASK DesiredAccess, POBJECT_TYPE ObjectType,
+                                                 KPROCESSOR_MODE AccessMode, PHANDLE Handle);
+NTSYSAPI NTSTATUS NTAPI ZwSetSecurityObject(HANDLE Handle, SECURITY_INFORMATION SecurityInformation,
+                                            PSECURITY_DESCRIPTOR SecurityDescriptor);
 
 /* ndis.sys (documented): moves a NET_BUFFER's data start back over headers
  * the stack already skipped, and forward again */

@@ -285,7 +285,10 @@ public sealed class CoreDriverBridge : IDriverBridge
             }
         }
         return new FirewallEvent((FirewallEventType)n.Type, (DecisionReason)n.Reason, n.ProcessKey, n.Pid, path,
-            n.RuleId, n.IdentityId, n.Value, remote, n.RemotePort);
+            n.RuleId, n.IdentityId, n.Value, remote, n.RemotePort)
+        {
+            PathTruncated = n.PathTruncated != 0,
+        };
     }
 
     private static void Require(int rc, string what)

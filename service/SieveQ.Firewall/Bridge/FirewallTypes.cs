@@ -115,4 +115,11 @@ public sealed record FirewallStatistics
 }
 
 public sealed record FirewallEvent(FirewallEventType Type, DecisionReason Reason, ulong ProcessKey, uint ProcessId,
-    string ImagePath, uint RuleId, uint IdentityId, uint Value, IPAddress? Remote, ushort RemotePort);
+    string ImagePath, uint RuleId, uint IdentityId, uint Value, IPAddress? Remote, ushort RemotePort)
+{
+    /// <summary>
+    /// ImagePath is only the first 256 bytes the driver's event carries, and the bridge could not recover the
+    /// rest from the process itself: hashing it would hash some other file.
+    /// </summary>
+    public bool PathTruncated { get; init; }
+}

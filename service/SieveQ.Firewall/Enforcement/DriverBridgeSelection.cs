@@ -20,7 +20,12 @@ public static class DriverBridgeSelection
             }
             catch (Win32Exception e)
             {
-                return (null, $"the SieveQFw driver is not loaded ({e.Message})");
+                return (null, $"the SieveQFw driver is not loaded or not ours to open ({e.Message})");
+            }
+            catch (DriverInterfaceMismatchException e)
+            {
+                // Refused rather than run: the structures on the device would be read in the wrong layout.
+                return (null, e.Message);
             }
         }
         string? library = options.CoreLibraryPath ?? CoreLibrary.Locate(AppContext.BaseDirectory, Environment.CurrentDirectory);

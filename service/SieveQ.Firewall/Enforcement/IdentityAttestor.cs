@@ -61,6 +61,14 @@ internal sealed class IdentityAttestor
 
     private async Task AttestAsync(FirewallEvent ev, CancellationToken cancellationToken)
     {
+        if (ev.PathTruncated)
+        {
+            // The pend times out to the policy's answer; attesting the hash of a prefix-named file would be wrong.
+            Interlocked.Increment(ref failed);
+            FirewallMetrics.Attestations.Add(1, new KeyValuePair<string, object?>("outcome", "failed"));
+            logger.LogWarning("Cannot attest process {Key}: its image path is longer than the driver's event carries ({Path}...) and the process could not be asked", ev.ProcessKey, ev.ImagePath);
+            return;
+        }
         string path = NtImagePath.ToOpenablePath(ev.ImagePath);
         try
         {

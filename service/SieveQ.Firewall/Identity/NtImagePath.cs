@@ -25,10 +25,29 @@ public static partial class NtImagePath
     public static string ToOpenablePath(string driverPath)
     {
         ArgumentNullException.ThrowIfNull(driverPath);
-        // Win32 reaches the NT namespace through \\?\GLOBALROOT, so no reverse drive-letter lookup is needed.
-        return OperatingSystem.IsWindows() && driverPath.StartsWith(@"\device\", StringComparison.OrdinalIgnoreCase)
-            ? @"\\?\GLOBALROOT" + driverPath
-            : driverPath;
+        if (!OperatingSystem.IsWindows() || !driverPath.StartsWith(@"\device\", StringComparison.OrdinalIgnoreCase))
+        {
+            return driverPath;
+        }
+        // Win32 reaches the NT namespace through \\?\GLOBALROOT, so no reverse drive-letter lookup is needed there;
+        // a host without GLOBALROOT (Wine 8.0) gets the drive letter whose device the path is on.
+        string global = @"\\?\GLOBALROOT" + driverPath;
+        return File.Exists(global) ? global : ByDriveLetter(driverPath) ?? global;
+    }
+
+    [SupportedOSPlatform("windows")]
+    private static string? ByDriveLetter(string driverPath)
+    {
+        foreach (string root in Environment.GetLogicalDrives())
+        {
+            string drive = root[..2];
+            if (DeviceOf(drive) is { } device && driverPath.Length > device.Length && driverPath[device.Length] == '\\' &&
+                driverPath.StartsWith(device, StringComparison.OrdinalIgnoreCase))
+            {
+                return drive + driverPath[device.Length..];
+            }
+        }
+        return null;
     }
 
     [SupportedOSPlatform("windows")]
