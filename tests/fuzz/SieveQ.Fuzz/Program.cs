@@ -6,6 +6,11 @@ using SieveQ.Fuzz;
 //   SieveQ.Fuzz replay <target> <file>... runs each input once and prints what it did (how run.sh reports a crash)
 //   SieveQ.Fuzz seeds <corpus-root>       writes each target's seed corpus to <corpus-root>/<target>/
 //   SieveQ.Fuzz list                      the targets' names
+// Instrumented product code writes its coverage through SharpFuzz.Common.Trace.SharedMem, which only
+// Fuzzer.Run points at afl's shared memory: until then (setting a target up, replaying an input) it is null
+// and the first instrumented branch is an access violation. A scratch map takes those writes instead.
+ScratchTrace.Install();
+
 var factories = new Dictionary<string, Func<FuzzTarget>>(StringComparer.Ordinal)
 {
     ["handshake"] = () => new HandshakeTarget(),
