@@ -199,5 +199,13 @@ internal sealed class HandshakeTarget : FuzzTarget
         yield return [1 | 2 | 4, .. response, .. chunk];
         yield return [1, .. response];
         yield return [2, .. hello!, 0x40, 0, 0, 0, .. new byte[60]];
+        // One sealed frame per message type, so every decoder of MessageCodec starts with a valid input.
+        foreach (var sample in SieveQ.Bft.Hosting.Fuzz.SampleMessages.All(new Random(7)))
+        {
+            var encoded = MessageCodec.Encode(sample);
+            var one = new byte[FrameCodec.RecordHeaderBytes + encoded.Length];
+            FrameCodec.WriteRecord(one, encoded);
+            yield return [2 | 4, .. hello!, .. BitConverter.GetBytes((ushort)one.Length), .. one];
+        }
     }
 }
