@@ -10,7 +10,11 @@ internal sealed class CanaryTarget : FuzzTarget
 {
     public override string Name => "canary";
 
-    public override void Run(byte[] input) => _ = PlantedBug.Parse(input);
+    public override void Run(byte[] input)
+    {
+        Outcome = "accepted";
+        _ = PlantedBug.Parse(input);
+    }
 
     public override IEnumerable<byte[]> Seeds()
     {

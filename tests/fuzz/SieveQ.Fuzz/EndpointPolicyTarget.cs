@@ -14,13 +14,15 @@ internal sealed class EndpointPolicyTarget : FuzzTarget
 
     public override void Run(byte[] input)
     {
+        Outcome = "accepted";
         try
         {
             var policy = EndpointPolicy.Parse(Encoding.UTF8.GetString(input));
             _ = PolicyCompiler.Compile(policy);
         }
-        catch (PolicyException)
+        catch (PolicyException e)
         {
+            Refused(e);
         }
     }
 

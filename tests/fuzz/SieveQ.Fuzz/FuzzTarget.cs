@@ -12,7 +12,15 @@ internal abstract class FuzzTarget
     /// <summary>Small valid inputs made with the real encoders: the seed corpus.</summary>
     public abstract IEnumerable<byte[]> Seeds();
 
+    /// <summary>Runs one input; <see cref="Outcome"/> then tells how it ended.</summary>
     public abstract void Run(byte[] input);
+
+    /// <summary>"accepted", or the refusal and its message: what replay prints, to see how deep inputs get.</summary>
+    public string Outcome { get; protected set; } = "";
+
+    protected void Refused(Exception e) => Outcome = $"refused: {e.GetType().Name}: {e.Message}";
+
+    protected void Refused(string why) => Outcome = $"refused: {why}";
 }
 
 /// <summary>A parser broke a promise other than "refuse with the documented exception" (state half-restored, no round trip...).</summary>

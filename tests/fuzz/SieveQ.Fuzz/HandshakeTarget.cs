@@ -52,6 +52,7 @@ internal sealed class HandshakeTarget : FuzzTarget
     {
         var c = new Cursor(input);
         var flags = c.U8();
+        Outcome = "accepted";
         LinkSecrets secrets;
         try
         {
@@ -59,6 +60,7 @@ internal sealed class HandshakeTarget : FuzzTarget
         }
         catch (Exception e) when (e is LinkAuthenticationException or IOException)
         {
+            Refused(e);
             return;
         }
         if (secrets.PeerId != Peer || secrets.SendKey.Length != 32 || secrets.ReceiveKey.Length != 32)
@@ -70,8 +72,9 @@ internal sealed class HandshakeTarget : FuzzTarget
         {
             ReadFrames(stream, secrets.ReceiveKey);
         }
-        catch (MalformedMessageException)
+        catch (MalformedMessageException e)
         {
+            Refused(e);
         }
     }
 
@@ -137,7 +140,7 @@ internal sealed class HandshakeTarget : FuzzTarget
     }
 
     /// <summary>AuthenticatedLink's receive loop without the socket: a failed MAC ends the link.</summary>
-    private static void ReadFrames(byte[] bytes, byte[] key)
+    private void ReadFrames(byte[] bytes, byte[] key)
     {
         using var mac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, key);
         var buffer = new ReadOnlySequence<byte>(bytes);
@@ -147,6 +150,7 @@ internal sealed class HandshakeTarget : FuzzTarget
             var span = frame.ToArray();
             if (!FrameCodec.TryOpen(span, sequence, mac, out var range))
             {
+                Refused($"frame {sequence} failed authentication");
                 return;
             }
             sequence++;

@@ -18,6 +18,7 @@ internal sealed class MirrorPolicyTarget : FuzzTarget
 
     public override void Run(byte[] input)
     {
+        Outcome = "accepted";
         var root = JsonPolicyMirror.Parse(input, out var error);
         if (root is null)
         {
@@ -25,6 +26,7 @@ internal sealed class MirrorPolicyTarget : FuzzTarget
             {
                 throw new ContractViolation("a refused policy file came without an error");
             }
+            Refused(error);
             return;
         }
         var written = JsonPolicyMirror.Write(root);
@@ -37,14 +39,16 @@ internal sealed class MirrorPolicyTarget : FuzzTarget
         var evaluation = PolicyLoader.Evaluate(PolicySnapshot.Read("fuzz", root, "fuzz"));
         if (!evaluation.IsValid)
         {
+            Refused(string.Join("; ", evaluation.Errors));
             return;
         }
         try
         {
             _ = PolicyCompiler.Compile(AgentEndpointPolicy.From(evaluation.Policy!, 1, "/opt/sieveq/bin/sieveq-agent"));
         }
-        catch (PolicyException)
+        catch (PolicyException e)
         {
+            Refused(e);
         }
     }
 

@@ -61,7 +61,7 @@ switch (args[0])
             try
             {
                 target.Run(input);
-                Console.WriteLine($"{Path.GetFileName(file)}: no crash on replay");
+                Console.WriteLine($"{Path.GetFileName(file)}: no crash on replay, {target.Outcome}");
             }
 #pragma warning disable CA1031 // Reporting every escaping exception is the point of replay.
             catch (Exception e)

@@ -72,14 +72,16 @@ internal sealed class SnapshotTarget : FuzzTarget
 
     public override void Run(byte[] input)
     {
+        Outcome = "accepted";
         var app = NewReplica();
         app.RestoreSnapshot(_live);
         try
         {
             app.RestoreSnapshot(input);
         }
-        catch (MalformedEnvelopeException)
+        catch (MalformedEnvelopeException e)
         {
+            Refused(e);
             if (!app.TakeSnapshot().AsSpan().SequenceEqual(_live))
             {
                 throw new ContractViolation("a refused snapshot changed the replica's state");

@@ -17,8 +17,10 @@ internal sealed class SubscriptionTarget : FuzzTarget
 
     public override void Run(byte[] input)
     {
+        Outcome = "accepted";
         if (input.Length == 0)
         {
+            Refused("empty");
             return;
         }
         var kind = input[0] % 2 == 0 ? StructureKind.ReceiverSubscription : StructureKind.PreSqSubscription;
@@ -28,8 +30,9 @@ internal sealed class SubscriptionTarget : FuzzTarget
         {
             s = SubscriptionCodec.Decode(bytes, kind);
         }
-        catch (MalformedEnvelopeException)
+        catch (MalformedEnvelopeException e)
         {
+            Refused(e);
             return;
         }
         if (s.SignedRegion.Length != SubscriptionCodec.SignedBytes || s.Signature.Length != EnvelopeLimits.SignatureBytes || bytes.Length != SubscriptionCodec.SignedBytes + EnvelopeLimits.SignatureBytes)
