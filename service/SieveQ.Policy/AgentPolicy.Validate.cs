@@ -146,6 +146,11 @@ public sealed partial record AgentPolicy
         {
             errors.Add($"{name}: not a DER SubjectPublicKeyInfo ({e.Message})");
         }
+        catch (PlatformNotSupportedException e)
+        {
+            // An EC key naming a curve the platform's crypto does not know (OpenSSL on Linux) is refused this way.
+            errors.Add($"{name}: a key this platform cannot load ({e.Message})");
+        }
     }
 
     private void ValidateRateLimits(List<string> errors)

@@ -33,6 +33,12 @@ public static class JsonPolicyMirror
             error = "the policy file is empty (truncated while being written?)";
             return null;
         }
+        if (!System.Text.Unicode.Utf8.IsValid(utf8.Span))
+        {
+            // The JSON reader checks structure only; reading a name or string made of such bytes would throw later.
+            error = "the policy file is not UTF-8 text (saved in another encoding?)";
+            return null;
+        }
         try
         {
             using var document = JsonDocument.Parse(utf8, ParseOptions);

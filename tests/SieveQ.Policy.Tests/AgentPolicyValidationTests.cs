@@ -176,4 +176,24 @@ public class AgentPolicyValidationTests
         var policy = AgentPolicy.NotConfigured with { RuleSet = new RuleSetReference("/etc/sieveq/rules.json", Convert.ToBase64String(spki)) };
         Assert.Contains(policy.Validate(), e => e == "RuleSetSigner: 1 bytes follow the SubjectPublicKeyInfo");
     }
+
+    /// <summary>
+    /// Found by fuzzing (tests/fuzz, target policy-mirror): a P-256 signer whose curve OID was altered threw
+    /// PlatformNotSupportedException out of Validate (OpenSSL knows no such curve) instead of being an error.
+    /// </summary>
+    [Fact]
+    public void A_signer_on_a_curve_the_platform_does_not_know_is_an_error_not_an_exception()
+    {
+        using var p256 = ECDsa.Create(ECCurve.NamedCurves.nistP256);
+        var spki = p256.ExportSubjectPublicKeyInfo();
+        // The curve OID 1.2.840.10045.3.1.7 is encoded 2a 86 48 ce 3d 03 01 07; change its last arc to 103.
+        var at = spki.AsSpan().IndexOf(Convert.FromHexString("2a8648ce3d030107"));
+        Assert.True(at > 0);
+        spki[at + 7] = 103;
+        var policy = AgentPolicy.NotConfigured with { RuleSet = new RuleSetReference("/etc/sieveq/rules.json", Convert.ToBase64String(spki)) };
+
+        var errors = policy.Validate();
+
+        Assert.Contains(errors, e => e.StartsWith("RuleSetSigner: ", StringComparison.Ordinal) && e.Contains("1.2.840.10045.3.1.103", StringComparison.Ordinal));
+    }
 }

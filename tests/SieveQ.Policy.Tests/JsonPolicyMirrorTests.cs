@@ -36,6 +36,22 @@ public class JsonPolicyMirrorTests
         Assert.Contains(expected, error, StringComparison.Ordinal);
     }
 
+    /// <summary>
+    /// Found by fuzzing (tests/fuzz, target policy-mirror): bytes that are not UTF-8 inside a name or a
+    /// string (a file saved as Windows-1252, say) passed the JSON reader and then threw InvalidOperationException
+    /// out of Parse, which promises a null and an error.
+    /// </summary>
+    [Theory]
+    [InlineData("{\"SOFTWARE\\\\Policies\\\\SieveQ\": {\"ApplicationWhitelist\": {\"C:\\\\M\u00fcller\\\\app.exe\": \"\"}}}")]
+    [InlineData("{\"SOFTWARE\\\\Policies\\\\SieveQ\": {\"EnrolmentId\": \"h\u00f6st\"}}")]
+    public void Text_that_is_not_UTF8_is_refused_with_an_error(string json)
+    {
+        var latin1 = Encoding.Latin1.GetBytes(json);
+
+        Assert.Null(JsonPolicyMirror.Parse(latin1, out string? error));
+        Assert.Contains("not UTF-8", error, StringComparison.Ordinal);
+    }
+
     [Fact]
     public void A_byte_order_mark_and_comments_are_accepted()
     {

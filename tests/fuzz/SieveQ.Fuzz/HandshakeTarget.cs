@@ -1,0 +1,215 @@
+using System.Buffers;
+using System.Buffers.Binary;
+using System.Security.Cryptography;
+using SieveQ.Bft.Codec;
+using SieveQ.Bft.Core;
+using SieveQ.Bft.Hosting.Config;
+using SieveQ.Bft.Hosting.Crypto;
+using SieveQ.Bft.Hosting.Transport;
+using SieveQ.Bft.Protocol;
+
+namespace SieveQ.Fuzz;
+
+/// <summary>
+/// The BFT link: <see cref="LinkHandshake"/> on either side, then the frames that follow it through
+/// <see cref="FrameCodec"/> and <see cref="MessageCodec"/>, exactly as AuthenticatedLink reads them.
+/// Input: a flags byte, then the peer's handshake message(s), then the bytes that follow on the link.
+/// <list type="bullet">
+/// <item>bit 0: 0 = the product responds (the input holds the peer's HELLO), 1 = the product dials (the input holds the RESPONSE).</item>
+/// <item>bit 1: the peer holds its pinned key and signs honestly over whatever it sent (a Byzantine replica, not a stranger),
+/// so fuzzed ids, points and nonces get past the signature to the key derivation.</item>
+/// <item>bit 2: the frames are sealed with the link's real key (an authenticated peer), the rest read as
+/// <c>u16 length | body</c> chunks; otherwise the rest is the raw byte stream.</item>
+/// </list>
+/// Refusals: <see cref="LinkAuthenticationException"/>, <see cref="IOException"/> (the peer hung up),
+/// <see cref="MalformedMessageException"/>; those are what LinkListener and the receive loop catch.
+/// </summary>
+internal sealed class HandshakeTarget : FuzzTarget
+{
+    private const int Self = 0, Peer = 1;
+    private const int HelloBytes = 106, ResponseBytes = 166, SignatureBytes = 64;
+    private readonly IdentityKey _self = IdentityKey.Generate();
+    private readonly IdentityKey _peer = IdentityKey.Generate();
+    private readonly KeyRing _ring;
+
+    public HandshakeTarget()
+    {
+        using var other2 = IdentityKey.Generate();
+        using var other3 = IdentityKey.Generate();
+        using var client = IdentityKey.Generate();
+        IdentityKey[] keys = [_self, _peer, other2, other3];
+        _ring = new KeyRing(new ClusterConfig
+        {
+            Protocol = new ReplicaConfig(),
+            Replicas = [.. keys.Select((k, i) => new ReplicaEntry { Id = i, Endpoint = $"127.0.0.1:{7000 + i}", PublicKey = k.PublicKeyBase64 })],
+            Clients = [new ClientEntry { Id = 10, PublicKey = client.PublicKeyBase64 }],
+        });
+    }
+
+    public override string Name => "handshake";
+
+    public override void Run(byte[] input)
+    {
+        var c = new Cursor(input);
+        var flags = c.U8();
+        Outcome = "accepted";
+        LinkSecrets secrets;
+        try
+        {
+            secrets = (flags & 1) == 0 ? Respond(c, honest: (flags & 2) != 0) : Initiate(c, honest: (flags & 2) != 0);
+        }
+        catch (Exception e) when (e is LinkAuthenticationException or IOException)
+        {
+            Refused(e);
+            return;
+        }
+        if (secrets.PeerId != Peer || secrets.SendKey.Length != 32 || secrets.ReceiveKey.Length != 32)
+        {
+            throw new ContractViolation($"handshake accepted peer {secrets.PeerId} with keys of {secrets.SendKey.Length}/{secrets.ReceiveKey.Length} bytes");
+        }
+        var stream = (flags & 4) != 0 ? Sealed(c, secrets.ReceiveKey) : c.Rest();
+        try
+        {
+            ReadFrames(stream, secrets.ReceiveKey);
+        }
+        catch (MalformedMessageException e)
+        {
+            Refused(e);
+        }
+    }
+
+    private LinkSecrets Respond(Cursor c, bool honest)
+    {
+        var hello = c.Take(HelloBytes);
+        var stream = new ScriptedStream();
+        stream.Enqueue(hello);
+        stream.OnWrite = response =>
+        {
+            if (response.Length != ResponseBytes)
+            {
+                throw new ContractViolation($"RESPONSE of {response.Length} bytes");
+            }
+            if (honest)
+            {
+                stream.Enqueue([3, .. Sign(_peer, "SQLINK/v1/initiator"u8, Transcript(hello, response.AsSpan(0, ResponseBytes - SignatureBytes)))]);
+            }
+            else
+            {
+                stream.Enqueue(c.Take(1 + SignatureBytes));
+            }
+        };
+        return LinkHandshake.RespondAsync(stream, Self, _self, _ring, id => id != 3, CancellationToken.None).GetAwaiter().GetResult();
+    }
+
+    private LinkSecrets Initiate(Cursor c, bool honest)
+    {
+        var stream = new ScriptedStream();
+        var writes = 0;
+        stream.OnWrite = written =>
+        {
+            if (writes++ > 0)
+            {
+                return;  // the FINISH
+            }
+            var response = c.Take(ResponseBytes);
+            if (honest && response.Length == ResponseBytes)
+            {
+                Sign(_peer, "SQLINK/v1/responder"u8, Transcript(written, response.AsSpan(0, ResponseBytes - SignatureBytes)))
+                    .CopyTo(response.AsSpan(ResponseBytes - SignatureBytes));
+            }
+            stream.Enqueue(response);
+        };
+        return LinkHandshake.InitiateAsync(stream, Self, Peer, _self, _ring, CancellationToken.None).GetAwaiter().GetResult();
+    }
+
+    /// <summary>The rest of the input as <c>u16 length | body</c> chunks, each sealed as the next frame.</summary>
+    private static byte[] Sealed(Cursor c, byte[] key)
+    {
+        using var mac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, key);
+        var output = new List<byte>();
+        ulong sequence = 0;
+        while (c.Remaining > 0)
+        {
+            var body = c.Take(c.U16());
+            var frame = new byte[FrameCodec.Overhead + Math.Max(body.Length, FrameCodec.RecordHeaderBytes)];
+            body.CopyTo(FrameCodec.BodyOf(frame));
+            FrameCodec.SealInPlace(frame, sequence++, mac);
+            output.AddRange(frame);
+        }
+        return [.. output];
+    }
+
+    /// <summary>AuthenticatedLink's receive loop without the socket: a failed MAC ends the link.</summary>
+    private void ReadFrames(byte[] bytes, byte[] key)
+    {
+        using var mac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, key);
+        var buffer = new ReadOnlySequence<byte>(bytes);
+        ulong sequence = 0;
+        while (FrameCodec.TryReadFrame(ref buffer, out var frame))
+        {
+            var span = frame.ToArray();
+            if (!FrameCodec.TryOpen(span, sequence, mac, out var range))
+            {
+                Refused($"frame {sequence} failed authentication");
+                return;
+            }
+            sequence++;
+            ReadOnlySpan<byte> body = span.AsSpan()[range];
+            while (FrameCodec.TryNextRecord(ref body, out var record))
+            {
+                var message = MessageCodec.Decode(record);
+                // What decodes must encode to a form that decodes again: the canonical form is stable.
+                _ = MessageCodec.Decode(MessageCodec.Encode(message));
+            }
+        }
+    }
+
+    // The transcript and labels as LinkHandshake defines them, so the harness can sign as a key-holding peer.
+    private static byte[] Transcript(ReadOnlySpan<byte> hello, ReadOnlySpan<byte> responseBody)
+    {
+        using var h = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
+        h.AppendData("SQLINK/v1"u8);
+        h.AppendData(hello);
+        h.AppendData(responseBody);
+        return h.GetHashAndReset();
+    }
+
+    private static byte[] Sign(IdentityKey key, ReadOnlySpan<byte> label, byte[] transcript) =>
+        key.Key.SignData([.. label, .. transcript], HashAlgorithmName.SHA256, DSASignatureFormat.IeeeP1363FixedFieldConcatenation);
+
+    public override IEnumerable<byte[]> Seeds()
+    {
+        // A real HELLO from a real initiator, captured off the scripted stream.
+        byte[]? hello = null;
+        var capture = new ScriptedStream { OnWrite = w => hello ??= w };
+        try
+        {
+            LinkHandshake.InitiateAsync(capture, Peer, Self, _peer, _ring, CancellationToken.None).GetAwaiter().GetResult();
+        }
+        catch (IOException)
+        {
+            // No RESPONSE queued: the capture ends here by design.
+        }
+        var message = MessageCodec.Encode(new Heartbeat(1, 0, 5));
+        var record = new byte[FrameCodec.RecordHeaderBytes + message.Length];
+        FrameCodec.WriteRecord(record, message);
+        byte[] chunk = [.. BitConverter.GetBytes((ushort)record.Length), .. record];
+        var response = new byte[ResponseBytes];
+        response[0] = 2;
+        BinaryPrimitives.WriteInt32LittleEndian(response.AsSpan(1), Peer);
+        hello!.AsSpan(9, 65).CopyTo(response.AsSpan(5));
+        yield return [0, .. hello!, 3, .. new byte[SignatureBytes]];
+        yield return [2 | 4, .. hello!, .. chunk, .. chunk];
+        yield return [1 | 2 | 4, .. response, .. chunk];
+        yield return [1, .. response];
+        yield return [2, .. hello!, 0x40, 0, 0, 0, .. new byte[60]];
+        // One sealed frame per message type, so every decoder of MessageCodec starts with a valid input.
+        foreach (var sample in SieveQ.Bft.Hosting.Fuzz.SampleMessages.All(new Random(7)))
+        {
+            var encoded = MessageCodec.Encode(sample);
+            var one = new byte[FrameCodec.RecordHeaderBytes + encoded.Length];
+            FrameCodec.WriteRecord(one, encoded);
+            yield return [2 | 4, .. hello!, .. BitConverter.GetBytes((ushort)one.Length), .. one];
+        }
+    }
+}
