@@ -49,6 +49,7 @@ public sealed class SieveQSender : IAsyncDisposable
     private long _ackRejected;
     private int _outstanding;
     private int _assignedPreSq;
+    private SendAdmission? _admission;
 
     internal SieveQSender(int senderId, SenderSq sq, IReadOnlyDictionary<int, Uri> preSqUrls, SieveQSenderOptions options, ILogger? log, params IDisposable[] owned)
     {
@@ -90,7 +91,7 @@ public sealed class SieveQSender : IAsyncDisposable
             var sq = new SenderSq(senderId, signing, new SenderSequencer(store), preSqs, initial, ctx.Config.F,
                 p => keys.Ring(MacChannel.SenderPreSq, p), r => keys.Ring(MacChannel.ReplicaSender, r), options.Protocol);
             var urls = ctx.Config.PreSqs.ToDictionary(p => p.Id, p => new Uri(p.Url));
-            return new SieveQSender(senderId, sq, urls, options, log, store, keys);
+            return new SieveQSender(senderId, sq, urls, options, log, store, keys) { _admission = SendAdmission.For(ctx, senderId) };
         }
         catch
         {
@@ -129,10 +130,15 @@ public sealed class SieveQSender : IAsyncDisposable
     /// sequence number. Waits while the outstanding window is full. <paramref name="data"/> must not
     /// change until this returns. A cancelled call did not number (and will not send) the message.
     /// </summary>
+    /// <exception cref="SendRefusedException">
+    /// The deployment would refuse it (receiver not enrolled, no route, above the route's size): refused here,
+    /// unnumbered, instead of acknowledged and dropped by the replicas' rules.
+    /// </exception>
     public async ValueTask<long> SendAsync(int receiver, ReadOnlyMemory<byte> data, CancellationToken ct = default)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(receiver);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(data.Length, EnvelopeLimits.MaxDataBytes, nameof(data));
+        _admission?.Check(receiver, data.Length);
         ThrowIfFailed();
         var request = new SendRequest(receiver, data);
         try

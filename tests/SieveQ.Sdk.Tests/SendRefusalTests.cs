@@ -1,0 +1,46 @@
+using SieveQ.Deployment;
+using SieveQ.Sdk.Sender;
+
+namespace SieveQ.Sdk.Tests;
+
+/// <summary>
+/// What the deployment would refuse, the sender refuses at the call with a typed error naming the enrolment, route
+/// or limit: before, such a message was numbered, sent, acknowledged and dropped by the replicas' rules in silence.
+/// </summary>
+public sealed class SendRefusalTests : IDisposable
+{
+    private readonly string _dir = Directory.CreateTempSubdirectory("sieveq-sdk-refusal-").FullName;
+
+    public void Dispose() => Directory.Delete(_dir, recursive: true);
+
+    private DeploymentContext Deployment(bool withRoutes = true)
+    {
+        var config = DeploymentBootstrap.Create(Path.Combine(_dir, "d"), new LocalDeploymentSpec { Senders = [1], Receivers = [100, 101], BasePort = 0 });
+        // One route only, 1 -> 100, of 1,000 bytes: receiver 101 is enrolled but has no route from sender 1.
+        var routes = withRoutes ? new[] { new RouteEntry { Sender = 1, Receiver = 100, MaxBytes = 1_000 } } : [];
+        DeploymentFile.Save(config with { Routes = routes }, Path.Combine(config.BaseDirectory, DeploymentFile.FileName));
+        return DeploymentContext.Load(config.BaseDirectory);
+    }
+
+    [Fact]
+    public async Task Unenrolled_receivers_missing_routes_and_oversized_data_are_refused_at_the_call_and_nothing_is_numbered()
+    {
+        await using var sender = SieveQSender.Create(Deployment(), 1, Path.Combine(_dir, "state"));
+
+        var e = await Assert.ThrowsAsync<SendRefusedException>(async () => await sender.SendAsync(999, new byte[10]));
+        Assert.Equal(SendRefusal.ReceiverNotEnrolled, e.Reason);
+        Assert.Contains("receiver 999 is not enrolled", e.Message, StringComparison.Ordinal);
+
+        e = await Assert.ThrowsAsync<SendRefusedException>(async () => await sender.SendAsync(101, new byte[10]));
+        Assert.Equal(SendRefusal.NoRoute, e.Reason);
+        Assert.Contains("no route from sender 1 to receiver 101", e.Message, StringComparison.Ordinal);
+
+        e = await Assert.ThrowsAsync<SendRefusedException>(async () => await sender.SendAsync(100, new byte[1_001]));
+        Assert.Equal(SendRefusal.TooLarge, e.Reason);
+        Assert.Equal(1_000, e.Limit);
+        Assert.Contains("above the 1000 bytes", e.Message, StringComparison.Ordinal);
+
+        Assert.Equal(0, sender.LastSeq);
+        Assert.Equal(0, sender.Stats.Accepted);
+    }
+}
