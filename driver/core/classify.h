@@ -3,7 +3,7 @@
 #ifndef SQFW_CLASSIFY_H
 #define SQFW_CLASSIFY_H
 
-#include "policy.h"
+#include "policy_lookup.h"
 
 typedef struct sq_match {
     uint32_t reason;    /* sqfw_reason */

@@ -117,10 +117,6 @@ struct sqfw_policy {
     uint32_t strings_len;
 };
 
-/* lookups used by the classifier */
-int sq_find_identity(const sqfw_policy *p, const sq_strtab *t, int kind, const uint8_t *key, uint32_t len);
-int sq_class_index(const sqfw_policy *p, uint32_t class_id);
-uint64_t sq_entry_hash(uint64_t k0, uint64_t k1, uint64_t k2);
-uint64_t sq_string_hash(int kind, const uint8_t *key, uint32_t len);
+/* lookups used by the classifier: policy_lookup.h */
 
 #endif

@@ -66,145 +66,187 @@ static void version_info(sqfw_version_info *v)
     v->interface_version = SQFW_INTERFACE_VERSION;
 }
 
+/* One IOCTL request as the handlers see it. The buffer is METHOD_BUFFERED's
+ * system buffer: input and output share it, so a handler reads all of its
+ * input before it writes any output. */
+typedef struct sqfw_ioctl_req {
+    PIRP irp;
+    PFILE_OBJECT file;
+    void *buf;
+    ULONG in_len;
+    ULONG out_len;
+    ULONG info; /* bytes returned on completion */
+} sqfw_ioctl_req;
+
+typedef NTSTATUS (*sqfw_ioctl_fn)(sqfw_ioctl_req *rq);
+
+static NTSTATUS ioctl_get_version(sqfw_ioctl_req *rq)
+{
+    version_info(rq->buf);
+    rq->info = sizeof(sqfw_version_info);
+    return STATUS_SUCCESS;
+}
+
+static NTSTATUS ioctl_hello(sqfw_ioctl_req *rq)
+{
+    sqfw_hello_in h;
+    sq_copy(&h, rq->buf, sizeof h);
+    if (h.magic != SQFW_HELLO_MAGIC)
+        return STATUS_INVALID_PARAMETER;
+    if (h.interface_version != SQFW_INTERFACE_VERSION) {
+        /* the handle stays refused; GET_VERSION tells the caller what this driver speaks */
+        rq->file->FsContext = NULL;
+        return STATUS_REVISION_MISMATCH;
+    }
+    rq->file->FsContext = SQFW_HELLO_DONE;
+    version_info(rq->buf);
+    rq->info = sizeof(sqfw_version_info);
+    return STATUS_SUCCESS;
+}
+
+static NTSTATUS ioctl_set_policy(sqfw_ioctl_req *rq)
+{
+    sqfw_set_policy_out res;
+    set_policy(rq->buf, rq->in_len, &res);
+    sq_copy(rq->buf, &res, sizeof res);
+    rq->info = sizeof res;
+    return STATUS_SUCCESS; /* the verdict is in res.status */
+}
+
+static NTSTATUS ioctl_get_stats(sqfw_ioctl_req *rq)
+{
+    KIRQL irql;
+    KeAcquireSpinLock(&g_sqfw.lock, &irql);
+    sqfw_get_stats(g_sqfw.engine, (sqfw_stats *)rq->buf);
+    KeReleaseSpinLock(&g_sqfw.lock, irql);
+    rq->info = sizeof(sqfw_stats);
+    return STATUS_SUCCESS;
+}
+
+static NTSTATUS ioctl_set_level(sqfw_ioctl_req *rq)
+{
+    KIRQL irql;
+    KeAcquireSpinLock(&g_sqfw.lock, &irql);
+    int rc = sqfw_set_level(g_sqfw.engine, *(const UINT32 *)rq->buf, sqfw_now_ns());
+    KeReleaseSpinLock(&g_sqfw.lock, irql);
+    return rc == SQFW_OK ? STATUS_SUCCESS : STATUS_INVALID_PARAMETER;
+}
+
+static NTSTATUS ioctl_attest(sqfw_ioctl_req *rq)
+{
+    sqfw_attest_in a;
+    KIRQL irql;
+    sq_copy(&a, rq->buf, sizeof a);
+    KeAcquireSpinLock(&g_sqfw.lock, &irql);
+    int rc = sqfw_attest(g_sqfw.engine, a.process_key, a.sha256, sqfw_now_ns());
+    KeReleaseSpinLock(&g_sqfw.lock, irql);
+    KeSetEvent(&g_sqfw.kick, 0, FALSE); /* complete the pended connects now */
+    return rc == SQFW_OK ? STATUS_SUCCESS : STATUS_INVALID_PARAMETER;
+}
+
+static NTSTATUS ioctl_bind_service(sqfw_ioctl_req *rq)
+{
+    sqfw_bind_in b;
+    KIRQL irql;
+    sq_copy(&b, rq->buf, sizeof b);
+    if (b.name_len > sizeof b.name)
+        return STATUS_INVALID_PARAMETER;
+    KeAcquireSpinLock(&g_sqfw.lock, &irql);
+    int rc = sqfw_service_bind(g_sqfw.engine, b.process_key, b.name, b.name_len);
+    KeReleaseSpinLock(&g_sqfw.lock, irql);
+    return rc == SQFW_OK ? STATUS_SUCCESS : STATUS_INVALID_PARAMETER;
+}
+
+static NTSTATUS ioctl_wait_events(sqfw_ioctl_req *rq)
+{
+    NTSTATUS st = sqfw_events_wait(rq->irp);
+    if (st != STATUS_PENDING)
+        rq->info = (ULONG)rq->irp->IoStatus.Information;
+    return st;
+}
+
+typedef struct sqfw_ioctl_entry {
+    ULONG code;
+    ULONG min_in;
+    ULONG max_in; /* 0: no cap */
+    ULONG min_out;
+    /* what a buffer outside those bounds gets: the read-only codes have
+     * always answered BUFFER_TOO_SMALL, the others INVALID_PARAMETER, and
+     * callers key on the difference */
+    NTSTATUS bad_len;
+    /* HELLO is the owner's alone and is refused to anyone else before its
+     * buffers are looked at, so a stranger learns nothing about them */
+    BOOLEAN owner_only;
+    /* every code but the two that negotiate the interface: a caller that
+     * does not know this interface must not get to read or write
+     * structures it may lay out differently */
+    BOOLEAN needs_hello;
+    sqfw_ioctl_fn fn;
+} sqfw_ioctl_entry;
+
+static const sqfw_ioctl_entry ioctl_table[] = {
+    {IOCTL_SQFW_GET_VERSION, 0, 0, sizeof(sqfw_version_info), STATUS_BUFFER_TOO_SMALL, FALSE, FALSE,
+     ioctl_get_version},
+    {IOCTL_SQFW_HELLO, sizeof(sqfw_hello_in), 0, sizeof(sqfw_version_info), STATUS_INVALID_PARAMETER, TRUE, FALSE,
+     ioctl_hello},
+    /* the cap comes before any allocation of the driver's own */
+    {IOCTL_SQFW_SET_POLICY, SQFW_HDR_SIZE, SQFW_DRIVER_MAX_POLICY, sizeof(sqfw_set_policy_out),
+     STATUS_INVALID_PARAMETER, FALSE, TRUE, ioctl_set_policy},
+    {IOCTL_SQFW_GET_STATS, 0, 0, sizeof(sqfw_stats), STATUS_BUFFER_TOO_SMALL, FALSE, TRUE, ioctl_get_stats},
+    {IOCTL_SQFW_SET_LEVEL, sizeof(UINT32), 0, 0, STATUS_INVALID_PARAMETER, FALSE, TRUE, ioctl_set_level},
+    {IOCTL_SQFW_ATTEST, sizeof(sqfw_attest_in), 0, 0, STATUS_INVALID_PARAMETER, FALSE, TRUE, ioctl_attest},
+    {IOCTL_SQFW_BIND_SERVICE, sizeof(sqfw_bind_in), 0, 0, STATUS_INVALID_PARAMETER, FALSE, TRUE,
+     ioctl_bind_service},
+    /* room for at least one event: nothing is dequeued into a buffer that cannot take it */
+    {IOCTL_SQFW_WAIT_EVENTS, 0, 0, sizeof(sqfw_event), STATUS_BUFFER_TOO_SMALL, FALSE, TRUE, ioctl_wait_events},
+};
+
+static const sqfw_ioctl_entry *ioctl_find(ULONG code)
+{
+    for (size_t i = 0; i < sizeof ioctl_table / sizeof ioctl_table[0]; i++)
+        if (ioctl_table[i].code == code)
+            return &ioctl_table[i];
+    return NULL;
+}
+
+/* The order of the checks is part of the interface: an unknown code on a
+ * handle without the handshake is refused for the handshake, not as
+ * unknown; HELLO's owner check precedes its length check. */
+static NTSTATUS ioctl_check(const sqfw_ioctl_entry *e, const sqfw_ioctl_req *rq)
+{
+    PFILE_OBJECT file = rq->file;
+    if ((!e || e->needs_hello) && (!file || file->FsContext != SQFW_HELLO_DONE))
+        return STATUS_INVALID_DEVICE_STATE;
+    if (!e)
+        return STATUS_INVALID_DEVICE_REQUEST;
+    if (e->owner_only && (!file || file->FsContext2 != SQFW_OWNER))
+        return STATUS_ACCESS_DENIED;
+    if (rq->in_len < e->min_in || (e->max_in && rq->in_len > e->max_in) || rq->out_len < e->min_out)
+        return e->bad_len;
+    return STATUS_SUCCESS;
+}
+
 static NTSTATUS NTAPI dispatch_ioctl(PDEVICE_OBJECT dev, PIRP irp)
 {
     (void)dev;
     PIO_STACK_LOCATION sp = IoGetCurrentIrpStackLocation(irp);
-    ULONG code = sp->Parameters.DeviceIoControl.IoControlCode;
-    ULONG in_len = sp->Parameters.DeviceIoControl.InputBufferLength;
-    ULONG out_len = sp->Parameters.DeviceIoControl.OutputBufferLength;
-    void *buf = irp->AssociatedIrp.SystemBuffer;
-    NTSTATUS st = STATUS_INVALID_DEVICE_REQUEST;
-    ULONG info = 0;
-    KIRQL irql;
-
-    PFILE_OBJECT file = sp->FileObject;
-    if (code != IOCTL_SQFW_GET_VERSION && code != IOCTL_SQFW_HELLO && (!file || file->FsContext != SQFW_HELLO_DONE)) {
-        /* a caller that does not know this interface must not get to read
-         * or write structures it may lay out differently */
-        st = STATUS_INVALID_DEVICE_STATE;
-        code = 0;
-    }
-
-    switch (code) {
-    case 0:
-        break;
-    case IOCTL_SQFW_GET_VERSION:
-        if (out_len < sizeof(sqfw_version_info)) {
-            st = STATUS_BUFFER_TOO_SMALL;
-            break;
-        }
-        version_info(buf);
-        info = sizeof(sqfw_version_info);
-        st = STATUS_SUCCESS;
-        break;
-    case IOCTL_SQFW_HELLO: {
-        if (!file || file->FsContext2 != SQFW_OWNER) {
-            st = STATUS_ACCESS_DENIED;
-            break;
-        }
-        if (in_len < sizeof(sqfw_hello_in) || out_len < sizeof(sqfw_version_info)) {
-            st = STATUS_INVALID_PARAMETER;
-            break;
-        }
-        sqfw_hello_in h;
-        sq_copy(&h, buf, sizeof h);
-        if (h.magic != SQFW_HELLO_MAGIC) {
-            st = STATUS_INVALID_PARAMETER;
-            break;
-        }
-        if (h.interface_version != SQFW_INTERFACE_VERSION) {
-            /* the handle stays refused; GET_VERSION tells the caller what this driver speaks */
-            file->FsContext = NULL;
-            st = STATUS_REVISION_MISMATCH;
-            break;
-        }
-        file->FsContext = SQFW_HELLO_DONE;
-        version_info(buf);
-        info = sizeof(sqfw_version_info);
-        st = STATUS_SUCCESS;
-        break;
-    }
-    case IOCTL_SQFW_SET_POLICY: {
-        /* the cap comes before any allocation of the driver's own */
-        if (in_len < SQFW_HDR_SIZE || in_len > SQFW_DRIVER_MAX_POLICY || out_len < sizeof(sqfw_set_policy_out)) {
-            st = STATUS_INVALID_PARAMETER;
-            break;
-        }
-        sqfw_set_policy_out res;
-        set_policy(buf, in_len, &res);
-        sq_copy(buf, &res, sizeof res);
-        info = sizeof res;
-        st = STATUS_SUCCESS; /* the verdict is in res.status */
-        break;
-    }
-    case IOCTL_SQFW_GET_STATS:
-        if (out_len < sizeof(sqfw_stats)) {
-            st = STATUS_BUFFER_TOO_SMALL;
-            break;
-        }
-        KeAcquireSpinLock(&g_sqfw.lock, &irql);
-        sqfw_get_stats(g_sqfw.engine, (sqfw_stats *)buf);
-        KeReleaseSpinLock(&g_sqfw.lock, irql);
-        info = sizeof(sqfw_stats);
-        st = STATUS_SUCCESS;
-        break;
-    case IOCTL_SQFW_SET_LEVEL:
-        if (in_len < sizeof(UINT32)) {
-            st = STATUS_INVALID_PARAMETER;
-            break;
-        }
-        KeAcquireSpinLock(&g_sqfw.lock, &irql);
-        st = sqfw_set_level(g_sqfw.engine, *(const UINT32 *)buf, sqfw_now_ns()) == SQFW_OK ? STATUS_SUCCESS
-                                                                                           : STATUS_INVALID_PARAMETER;
-        KeReleaseSpinLock(&g_sqfw.lock, irql);
-        break;
-    case IOCTL_SQFW_ATTEST:
-        if (in_len < sizeof(sqfw_attest_in)) {
-            st = STATUS_INVALID_PARAMETER;
-            break;
-        }
-        {
-            sqfw_attest_in a;
-            sq_copy(&a, buf, sizeof a);
-            KeAcquireSpinLock(&g_sqfw.lock, &irql);
-            st = sqfw_attest(g_sqfw.engine, a.process_key, a.sha256, sqfw_now_ns()) == SQFW_OK
-                     ? STATUS_SUCCESS
-                     : STATUS_INVALID_PARAMETER;
-            KeReleaseSpinLock(&g_sqfw.lock, irql);
-            KeSetEvent(&g_sqfw.kick, 0, FALSE); /* complete the pended connects now */
-        }
-        break;
-    case IOCTL_SQFW_BIND_SERVICE:
-        if (in_len < sizeof(sqfw_bind_in)) {
-            st = STATUS_INVALID_PARAMETER;
-            break;
-        }
-        {
-            sqfw_bind_in b;
-            sq_copy(&b, buf, sizeof b);
-            if (b.name_len > sizeof b.name) {
-                st = STATUS_INVALID_PARAMETER;
-                break;
-            }
-            KeAcquireSpinLock(&g_sqfw.lock, &irql);
-            st = sqfw_service_bind(g_sqfw.engine, b.process_key, b.name, b.name_len) == SQFW_OK
-                     ? STATUS_SUCCESS
-                     : STATUS_INVALID_PARAMETER;
-            KeReleaseSpinLock(&g_sqfw.lock, irql);
-        }
-        break;
-    case IOCTL_SQFW_WAIT_EVENTS:
-        st = sqfw_events_wait(irp);
+    const sqfw_ioctl_entry *e = ioctl_find(sp->Parameters.DeviceIoControl.IoControlCode);
+    sqfw_ioctl_req rq = {
+        .irp = irp,
+        .file = sp->FileObject,
+        .buf = irp->AssociatedIrp.SystemBuffer,
+        .in_len = sp->Parameters.DeviceIoControl.InputBufferLength,
+        .out_len = sp->Parameters.DeviceIoControl.OutputBufferLength,
+        .info = 0,
+    };
+    NTSTATUS st = ioctl_check(e, &rq);
+    if (NT_SUCCESS(st)) {
+        st = e->fn(&rq);
         if (st == STATUS_PENDING)
             return st; /* owned by the cancel-safe queue now */
-        info = (ULONG)irp->IoStatus.Information;
-        break;
-    default:
-        break;
     }
     irp->IoStatus.Status = st;
-    irp->IoStatus.Information = info;
+    irp->IoStatus.Information = rq.info;
     IoCompleteRequest(irp, IO_NO_INCREMENT);
     return st;
 }

@@ -72,9 +72,7 @@ static ULONG fill(PIRP irp)
 
 NTSTATUS sqfw_events_wait(PIRP irp)
 {
-    PIO_STACK_LOCATION sp = IoGetCurrentIrpStackLocation(irp);
-    if (sp->Parameters.DeviceIoControl.OutputBufferLength < sizeof(sqfw_event))
-        return STATUS_BUFFER_TOO_SMALL;
+    /* the dispatcher's table has checked there is room for one event */
     ULONG bytes = fill(irp);
     if (bytes) {
         irp->IoStatus.Information = bytes;

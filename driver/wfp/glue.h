@@ -91,7 +91,7 @@ void sqfw_flow_ctx_release(sqfw_flow_ctx *ctx);
 
 /* events.c */
 void sqfw_events_init(void);
-NTSTATUS sqfw_events_wait(PIRP irp);
+NTSTATUS sqfw_events_wait(PIRP irp); /* the caller has checked the output holds one event */
 void sqfw_events_deliver(void);
 void sqfw_events_cancel_all(void);
 void sqfw_events_cancel_file(PFILE_OBJECT file);
