@@ -43,4 +43,29 @@ public sealed class SendRefusalTests : IDisposable
         Assert.Equal(0, sender.LastSeq);
         Assert.Equal(0, sender.Stats.Accepted);
     }
+
+    [Fact]
+    public async Task With_the_deployment_down_send_and_wait_end_in_a_typed_unavailable_and_nothing_more_is_numbered()
+    {
+        var options = new SieveQSenderOptions
+        {
+            UnavailableAfter = TimeSpan.FromMilliseconds(500),
+            Protocol = new SieveQ.Core.Sender.SenderSqOptions { MaxOutstanding = 4 },
+        };
+        await using var sender = SieveQSender.Create(Deployment(), 1, Path.Combine(_dir, "state"), options);
+        for (var i = 0; i < 4; i++)
+        {
+            await sender.SendAsync(100, new byte[10]);
+        }
+        var started = DateTime.UtcNow;
+        var e = await Assert.ThrowsAsync<SieveQUnavailableException>(async () => await sender.SendAsync(100, new byte[10]));
+        Assert.True(DateTime.UtcNow - started < TimeSpan.FromSeconds(20));
+        Assert.Equal(4, e.Outstanding);
+        Assert.Equal(0, e.AcknowledgedUpTo);
+        Assert.Equal(4, sender.LastSeq);  // the fifth was not numbered
+        await Assert.ThrowsAsync<SieveQUnavailableException>(() => sender.WaitAcknowledgedAsync(4));
+        // A caller's own cancellation stays a cancellation.
+        using var cts = new CancellationTokenSource(TimeSpan.FromMilliseconds(50));
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => sender.WaitAcknowledgedAsync(4, cts.Token));
+    }
 }

@@ -141,27 +141,53 @@ public sealed class SieveQSender : IAsyncDisposable
         _admission?.Check(receiver, data.Length);
         ThrowIfFailed();
         var request = new SendRequest(receiver, data);
+        using var unavailable = CancellationTokenSource.CreateLinkedTokenSource(ct);
+        unavailable.CancelAfter(_options.UnavailableAfter);
         try
         {
-            await _sends.Writer.WriteAsync(request, ct).ConfigureAwait(false);
+            await _sends.Writer.WriteAsync(request, unavailable.Token).ConfigureAwait(false);
+            using (unavailable.Token.Register(static (r, token) => ((SendRequest)r!).Cancel(token), request))
+            {
+                return await request.Numbered.ConfigureAwait(false);
+            }
         }
         catch (ChannelClosedException)
         {
             ThrowIfFailed();
             throw new ObjectDisposedException(nameof(SieveQSender));
         }
-        if (!ct.CanBeCanceled)
+        catch (OperationCanceledException) when (!ct.IsCancellationRequested && unavailable.IsCancellationRequested)
         {
-            return await request.Numbered.ConfigureAwait(false);
-        }
-        using (ct.Register(static (r, token) => ((SendRequest)r!).Cancel(token), request))
-        {
-            return await request.Numbered.ConfigureAwait(false);
+            throw Unavailable();
         }
     }
 
+    private SieveQUnavailableException Unavailable() =>
+        new(Id, AcknowledgedUpTo, Volatile.Read(ref _outstanding), _options.UnavailableAfter);
+
     /// <summary>Completes when f+1 replica-SQs acknowledged <paramref name="seq"/> and everything before it.</summary>
-    public Task WaitAcknowledgedAsync(long seq, CancellationToken ct = default) => _acknowledged.WaitAsync(seq, ct);
+    /// <exception cref="SieveQUnavailableException">The acknowledged prefix did not move for <see cref="SieveQSenderOptions.UnavailableAfter"/>.</exception>
+    public async Task WaitAcknowledgedAsync(long seq, CancellationToken ct = default)
+    {
+        while (true)
+        {
+            var before = AcknowledgedUpTo;
+            using var unavailable = CancellationTokenSource.CreateLinkedTokenSource(ct);
+            unavailable.CancelAfter(_options.UnavailableAfter);
+            try
+            {
+                await _acknowledged.WaitAsync(seq, unavailable.Token).ConfigureAwait(false);
+                return;
+            }
+            catch (OperationCanceledException) when (!ct.IsCancellationRequested && unavailable.IsCancellationRequested)
+            {
+                if (AcknowledgedUpTo == before)
+                {
+                    throw Unavailable();
+                }
+            }
+        }
+    }
 
     private void OnAckResponseArrived(byte[] bytes) => _ackResponses.Writer.TryWrite(bytes);
 

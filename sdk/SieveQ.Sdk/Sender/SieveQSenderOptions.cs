@@ -40,11 +40,20 @@ public sealed record SieveQSenderOptions
     /// </summary>
     public int? InitialPreSq { get; init; }
 
+    /// <summary>
+    /// How long SendAsync waits for room in the outstanding window, and WaitAcknowledgedAsync for any progress of the
+    /// acknowledged prefix, before giving up with <see cref="SieveQUnavailableException"/> instead of waiting for ever
+    /// on a deployment that is gone. <see cref="Timeout.InfiniteTimeSpan"/> waits for ever. What was numbered is kept
+    /// and still retransmitted while the sender lives.
+    /// </summary>
+    public TimeSpan UnavailableAfter { get; init; } = TimeSpan.FromSeconds(30);
+
     internal void Validate()
     {
         ArgumentNullException.ThrowIfNull(Protocol);
         if (FlushAtStaged < 1 || FlushDelay < TimeSpan.Zero || MaxFlushDelay < FlushDelay || MaxFlushDelay > TimeSpan.FromSeconds(1) || ReconnectDelay <= TimeSpan.Zero || MaxReconnectDelay < ReconnectDelay
-            || LinkQueueCapacity < 1 || SendQueueCapacity < 1 || Protocol.MaxOutstanding < 1)
+            || LinkQueueCapacity < 1 || SendQueueCapacity < 1 || Protocol.MaxOutstanding < 1
+            || (UnavailableAfter <= TimeSpan.Zero && UnavailableAfter != Timeout.InfiniteTimeSpan))
         {
             throw new ArgumentException("sender options out of range");
         }
