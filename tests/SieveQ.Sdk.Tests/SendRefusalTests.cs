@@ -68,4 +68,28 @@ public sealed class SendRefusalTests : IDisposable
         using var cts = new CancellationTokenSource(TimeSpan.FromMilliseconds(50));
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => sender.WaitAcknowledgedAsync(4, cts.Token));
     }
+
+    [Fact]
+    public void A_party_with_keys_but_no_enrolment_is_refused_at_create_saying_so()
+    {
+        var ctx = Deployment();
+        // Keys made under the naming the key store uses, but the enrolment is left as it was.
+        var keyDir = ctx.Config.Resolve(ctx.Config.KeyDirectory);
+        foreach (var kind in new[] { "sign", "agree" })
+        {
+            File.Copy(Path.Combine(keyDir, $"sender-1-{kind}.pem"), Path.Combine(keyDir, $"sender-7-{kind}.pem"));
+        }
+        var e = Assert.Throws<DeploymentException>(() => SieveQSender.Create(ctx, 7, Path.Combine(_dir, "state7")));
+        Assert.Contains("sender 7 is not enrolled", e.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_signing_key_that_is_not_the_enrolled_one_is_refused_at_create()
+    {
+        var ctx = Deployment();
+        using var other = System.Security.Cryptography.ECDsa.Create(System.Security.Cryptography.ECCurve.NamedCurves.nistP256);
+        File.WriteAllText(Path.Combine(ctx.Config.Resolve(ctx.Config.KeyDirectory), "sender-1-sign.pem"), other.ExportPkcs8PrivateKeyPem());
+        var e = Assert.Throws<DeploymentException>(() => SieveQSender.Create(ctx, 1, Path.Combine(_dir, "state")));
+        Assert.Contains("not the one its enrolment pins", e.Message, StringComparison.Ordinal);
+    }
 }

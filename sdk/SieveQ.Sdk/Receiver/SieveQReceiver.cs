@@ -107,6 +107,7 @@ public sealed class SieveQReceiver : IAsyncDisposable
         try
         {
             var signing = keys.Signing ?? throw new DeploymentException($"receiver {receiverId} has no signing key");
+            Internal.EnrolmentCheck.Receiver(ctx, receiverId, signing);
             Directory.CreateDirectory(stateDir);
             // Two processes delivering for one receiver from one cursor file would each deliver everything.
             exclusive = new FileStream(Path.Combine(stateDir, $"receiver-{receiverId}.lock"), FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None);

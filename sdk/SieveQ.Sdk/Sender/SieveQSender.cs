@@ -84,6 +84,7 @@ public sealed class SieveQSender : IAsyncDisposable
         try
         {
             var signing = keys.Signing ?? throw new DeploymentException($"sender {senderId} has no signing key");
+            Internal.EnrolmentCheck.Sender(ctx, senderId, signing);
             Directory.CreateDirectory(stateDir);
             store = new FileSequenceStore(Path.Combine(stateDir, $"sender-{senderId}.seq"));
             var preSqs = ctx.Config.PreSqs.Select(p => p.Id).Order().ToArray();
