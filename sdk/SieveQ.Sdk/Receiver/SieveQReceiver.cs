@@ -69,7 +69,7 @@ public sealed class SieveQReceiver : IAsyncDisposable
         _cursors = cursors;
         _options = options;
         _owned = owned;
-        _log = log ?? NullLogger.Instance;
+        _log = log ?? Internal.DefaultLogging.For($"SieveQ.Sdk.Receiver.{receiverId}");
         _voter = new PostSqVoter(receiverId, f, ringForReplica, cursors, options.Protocol);
         _progress = new DeliveryProgress(_voter.CommittedCursors());
         _inputs = Channel.CreateBounded<ReceiverInput>(new BoundedChannelOptions(options.InputQueueCapacity) { SingleReader = true, FullMode = BoundedChannelFullMode.Wait });

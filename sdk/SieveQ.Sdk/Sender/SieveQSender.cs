@@ -60,7 +60,7 @@ public sealed class SieveQSender : IAsyncDisposable
         _sq = sq;
         _options = options;
         _owned = owned;
-        _log = log ?? NullLogger.Instance;
+        _log = log ?? Internal.DefaultLogging.For($"SieveQ.Sdk.Sender.{senderId}");
         _sends = Channel.CreateBounded<SendRequest>(new BoundedChannelOptions(options.SendQueueCapacity) { SingleReader = true, FullMode = BoundedChannelFullMode.Wait });
         _links = preSqUrls.ToDictionary(kv => kv.Key, kv => new PreSqLink(kv.Key, kv.Value, options, OnAckResponseArrived, _log));
         _assignedPreSq = sq.AssignedPreSq;
