@@ -73,6 +73,10 @@ section "installer (MSI built with wixl; tables, signature, install and uninstal
 timeout 1200 bash installer/msi/check.sh 2>&1 | tee "$results/msi.log" | tail -45
 tally msi "$results/msi.log" "${PIPESTATUS[0]}"
 
+section "sieveq as a .NET tool (dotnet pack, tool install from a local source, the installed command)"
+timeout 900 bash installer/tool/check.sh 2>&1 | tee "$results/tool.log"
+tally tool "$results/tool.log" "${PIPESTATUS[0]}"
+
 # Fresh simulation seeds: a start seed that changes every run (or SIEVEQ_SIM_FIRST_SEED), printed so that
 # any failure can be replayed, on top of the fixed seeds the test projects run.
 sim_first=${SIEVEQ_SIM_FIRST_SEED:-$(( (RANDOM << 30 | RANDOM << 15 | RANDOM) + 1000000 ))}
