@@ -226,6 +226,15 @@ static NTSTATUS ioctl_check(const sqfw_ioctl_entry *e, const sqfw_ioctl_req *rq)
     return STATUS_SUCCESS;
 }
 
+/* Every request this driver finishes at once ends the same way. */
+static NTSTATUS complete_irp(PIRP irp, NTSTATUS st, ULONG_PTR info)
+{
+    irp->IoStatus.Status = st;
+    irp->IoStatus.Information = info;
+    IoCompleteRequest(irp, IO_NO_INCREMENT);
+    return st;
+}
+
 static NTSTATUS NTAPI dispatch_ioctl(PDEVICE_OBJECT dev, PIRP irp)
 {
     (void)dev;
@@ -245,10 +254,7 @@ static NTSTATUS NTAPI dispatch_ioctl(PDEVICE_OBJECT dev, PIRP irp)
         if (st == STATUS_PENDING)
             return st; /* owned by the cancel-safe queue now */
     }
-    irp->IoStatus.Status = st;
-    irp->IoStatus.Information = rq.info;
-    IoCompleteRequest(irp, IO_NO_INCREMENT);
-    return st;
+    return complete_irp(irp, st, rq.info);
 }
 
 /* The last handle to a file object is going: its waiting event requests
@@ -257,10 +263,7 @@ static NTSTATUS NTAPI dispatch_cleanup(PDEVICE_OBJECT dev, PIRP irp)
 {
     (void)dev;
     sqfw_events_cancel_file(IoGetCurrentIrpStackLocation(irp)->FileObject);
-    irp->IoStatus.Status = STATUS_SUCCESS;
-    irp->IoStatus.Information = 0;
-    IoCompleteRequest(irp, IO_NO_INCREMENT);
-    return STATUS_SUCCESS;
+    return complete_irp(irp, STATUS_SUCCESS, 0);
 }
 
 /* The I/O manager already refuses a second open of an exclusive device; the
@@ -279,10 +282,7 @@ static NTSTATUS NTAPI dispatch_create(PDEVICE_OBJECT dev, PIRP irp)
         file->FsContext2 = SQFW_OWNER;
         st = STATUS_SUCCESS;
     }
-    irp->IoStatus.Status = st;
-    irp->IoStatus.Information = 0;
-    IoCompleteRequest(irp, IO_NO_INCREMENT);
-    return st;
+    return complete_irp(irp, st, 0);
 }
 
 static NTSTATUS NTAPI dispatch_close(PDEVICE_OBJECT dev, PIRP irp)
@@ -293,10 +293,7 @@ static NTSTATUS NTAPI dispatch_close(PDEVICE_OBJECT dev, PIRP irp)
         file->FsContext2 = NULL;
         InterlockedExchange(&g_sqfw.opened, 0);
     }
-    irp->IoStatus.Status = STATUS_SUCCESS;
-    irp->IoStatus.Information = 0;
-    IoCompleteRequest(irp, IO_NO_INCREMENT);
-    return STATUS_SUCCESS;
+    return complete_irp(irp, STATUS_SUCCESS, 0);
 }
 
 /* SYSTEM and Administrators only, as D:P(A;;FA;;;SY)(A;;FA;;;BA): the event

@@ -1,4 +1,4 @@
-using System.Buffers.Binary;
+using SieveQ.Bft.Codec;
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Protocol;
 
@@ -6,8 +6,8 @@ namespace SieveQ.Bft.Hosting.Replica;
 
 /// <summary>
 /// Runs the request check (<see cref="AuthenticatedRequestVerifier"/>: the client's proof, then the application's
-/// check) on the receiving link's thread and remembers verdicts by the hash of the whole request, proof
-/// included, so a request seen first from its client is not checked again when it comes back inside a PROPOSE,
+/// check) on the receiving link's thread and remembers verdicts by the hash of the request's signing bytes
+/// (client, number, payload hash) and its proof, so the payload is hashed once, and so a request seen first from its client is not checked again when it comes back inside a PROPOSE,
 /// FORWARD, STOP or SYNC. The cache is two generations of bounded size (old one dropped whole).
 /// </summary>
 public sealed class RequestVerification(AuthenticatedRequestVerifier verifier, int generationSize = 65_536)
@@ -38,7 +38,8 @@ public sealed class RequestVerification(AuthenticatedRequestVerifier verifier, i
 
     public bool Verify(ClientRequest request)
     {
-        var key = KeyOf(request);
+        var signing = SigningBytes.ForRequest(request.From, request.Sequence, request.Payload);
+        var key = KeyOf(signing, request.Proof);
         lock (_lock)
         {
             if (_current.TryGetValue(key, out var v) || _previous.TryGetValue(key, out v))
@@ -46,7 +47,7 @@ public sealed class RequestVerification(AuthenticatedRequestVerifier verifier, i
                 return v == RequestVerdict.Valid;
             }
         }
-        var verdict = verifier.Check(request);
+        var verdict = verifier.Check(request, signing);
         if (verdict == RequestVerdict.BadProof)
         {
             Interlocked.Increment(ref _badProofs);
@@ -67,16 +68,11 @@ public sealed class RequestVerification(AuthenticatedRequestVerifier verifier, i
         return verdict == RequestVerdict.Valid;
     }
 
-    private static Digest KeyOf(ClientRequest r)
+    private static Digest KeyOf(ReadOnlySpan<byte> signingBytes, ReadOnlySpan<byte> proof)
     {
         using var h = System.Security.Cryptography.IncrementalHash.CreateHash(System.Security.Cryptography.HashAlgorithmName.SHA256);
-        Span<byte> head = stackalloc byte[16];
-        BinaryPrimitives.WriteInt32LittleEndian(head, r.From);
-        BinaryPrimitives.WriteInt64LittleEndian(head[4..], r.Sequence);
-        BinaryPrimitives.WriteInt32LittleEndian(head[12..], r.Payload.Length);
-        h.AppendData(head);
-        h.AppendData(r.Payload);
-        h.AppendData(r.Proof);
+        h.AppendData(signingBytes);
+        h.AppendData(proof);
         Span<byte> d = stackalloc byte[Digest.Size];
         h.GetHashAndReset(d);
         return new Digest(d);

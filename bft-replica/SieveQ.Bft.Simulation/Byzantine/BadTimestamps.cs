@@ -10,7 +10,7 @@ namespace SieveQ.Bft.Simulation.Byzantine;
 internal sealed class BadTimestamps(ByzantineContext ctx) : ByzantineBehaviour(ctx)
 {
     private readonly SubstitutionMap _subs = new(ctx);
-    private readonly Dictionary<(int Regency, long Cid), Batch?> _chosen = [];
+    private readonly ProposalChoices _choices = new();
 
     public override void OnOutput(Outgoing o, List<Outgoing> sink)
     {
@@ -34,21 +34,13 @@ internal sealed class BadTimestamps(ByzantineContext ctx) : ByzantineBehaviour(c
         sink.Add(o);
     }
 
-    private Batch? Choose(Propose p)
+    private Batch? Choose(Propose p) => _choices.For(p, BadOrHonest);
+
+    private Batch? BadOrHonest(Propose p)
     {
-        var key = (p.Regency, p.ConsensusId);
-        if (_chosen.TryGetValue(key, out var b))
-        {
-            return b;
-        }
-        if (_chosen.Count > 64)
-        {
-            _chosen.Clear();
-        }
         var skew = Ctx.Config.TimestampSkewMs;
         var ts = p.Value.Timestamp;
-        string mode;
-        (mode, b) = Ctx.Rng.Next(5) switch
+        var (mode, b) = Ctx.Rng.Next(5) switch
         {
             0 => ("honest", null),
             1 => ("far-future", new Batch(ts + Ctx.Rng.Range(skew * 2, skew * 50), p.Value.Requests)),
@@ -57,7 +49,6 @@ internal sealed class BadTimestamps(ByzantineContext ctx) : ByzantineBehaviour(c
             _ => ("just-beyond-skew", new Batch(ts + skew + Ctx.Rng.Range(60, 120), p.Value.Requests)),
         };
         Ctx.Count($"bad-timestamp.{mode}");
-        _chosen[key] = b;
         return b;
     }
 }

@@ -10,7 +10,7 @@ namespace SieveQ.Bft.Simulation.Byzantine;
 internal sealed class Replayer(ByzantineContext ctx) : ByzantineBehaviour(ctx)
 {
     private readonly SubstitutionMap _subs = new(ctx);
-    private readonly Dictionary<(int Regency, long Cid), Batch?> _padded = [];
+    private readonly ProposalChoices _choices = new();
 
     public override void OnOutput(Outgoing o, List<Outgoing> sink)
     {
@@ -77,18 +77,11 @@ internal sealed class Replayer(ByzantineContext ctx) : ByzantineBehaviour(ctx)
         return picked;
     }
 
-    private Batch? Pad(Propose p)
+    private Batch? Pad(Propose p) => _choices.For(p, PaddedOrNone);
+
+    private Batch? PaddedOrNone(Propose p)
     {
-        var key = (p.Regency, p.ConsensusId);
-        if (_padded.TryGetValue(key, out var b))
-        {
-            return b;
-        }
-        if (_padded.Count > 64)
-        {
-            _padded.Clear();
-        }
-        b = null;
+        Batch? b = null;
         if (Ctx.Rng.Chance(0.5))
         {
             var extra = OldRequests(3).Where(r => !p.Value.Requests.Any(x => x.Id == r.Id)).ToList();
@@ -98,7 +91,6 @@ internal sealed class Replayer(ByzantineContext ctx) : ByzantineBehaviour(ctx)
                 Ctx.Count("replay.proposal-padded");
             }
         }
-        _padded[key] = b;
         return b;
     }
 }

@@ -14,7 +14,7 @@ namespace SieveQ.Bft.Simulation.Byzantine;
 internal sealed class RequestForger(ByzantineContext ctx) : ByzantineBehaviour(ctx)
 {
     private readonly SubstitutionMap _subs = new(ctx);
-    private readonly Dictionary<(int Regency, long Cid), Batch?> _altered = [];
+    private readonly ProposalChoices _choices = new();
     private readonly int _withheld = ctx.Assignment.CensoredClient;
 
     public override void OnOutput(Outgoing o, List<Outgoing> sink)
@@ -57,19 +57,12 @@ internal sealed class RequestForger(ByzantineContext ctx) : ByzantineBehaviour(c
     }
 
     /// <summary>One altered batch per instance, sent alike to every replica (a lie told to all, not equivocation).</summary>
-    private Batch? Alter(Propose p)
+    private Batch? Alter(Propose p) => _choices.For(p, AlteredOrNone);
+
+    private Batch? AlteredOrNone(Propose p)
     {
-        var key = (p.Regency, p.ConsensusId);
-        if (_altered.TryGetValue(key, out var b))
-        {
-            return b;
-        }
-        if (_altered.Count > 64)
-        {
-            _altered.Clear();
-        }
         var requests = p.Value.Requests;
-        b = Ctx.Rng.Next(4) switch
+        return Ctx.Rng.Next(4) switch
         {
             0 when Forgeries(2) is { Count: > 0 } forged => Count("forge-request.propose", new Batch(p.Value.Timestamp, [.. requests, .. forged])),
             1 when requests.Count >= 2 => Count("forge-request.reorder", new Batch(p.Value.Timestamp, requests.Reverse().ToArray())),
@@ -77,8 +70,6 @@ internal sealed class RequestForger(ByzantineContext ctx) : ByzantineBehaviour(c
                 Count("forge-request.withhold", new Batch(p.Value.Timestamp, requests.Where(r => r.From != _withheld).ToArray())),
             _ => null,
         };
-        _altered[key] = b;
-        return b;
     }
 
     private Batch Count(string action, Batch b)

@@ -31,8 +31,14 @@ public sealed class AuthenticatedRequestVerifier(IClientProofVerifier proofs, in
     public RequestVerdict Check(ClientRequest request)
     {
         ArgumentNullException.ThrowIfNull(request);
-        if (request.From < replicaCount || request.Proof.Length == 0
-            || !proofs.Verify(request.From, SigningBytes.ForRequest(request.From, request.Sequence, request.Payload), request.Proof))
+        return Check(request, SigningBytes.ForRequest(request.From, request.Sequence, request.Payload));
+    }
+
+    /// <param name="signingBytes"><see cref="SigningBytes.ForRequest"/> of the request, when the caller has them already.</param>
+    public RequestVerdict Check(ClientRequest request, ReadOnlySpan<byte> signingBytes)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        if (request.From < replicaCount || request.Proof.Length == 0 || !proofs.Verify(request.From, signingBytes, request.Proof))
         {
             return RequestVerdict.BadProof;
         }
