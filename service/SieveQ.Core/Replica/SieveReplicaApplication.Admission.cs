@@ -75,14 +75,12 @@ public sealed partial class SieveReplicaApplication
         {
             // Back-pressure: not taken (the sender retransmits it later), and the sender's grant shrinks.
             s.Grant.Throttle();
-            Drop(SieveStage.ReplicaAdmission, DropReason.ReceiverQueueFull, ref t);
-            t.RefusedUntaken(m.Sender, m.Seq);
+            RefuseUntaken(DropReason.ReceiverQueueFull, m, ref t);
             return;
         }
         if (!s.Grant.TryTake(_now))
         {
-            Drop(SieveStage.ReplicaAdmission, DropReason.GrantExceeded, ref t);
-            t.RefusedUntaken(m.Sender, m.Seq);
+            RefuseUntaken(DropReason.GrantExceeded, m, ref t);
             SuspectSender(m.Sender, _options.GrantOverrunWeight);
             return;
         }
@@ -103,8 +101,7 @@ public sealed partial class SieveReplicaApplication
                 t.Held++;
                 return;
             }
-            Drop(SieveStage.ReplicaAdmission, DropReason.OutOfOrder, ref t);
-            t.RefusedUntaken(m.Sender, m.Seq);
+            RefuseUntaken(DropReason.OutOfOrder, m, ref t);
             return;
         }
         if (Take(s, m.Sender, m.Seq, m.Receiver, m.Data.ToArray(), prescan))
@@ -218,6 +215,13 @@ public sealed partial class SieveReplicaApplication
     {
         Unreserve(h);
         Take(s, h.Sender, h.Seq, h.Receiver, h.Data, h.Prescan);
+    }
+
+    /// <summary>Refused without being taken: counted, and named in the agreed result so the pre-SQ lets its retransmission through.</summary>
+    private void RefuseUntaken(DropReason reason, SenderMessage m, ref Tally t)
+    {
+        Drop(SieveStage.ReplicaAdmission, reason, ref t);
+        t.RefusedUntaken(m.Sender, m.Seq);
     }
 
     /// <summary>A held message leaves the buffer: the room it reserved in its receiver's queue is given back.</summary>
