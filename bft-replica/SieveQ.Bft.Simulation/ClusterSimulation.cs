@@ -24,7 +24,7 @@ internal sealed class ClusterSimulation
 
     private readonly EventQueue _queue = new();
     private readonly SimNetwork _network;
-    private readonly ReplicaHost[] _replicas;
+    private readonly SimulatedReplicaHost[] _replicas;
     private readonly ClientNode[] _clients;
     private readonly SimulatedSignatures _signatures;
     private readonly TextWriter? _log;
@@ -47,7 +47,7 @@ internal sealed class ClusterSimulation
         ClientKeys = new SimulatedClientKeys(Enumerable.Range(0, Plan.Clients).Select(Plan.ClientId), keyRng);
         RequestVerifier = new AuthenticatedRequestVerifier(checkRequestProofs ? ClientKeys : AnyProof.Instance, replicas, AcceptAllRequestVerifier.Instance);
         Checker = new InvariantChecker(Plan.Config, Enumerable.Range(0, replicas).Select(r => !Plan.IsByzantine(r)).ToArray(), () => Now, Plan.ClockOffsets.Max());
-        _replicas = new ReplicaHost[replicas];
+        _replicas = new SimulatedReplicaHost[replicas];
         for (var r = 0; r < replicas; r++)
         {
             ByzantineNode? byz = null;
@@ -58,7 +58,7 @@ internal sealed class ClusterSimulation
                     () => _replicas[id].Core, () => _replicas[id].LocalNow, () => Now);
                 byz = new ByzantineNode(ctx);
             }
-            _replicas[r] = new ReplicaHost(this, r, _signatures.Signer(r), byz);
+            _replicas[r] = new SimulatedReplicaHost(this, r, _signatures.Signer(r), byz);
         }
         _clients = Enumerable.Range(0, Plan.Clients).Select(i => new ClientNode(this, i, Plan.RequestsPerClient[i])).ToArray();
     }
@@ -73,7 +73,7 @@ internal sealed class ClusterSimulation
     public IProofVerifier ProofVerifier => _signatures;
     public long Now { get; private set; }
     public long Steps { get; private set; }
-    public IReadOnlyList<ReplicaHost> Replicas => _replicas;
+    public IReadOnlyList<SimulatedReplicaHost> Replicas => _replicas;
     public IReadOnlyList<ClientNode> Clients => _clients;
     public string? LivenessFailure { get; private set; }
 

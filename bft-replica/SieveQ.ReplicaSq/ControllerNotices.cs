@@ -1,5 +1,5 @@
 using Microsoft.Extensions.Logging;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Replica;
 
 namespace SieveQ.ReplicaSq;
 

@@ -1,8 +1,8 @@
 using System.Threading.Channels;
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Protocol;
-using SieveQ.Core.Diagnostics;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Diagnostics;
+using SieveQ.Sieve.Replica;
 
 namespace SieveQ.ReplicaSq;
 

@@ -1,4 +1,4 @@
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Replica;
 
 namespace SieveQ.ReplicaSq;
 

@@ -1,6 +1,6 @@
 using Microsoft.Extensions.Logging;
-using SieveQ.Core.Diagnostics;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Diagnostics;
+using SieveQ.Sieve.Replica;
 
 namespace SieveQ.ReplicaSq;
 
@@ -13,12 +13,12 @@ internal sealed partial class OutboxPump
 {
     private readonly GuardedSieveApplication _app;
     private readonly ReceiverStreams _receivers;
-    private readonly AckResponseRelay _acks;
+    private readonly PreSqAckResponseQueues _acks;
     private readonly ControllerNotices _notices;
     private readonly TimeSpan _tick;
     private readonly ILogger _log;
 
-    public OutboxPump(GuardedSieveApplication app, ReceiverStreams receivers, AckResponseRelay acks, ControllerNotices notices, TimeSpan tick, ILogger log)
+    public OutboxPump(GuardedSieveApplication app, ReceiverStreams receivers, PreSqAckResponseQueues acks, ControllerNotices notices, TimeSpan tick, ILogger log)
     {
         _app = app;
         _receivers = receivers;

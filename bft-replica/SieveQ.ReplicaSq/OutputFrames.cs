@@ -1,5 +1,5 @@
-using SieveQ.Core.Keys;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Keys;
+using SieveQ.Sieve.Replica;
 
 namespace SieveQ.ReplicaSq;
 

@@ -1,7 +1,7 @@
 using SieveQ.Transport;
 using Microsoft.Extensions.Logging;
-using SieveQ.Core.Keys;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Keys;
+using SieveQ.Sieve.Replica;
 
 namespace SieveQ.ReplicaSq;
 

@@ -1,8 +1,8 @@
 using Google.Protobuf;
 using Microsoft.AspNetCore.Routing;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Keys;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Keys;
+using SieveQ.Sieve.Replica;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;
 using SieveQ.Transport;
@@ -18,14 +18,14 @@ internal sealed class ReplicaSqEndpoints
     private readonly GuardedSieveApplication _app;
     private readonly SubscriptionCheck _check;
     private readonly ReceiverStreams _receivers;
-    private readonly AckResponseRelay _acks;
+    private readonly PreSqAckResponseQueues _acks;
     private readonly Func<int, MacKeyRing?> _ringForReceiver;
     private readonly ReplicaSqMetrics _metrics;
     private readonly ReplicaSqHostOptions _options;
     private readonly Func<HealthReply> _health;
     private readonly CancellationToken _shutdown;
 
-    public ReplicaSqEndpoints(int replica, GuardedSieveApplication app, SubscriptionCheck check, ReceiverStreams receivers, AckResponseRelay acks,
+    public ReplicaSqEndpoints(int replica, GuardedSieveApplication app, SubscriptionCheck check, ReceiverStreams receivers, PreSqAckResponseQueues acks,
         Func<int, MacKeyRing?> ringForReceiver, ReplicaSqMetrics metrics, ReplicaSqHostOptions options, Func<HealthReply> health, CancellationToken shutdown)
     {
         _replica = replica;

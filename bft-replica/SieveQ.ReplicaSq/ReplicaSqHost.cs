@@ -7,8 +7,8 @@ using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Bft.Hosting.Config;
 using SieveQ.Bft.Hosting.Crypto;
 using SieveQ.Bft.Hosting.Replica;
-using SieveQ.Core.Keys;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Keys;
+using SieveQ.Sieve.Replica;
 using SieveQ.Deployment;
 using SieveQ.Protocol.V1;
 using SieveQ.Transport.Hardening;
@@ -23,7 +23,7 @@ namespace SieveQ.ReplicaSq;
 ///                                                      │ bounded channel (drops counted, never blocks)
 ///                                                      ▼
 ///                                     OutboxPump ─┬─► ReceiverStreams ─► Subscribe streams (post-SQs)
-///                                                 ├─► AckResponseRelay ─► AckResponses streams (pre-SQs)
+///                                                 ├─► PreSqAckResponseQueues ─► AckResponses streams (pre-SQs)
 ///                                                 └─► ControllerNotices (log, counters)
 ///  FetchBodies, re-sends, Health ─► GuardedSieveApplication.Read (same lock)
 /// </code>
@@ -43,7 +43,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
     private readonly PublicKeyDirectory _enrolled;
     private readonly ReplicaHost _ordering;
     private readonly ReceiverStreams _receivers;
-    private readonly AckResponseRelay _acks;
+    private readonly PreSqAckResponseQueues _acks;
     private readonly OutboxPump _pump;
     private readonly ReplicaSqHostOptions _options;
     private readonly WebApplication _web;
@@ -81,7 +81,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         var preSqIds = deployment.Config.PreSqs.Select(p => p.Id).ToHashSet();
         var frames = new OutputFrames(id, _n, options.MaxFrameBodyBytes, bodies);
         _receivers = new ReceiverStreams(Application, frames, RingForReceiver, options, Metrics, logs.CreateLogger($"replica-sq-{id}.receivers"));
-        _acks = new AckResponseRelay(id, preSqIds, options.AckResponseQueue, RingForSender, Metrics);
+        _acks = new PreSqAckResponseQueues(id, preSqIds, options.AckResponseQueue, RingForSender, Metrics);
         _pump = new OutboxPump(Application, _receivers, _acks, new ControllerNotices(id, Metrics, logs.CreateLogger($"replica-sq-{id}.controller")),
             options.RetransmitTick, logs.CreateLogger($"replica-sq-{id}.pump"));
         Metrics.ObserveLive(() => _receivers.LiveCount, () => _acks.LiveCount);

@@ -1,5 +1,5 @@
 using System.Diagnostics.Metrics;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Replica;
 
 namespace SieveQ.ReplicaSq;
 
@@ -25,7 +25,7 @@ public enum OutputDropReason
 /// <summary>
 /// The replica-SQ's figures as plain counters (read by Health and tests), published on the
 /// "SieveQ.ReplicaSq" meter as observable instruments over the same values, so nothing is counted twice.
-/// The sieve's drops by stage and reason are on the "SieveQ.Core" meter already.
+/// The sieve's drops by stage and reason are on the "SieveQ.Sieve" meter already.
 /// </summary>
 public sealed class ReplicaSqMetrics : IDisposable
 {

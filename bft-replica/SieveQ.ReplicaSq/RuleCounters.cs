@@ -6,7 +6,7 @@ namespace SieveQ.ReplicaSq;
 /// <summary>
 /// The rules' part of the health reply: the running and kept versions and the last applied command
 /// nonce (what `sieveq rules push` and `rollback` build their commands against), command outcomes, and
-/// denials by deciding rule (bounded by <see cref="Core.Filtering.RuleDenialCounters.MaxRules"/>).
+/// denials by deciding rule (bounded by <see cref="Sieve.Filtering.RuleDenialCounters.MaxRules"/>).
 /// </summary>
 internal static class RuleCounters
 {

@@ -1,7 +1,7 @@
 using System.Security.Cryptography;
 using SieveQ.Bft.Hosting.Crypto;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Keys;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Keys;
 using SieveQ.Transport;
 
 namespace SieveQ.ReplicaSq;

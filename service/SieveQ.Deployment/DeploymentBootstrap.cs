@@ -1,6 +1,6 @@
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Hosting.Config;
-using SieveQ.Core.Keys;
+using SieveQ.Sieve.Keys;
 
 namespace SieveQ.Deployment;
 
@@ -17,7 +17,7 @@ public sealed record LocalDeploymentSpec
     public int MaxBytes { get; init; } = 64 * 1024;
     public ReplicaConfig? Protocol { get; init; }
     /// <summary>The replica-SQs' sieve tunables (budgets, windows); null for the defaults.</summary>
-    public SieveQ.Core.Replica.ReplicaSieveOptions? Sieve { get; init; }
+    public SieveQ.Sieve.Replica.ReplicaSieveOptions? Sieve { get; init; }
     /// <summary>An initial rule set (JSON): the replicas then run signed rule sets instead of fixed routes.</summary>
     public byte[]? RuleSet { get; init; }
     /// <summary>The administrator's private key (PEM) to sign <see cref="RuleSet"/> with; null: a new one in keys/administrator.pem.</summary>

@@ -1,4 +1,4 @@
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Replica;
 
 namespace SieveQ.Deployment;
 
@@ -114,7 +114,7 @@ public sealed record DeploymentConfig
         {
             throw new DeploymentException("agent names must be unique");
         }
-        if (Routes.Any(r => r.MaxBytes is < 0 or > Core.Envelope.EnvelopeLimits.MaxDataBytes))
+        if (Routes.Any(r => r.MaxBytes is < 0 or > SieveQ.Sieve.Envelope.EnvelopeLimits.MaxDataBytes))
         {
             throw new DeploymentException("route size limit out of range");
         }

@@ -1,5 +1,5 @@
 using SieveQ.Bft.Hosting.Config;
-using SieveQ.Core.Keys;
+using SieveQ.Sieve.Keys;
 
 namespace SieveQ.Deployment;
 

@@ -1,6 +1,6 @@
 using System.Security.Cryptography;
-using SieveQ.Core.Keys;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Keys;
+using SieveQ.Sieve.Replica;
 using SieveQ.Rules;
 using SieveQ.Rules.Activation;
 using SieveQ.Rules.Signing;

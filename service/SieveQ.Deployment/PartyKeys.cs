@@ -1,6 +1,6 @@
 using System.Collections.Concurrent;
 using System.Security.Cryptography;
-using SieveQ.Core.Keys;
+using SieveQ.Sieve.Keys;
 
 namespace SieveQ.Deployment;
 

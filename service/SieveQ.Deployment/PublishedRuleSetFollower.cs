@@ -2,7 +2,7 @@ using System.Diagnostics.Metrics;
 using System.Security.Cryptography;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
-using SieveQ.Core.Envelope;
+using SieveQ.Sieve.Envelope;
 using SieveQ.Rules;
 using SieveQ.Rules.Signing;
 

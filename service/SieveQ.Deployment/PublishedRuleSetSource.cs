@@ -1,4 +1,4 @@
-using SieveQ.Core.Envelope;
+using SieveQ.Sieve.Envelope;
 using SieveQ.Rules.Signing;
 
 namespace SieveQ.Deployment;

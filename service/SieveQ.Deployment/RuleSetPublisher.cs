@@ -1,6 +1,6 @@
 using System.Security.Cryptography;
 using Google.Protobuf;
-using SieveQ.Core.Envelope;
+using SieveQ.Sieve.Envelope;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;
 using SieveQ.Rules;

@@ -1,5 +1,5 @@
 using SieveQ.Bft.Hosting.Client;
-using SieveQ.Core.Envelope;
+using SieveQ.Sieve.Envelope;
 
 namespace SieveQ.PreSq;
 

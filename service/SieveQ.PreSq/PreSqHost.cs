@@ -7,10 +7,10 @@ using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Bft.Hosting.Client;
 using SieveQ.Bft.Hosting.Config;
 using SieveQ.Bft.Hosting.Crypto;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Filtering;
-using SieveQ.Core.Keys;
-using SieveQ.Core.PreSq;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Filtering;
+using SieveQ.Sieve.Keys;
+using SieveQ.Sieve.PreSq;
 using SieveQ.Deployment;
 using SieveQ.Protocol.V1;
 using SieveQ.Transport.Hardening;
@@ -24,7 +24,7 @@ namespace SieveQ.PreSq;
 ///  Exchange streams ─┐                                            ┌─► BftClient ─► replicas (ordering)
 ///  Acknowledge ──────┼─► bounded queue ─► SieveLoop: filter ─ batcher ─► OrderingForwarder (bounded in flight)
 ///                    │                      (sheds when full)
-///  sender streams ◄──┴── SenderStreams ◄── AckResponseRelay ◄── replicas' AckResponses
+///  sender streams ◄──┴── SenderStreams ◄── AckResponseSubscriber ◄── replicas' AckResponses
 /// </code>
 /// </summary>
 public sealed class PreSqHost : IAsyncDisposable
@@ -40,7 +40,7 @@ public sealed class PreSqHost : IAsyncDisposable
     private readonly SieveLoop _loop;
     private readonly OrderingForwarder _forwarder;
     private readonly SenderStreams _streams;
-    private readonly AckResponseRelay _relay;
+    private readonly AckResponseSubscriber _relay;
     private readonly RuleSetCommandRelay _ruleSetCommands;
     private readonly WebApplication _web;
     private readonly CancellationTokenSource _shutdown = new();
@@ -48,7 +48,7 @@ public sealed class PreSqHost : IAsyncDisposable
     private bool _serving;
 
     private PreSqHost(int id, int f, Uri address, PartyKeys keys, IdentityKey identity, PublicKeyDirectory enrolled, PreSqFilter filter,
-        SieveLoop loop, OrderingForwarder forwarder, SenderStreams streams, AckResponseRelay relay, PreSqMetrics metrics,
+        SieveLoop loop, OrderingForwarder forwarder, SenderStreams streams, AckResponseSubscriber relay, PreSqMetrics metrics,
         SourceConnectionLimiter limiter, PrefaceDeadline preface, WebApplicationBuilder web, PreSqHostOptions options, byte[]? administratorSpki)
     {
         Id = id;
@@ -141,7 +141,7 @@ public sealed class PreSqHost : IAsyncDisposable
                 metrics.UntakenSkipped();
             }
         };
-        var relay = new AckResponseRelay(id, deployment.Config.Replicas, identity, streams, metrics, options.RelayBackoffMin, options.RelayBackoffMax,
+        var relay = new AckResponseSubscriber(id, deployment.Config.Replicas, identity, streams, metrics, options.RelayBackoffMin, options.RelayBackoffMax,
             logs.CreateLogger($"pre-sq-{id}.relay"));
         var limiter = new SourceConnectionLimiter(options.MaxConnectionsPerSource);
         var preface = new PrefaceDeadline(options.RequestHeadersTimeout);

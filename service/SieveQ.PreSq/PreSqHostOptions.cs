@@ -1,5 +1,5 @@
-using SieveQ.Core.Envelope;
-using SieveQ.Core.PreSq;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.PreSq;
 
 namespace SieveQ.PreSq;
 

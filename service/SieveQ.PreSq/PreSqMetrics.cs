@@ -1,12 +1,12 @@
 using System.Diagnostics.Metrics;
-using SieveQ.Core.Envelope;
+using SieveQ.Sieve.Envelope;
 
 namespace SieveQ.PreSq;
 
 /// <summary>
 /// The pre-SQ's own figures, kept as plain counters (read by Health and tests) and published on the
 /// "SieveQ.PreSq" meter as observable instruments over the same values, so nothing is counted twice.
-/// The filter's drops by stage and reason are on the "SieveQ.Core" meter already.
+/// The filter's drops by stage and reason are on the "SieveQ.Sieve" meter already.
 /// </summary>
 public sealed class PreSqMetrics : IDisposable
 {
@@ -113,7 +113,7 @@ public sealed class PreSqMetrics : IDisposable
     internal void ReceiverAckBadSignature() => Interlocked.Increment(ref _receiverAcksBadSignature);
     internal void ReceiverAckMalformed() => Interlocked.Increment(ref _receiverAcksMalformed);
     internal void ReceiverAckShed() => Interlocked.Increment(ref _receiverAcksShed);
-    internal void AckResponseRelayed() => Interlocked.Increment(ref _ackResponsesRelayed);
+    internal void AckResponseSubscribered() => Interlocked.Increment(ref _ackResponsesRelayed);
     internal void AckResponseQueueFull() => Interlocked.Increment(ref _ackResponsesQueueFull);
     internal void AckResponseUnbound() => Interlocked.Increment(ref _ackResponsesUnbound);
     internal void AckResponseMalformed() => Interlocked.Increment(ref _ackResponsesMalformed);

@@ -72,7 +72,7 @@ internal sealed class SenderStreams
         }
         if (stream.TryEnqueue(new PreSqEvent { AckResponse = ackResponse }))
         {
-            _metrics.AckResponseRelayed();
+            _metrics.AckResponseSubscribered();
         }
         else
         {

@@ -1,8 +1,8 @@
 using System.Buffers.Binary;
 using System.Threading.Channels;
-using SieveQ.Core.Diagnostics;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.PreSq;
+using SieveQ.Sieve.Diagnostics;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.PreSq;
 using SieveQ.Transport;
 
 namespace SieveQ.PreSq;

@@ -1,5 +1,5 @@
-using SieveQ.Core.Filtering;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Filtering;
+using SieveQ.Sieve.Replica;
 using SieveQ.Rules.Document;
 using SieveQ.Rules.Evaluation;
 using SieveQ.Rules.Matching;

@@ -1,4 +1,4 @@
-using SieveQ.Core.Filtering;
+using SieveQ.Sieve.Filtering;
 using SieveQ.Rules.Document;
 using SieveQ.Rules.Evaluation;
 using SieveQ.Rules.Formats;

@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using System.Text;
 using SieveQ.Cli.Bench;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Replica;
 using SieveQ.Rules;
 using SieveQ.Rules.Evaluation;
 

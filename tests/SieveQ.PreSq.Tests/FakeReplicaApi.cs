@@ -6,7 +6,7 @@ using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Logging;
 using SieveQ.Bft.Hosting.Crypto;
-using SieveQ.Core.Envelope;
+using SieveQ.Sieve.Envelope;
 using SieveQ.Deployment;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;

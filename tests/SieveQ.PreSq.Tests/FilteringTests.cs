@@ -1,5 +1,5 @@
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Filtering;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Filtering;
 
 namespace SieveQ.PreSq.Tests;
 

@@ -1,5 +1,5 @@
 using System.Text.Json.Nodes;
-using SieveQ.Core.Envelope;
+using SieveQ.Sieve.Envelope;
 using SieveQ.Deployment;
 
 namespace SieveQ.PreSq.Tests;

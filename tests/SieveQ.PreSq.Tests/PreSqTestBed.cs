@@ -1,6 +1,6 @@
 using System.Text.Json;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.PreSq;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.PreSq;
 
 namespace SieveQ.PreSq.Tests;
 

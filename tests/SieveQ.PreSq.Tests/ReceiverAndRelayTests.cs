@@ -1,7 +1,7 @@
 using System.Security.Cryptography;
 using Google.Protobuf;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Keys;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Keys;
 using SieveQ.Deployment;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;

@@ -1,6 +1,6 @@
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Protocol;
-using SieveQ.Core.Envelope;
+using SieveQ.Sieve.Envelope;
 
 namespace SieveQ.PreSq.Tests;
 

@@ -1,5 +1,5 @@
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Keys;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Keys;
 using SieveQ.Deployment;
 
 namespace SieveQ.PreSq.Tests;

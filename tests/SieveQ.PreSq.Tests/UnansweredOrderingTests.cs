@@ -1,7 +1,7 @@
 using SieveQ.Bft.Hosting.Client;
 using SieveQ.Bft.Hosting.Config;
 using SieveQ.Bft.Hosting.Crypto;
-using SieveQ.Core.Envelope;
+using SieveQ.Sieve.Envelope;
 
 namespace SieveQ.PreSq.Tests;
 

@@ -27,7 +27,7 @@ public sealed class OrderingStallHealthTests : IAsyncLifetime
         await _cluster.Hosts[3].DisposeAsync();
         using var cts = new CancellationTokenSource();
         var pending = _cluster.Ordering.SubmitAsync(
-            SieveQ.Core.Envelope.OrderingRequestCodec.Encode(_cluster.PreSq, [_cluster.Message(1, _cluster.NextSeq(1), [4])]), cts.Token);
+            SieveQ.Sieve.Envelope.OrderingRequestCodec.Encode(_cluster.PreSq, [_cluster.Message(1, _cluster.NextSeq(1), [4])]), cts.Token);
 
         await ReplicaSqCluster.EventuallyAsync(
             () => _cluster.Hosts[0].Health() is { Healthy: false } h && h.Detail.Contains("not ordering", StringComparison.Ordinal),

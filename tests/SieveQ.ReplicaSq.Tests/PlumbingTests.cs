@@ -2,9 +2,9 @@ using System.Security.Cryptography;
 using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Protocol;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Keys;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Keys;
+using SieveQ.Sieve.Replica;
 
 namespace SieveQ.ReplicaSq.Tests;
 

@@ -2,10 +2,10 @@ using System.Security.Cryptography;
 using System.Threading.Channels;
 using Google.Protobuf;
 using SieveQ.Bft.Hosting.Config;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Keys;
-using SieveQ.Core.Receiver;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Keys;
+using SieveQ.Sieve.Receiver;
+using SieveQ.Sieve.Replica;
 using SieveQ.Deployment;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;
@@ -121,7 +121,7 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
     public async Task A_message_of_the_largest_data_is_ordered_and_judged_and_the_sieve_goes_on()
     {
         const int sender = 3;
-        var data = RandomNumberGenerator.GetBytes(SieveQ.Core.Envelope.EnvelopeLimits.MaxDataBytes);
+        var data = RandomNumberGenerator.GetBytes(SieveQ.Sieve.Envelope.EnvelopeLimits.MaxDataBytes);
         var result = await _c.SubmitAsync(_c.Message(sender, _c.NextSeq(sender), data));
         Assert.Equal(new ExecuteResult(0, 0, 1), result);
         Assert.Equal(new ExecuteResult(1, 0, 0), await _c.SubmitAsync(_c.Message(sender, _c.NextSeq(sender), [1, 2, 3])));

@@ -2,7 +2,7 @@ using System.Collections.Concurrent;
 using SieveQ.Bft.Hosting.Client;
 using SieveQ.Bft.Hosting.Config;
 using SieveQ.Bft.Hosting.Crypto;
-using SieveQ.Core.Envelope;
+using SieveQ.Sieve.Envelope;
 using SieveQ.Deployment;
 using SieveQ.ReplicaSq;
 

@@ -1,7 +1,7 @@
 using System.Security.Cryptography;
 using System.Text;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Keys;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Keys;
 using SieveQ.Deployment;
 using SieveQ.PreSq;
 using SieveQ.Rules;

@@ -1,5 +1,5 @@
 using System.Security.Cryptography;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Replica;
 using SieveQ.Rules.Evaluation;
 
 namespace SieveQ.Rules.Tests;
@@ -71,9 +71,9 @@ public sealed class DeterminismTests
             scada.Decide(m);
         }
         var other = T.Compile(T.Doc("\"rules\": []")).CreateEvaluator();
-        Assert.Throws<Core.Envelope.MalformedEnvelopeException>(() => other.RestoreState(scada.SnapshotState()));
+        Assert.Throws<Sieve.Envelope.MalformedEnvelopeException>(() => other.RestoreState(scada.SnapshotState()));
         var before = scada.SnapshotState();
-        Assert.Throws<Core.Envelope.MalformedEnvelopeException>(() => scada.RestoreState(before.AsSpan(0, before.Length - 1)));
+        Assert.Throws<Sieve.Envelope.MalformedEnvelopeException>(() => scada.RestoreState(before.AsSpan(0, before.Length - 1)));
         Assert.Equal(before, scada.SnapshotState());
     }
 

@@ -1,6 +1,6 @@
 using System.Text;
 using System.Text.Json.Nodes;
-using SieveQ.Core.Envelope;
+using SieveQ.Sieve.Envelope;
 using SieveQ.Rules.Signing;
 
 namespace SieveQ.Rules.Tests;

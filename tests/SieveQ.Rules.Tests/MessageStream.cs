@@ -1,6 +1,6 @@
 using System.Text;
 using System.Text.Json;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Replica;
 
 namespace SieveQ.Rules.Tests;
 

@@ -1,5 +1,5 @@
 using System.Text;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Replica;
 using SieveQ.Rules.Activation;
 
 namespace SieveQ.Rules.Tests;

@@ -1,6 +1,6 @@
 using System.Text;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Replica;
 using SieveQ.Rules.Activation;
 using SieveQ.Rules.Signing;
 

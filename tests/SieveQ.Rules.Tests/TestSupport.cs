@@ -1,6 +1,6 @@
 using System.Security.Cryptography;
 using System.Text;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Replica;
 using SieveQ.Rules;
 using SieveQ.Rules.Evaluation;
 

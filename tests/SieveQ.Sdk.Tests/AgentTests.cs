@@ -1,6 +1,6 @@
 using Google.Protobuf;
 using SieveQ.Agent.Hosting;
-using SieveQ.Core.Sender;
+using SieveQ.Sieve.Sender;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;
 using SieveQ.Sdk.Receiver;

@@ -1,4 +1,4 @@
-using SieveQ.Core.Sender;
+using SieveQ.Sieve.Sender;
 using SieveQ.Sdk.Sender;
 using SieveQ.Sdk.Tests.Fakes;
 

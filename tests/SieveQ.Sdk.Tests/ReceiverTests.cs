@@ -10,7 +10,7 @@ public sealed class ReceiverTests
 
     private static SieveQReceiverOptions Fast() => new()
     {
-        Protocol = new Core.Receiver.PostSqOptions { FetchGraceMs = 20, FetchRetryMs = 100 },
+        Protocol = new Sieve.Receiver.PostSqOptions { FetchGraceMs = 20, FetchRetryMs = 100 },
         AcknowledgeRetry = TimeSpan.FromMilliseconds(100),
     };
 

@@ -50,7 +50,7 @@ public sealed class SendRefusalTests : IDisposable
         var options = new SieveQSenderOptions
         {
             UnavailableAfter = TimeSpan.FromMilliseconds(500),
-            Protocol = new SieveQ.Core.Sender.SenderSqOptions { MaxOutstanding = 4 },
+            Protocol = new SieveQ.Sieve.Sender.SenderSqOptions { MaxOutstanding = 4 },
         };
         await using var sender = SieveQSender.Create(Deployment(), 1, Path.Combine(_dir, "state"), options);
         for (var i = 0; i < 4; i++)

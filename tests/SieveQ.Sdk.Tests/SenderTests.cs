@@ -1,5 +1,5 @@
-using SieveQ.Core.Filtering;
-using SieveQ.Core.Sender;
+using SieveQ.Sieve.Filtering;
+using SieveQ.Sieve.Sender;
 using SieveQ.Sdk.Sender;
 using SieveQ.Sdk.Tests.Fakes;
 

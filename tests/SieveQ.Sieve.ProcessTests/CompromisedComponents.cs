@@ -1,6 +1,6 @@
 using System.Buffers.Binary;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Replica;
 using SieveQ.PreSq;
 using SieveQ.ReplicaSq;
 

@@ -1,6 +1,6 @@
 using Google.Protobuf;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Keys;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Keys;
 using SieveQ.Deployment;
 using SieveQ.Protocol;
 using SieveQ.Transport;

@@ -4,7 +4,7 @@ using SieveQ.Bft.Hosting.Config;
 using SieveQ.Bft.Hosting.Crypto;
 using SieveQ.Bft.Hosting.Transport;
 using SieveQ.Bft.Protocol;
-using SieveQ.Core.Envelope;
+using SieveQ.Sieve.Envelope;
 using SieveQ.Deployment;
 
 namespace SieveQ.Sieve.ProcessTests;

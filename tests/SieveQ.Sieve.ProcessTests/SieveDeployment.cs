@@ -46,7 +46,7 @@ internal sealed class SieveDeployment : IAsyncDisposable
     /// <param name="compromisedReplicas">Replica-SQs to run in this process with a compromised stage.</param>
     public static async Task<SieveDeployment> StartAsync(LaunchOptions? options = null, IReadOnlyList<int>? senders = null,
         IReadOnlyDictionary<int, SieveQ.PreSq.IPassedMessageStage>? compromisedPreSqs = null,
-        IReadOnlyDictionary<int, SieveQ.ReplicaSq.IOutputBodyStage>? compromisedReplicas = null, SieveQ.Core.Replica.ReplicaSieveOptions? sieve = null)
+        IReadOnlyDictionary<int, SieveQ.ReplicaSq.IOutputBodyStage>? compromisedReplicas = null, SieveQ.Sieve.Replica.ReplicaSieveOptions? sieve = null)
     {
         if (!File.Exists(SieveqDll))
         {

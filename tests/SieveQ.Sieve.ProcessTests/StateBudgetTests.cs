@@ -11,7 +11,7 @@ public sealed class StateBudgetTests(ITestOutputHelper output)
 {
     private const int Count = 120;
     private const int Size = 16 * 1024;  // 120 x 16 KiB: about twice what the receiver's queue budget below holds
-    private static readonly long QueueBudget = SieveQ.Core.Replica.ReplicaSieveOptions.ChargedBytes(SieveQ.Core.Envelope.EnvelopeLimits.MaxDataBytes);
+    private static readonly long QueueBudget = SieveQ.Sieve.Replica.ReplicaSieveOptions.ChargedBytes(SieveQ.Sieve.Envelope.EnvelopeLimits.MaxDataBytes);
     private static readonly TimeSpan Bound = TimeSpan.FromSeconds(150);
 
     [Fact]

@@ -23,7 +23,7 @@ targets=("$@")
 case "$seconds" in '' | *[!0-9]*) echo "usage: $0 [seconds-per-target] [target...]" >&2; exit 2 ;; esac
 
 # The assemblies that hold the parsers under test; the harness itself and the framework stay uninstrumented.
-instrumented=(SieveQ.Bft SieveQ.Bft.Hosting SieveQ.Core SieveQ.Rules SieveQ.Policy SieveQ.Firewall)
+instrumented=(SieveQ.Bft SieveQ.Bft.Hosting SieveQ.Sieve SieveQ.Rules SieveQ.Policy SieveQ.Firewall)
 # The canary's planted bug lives in an assembly of its own, instrumented only when the canary is asked for.
 for t in "${targets[@]}"; do [ "$t" = canary ] && instrumented+=(SieveQ.Fuzz.Canary); done
 harness_dir=tests/fuzz/SieveQ.Fuzz

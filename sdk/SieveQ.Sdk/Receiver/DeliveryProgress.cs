@@ -1,4 +1,4 @@
-using SieveQ.Core.Envelope;
+using SieveQ.Sieve.Envelope;
 
 namespace SieveQ.Sdk.Receiver;
 

@@ -1,13 +1,13 @@
-using SieveQ.Core.Diagnostics;
+using SieveQ.Sieve.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
 using System.Threading.Channels;
 using Google.Protobuf;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Keys;
-using SieveQ.Core.Receiver;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Keys;
+using SieveQ.Sieve.Receiver;
 using SieveQ.Deployment;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;

@@ -1,4 +1,4 @@
-using SieveQ.Core.Receiver;
+using SieveQ.Sieve.Receiver;
 
 namespace SieveQ.Sdk.Receiver;
 

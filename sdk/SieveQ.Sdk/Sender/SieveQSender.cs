@@ -1,10 +1,10 @@
-using SieveQ.Core.Diagnostics;
+using SieveQ.Sieve.Diagnostics;
 using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Keys;
-using SieveQ.Core.Sender;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Keys;
+using SieveQ.Sieve.Sender;
 using SieveQ.Deployment;
 using SieveQ.Sdk.Internal;
 

@@ -1,4 +1,4 @@
-using SieveQ.Core.Sender;
+using SieveQ.Sieve.Sender;
 
 namespace SieveQ.Sdk.Sender;
 

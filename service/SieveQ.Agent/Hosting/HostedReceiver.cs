@@ -1,5 +1,5 @@
 using System.Runtime.CompilerServices;
-using SieveQ.Core.Envelope;
+using SieveQ.Sieve.Envelope;
 using SieveQ.Sdk.Receiver;
 
 namespace SieveQ.Agent.Hosting;

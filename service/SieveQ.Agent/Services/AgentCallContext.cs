@@ -30,7 +30,7 @@ internal sealed record AgentCallContext(
         {
             return start();
         }
-        catch (Exception e) when (e is DeploymentException or IOException or UnauthorizedAccessException or Core.Keys.KeyStoreException)
+        catch (Exception e) when (e is DeploymentException or IOException or UnauthorizedAccessException or Sieve.Keys.KeyStoreException)
         {
             throw new GrpcCallException(GrpcStatusCode.FailedPrecondition, $"{role} {id} cannot start: {e.Message}");
         }

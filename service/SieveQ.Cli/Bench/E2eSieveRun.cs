@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using SieveQ.Cli.Commands;
-using SieveQ.Core.Diagnostics;
+using SieveQ.Sieve.Diagnostics;
 using SieveQ.Deployment;
 using SieveQ.Sdk.Receiver;
 using SieveQ.Sdk.Sender;

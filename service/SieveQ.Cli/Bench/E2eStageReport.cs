@@ -1,5 +1,5 @@
 using System.Globalization;
-using SieveQ.Core.Diagnostics;
+using SieveQ.Sieve.Diagnostics;
 
 namespace SieveQ.Cli.Bench;
 

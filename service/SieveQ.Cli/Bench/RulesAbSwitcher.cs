@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Security.Cryptography;
-using SieveQ.Core.Keys;
+using SieveQ.Sieve.Keys;
 using SieveQ.Deployment;
 using SieveQ.Rules;
 using SieveQ.Rules.Signing;

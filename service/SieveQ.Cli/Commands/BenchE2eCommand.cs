@@ -3,7 +3,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Text.Json;
 using SieveQ.Cli.Bench;
-using SieveQ.Core.Diagnostics;
+using SieveQ.Sieve.Diagnostics;
 using SieveQ.Deployment;
 using SieveQ.Rules;
 

@@ -4,7 +4,7 @@ using System.Globalization;
 using System.Runtime.InteropServices;
 using System.Text;
 using System.Text.Json;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Replica;
 using SieveQ.Rules;
 using SieveQ.Rules.Evaluation;
 using SieveQ.Rules.Matching;

@@ -1,7 +1,7 @@
 using System.CommandLine;
 using System.Globalization;
 using System.Text.Json;
-using SieveQ.Core.Keys;
+using SieveQ.Sieve.Keys;
 using SieveQ.Deployment;
 
 namespace SieveQ.Cli.Commands;

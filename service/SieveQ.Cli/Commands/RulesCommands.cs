@@ -3,7 +3,7 @@ using System.Globalization;
 using System.Security.Cryptography;
 using System.Text;
 using System.Text.Json;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Replica;
 using SieveQ.Rules;
 using SieveQ.Rules.Document;
 using SieveQ.Rules.Evaluation;

@@ -1,6 +1,6 @@
 using System.CommandLine;
 using System.Security.Cryptography;
-using SieveQ.Core.Envelope;
+using SieveQ.Sieve.Envelope;
 using SieveQ.Deployment;
 
 namespace SieveQ.Cli.Commands;

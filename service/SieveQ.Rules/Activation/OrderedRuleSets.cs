@@ -1,6 +1,6 @@
 using System.Security.Cryptography;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Replica;
 using SieveQ.Rules.Signing;
 
 namespace SieveQ.Rules.Activation;

@@ -1,5 +1,5 @@
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Replica;
 using SieveQ.Rules.Document;
 using SieveQ.Rules.Evaluation;
 

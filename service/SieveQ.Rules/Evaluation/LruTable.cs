@@ -71,7 +71,7 @@ internal sealed class SenderState(int id, int rates) : ILruEntry<int>
 
     public long Stamp { get; set; }
 
-    public Core.Filtering.SuspicionCounter? Suspicion { get; set; }
+    public Sieve.Filtering.SuspicionCounter? Suspicion { get; set; }
 
     public RateWindow?[] Rates { get; } = new RateWindow?[rates];
 }

@@ -1,6 +1,6 @@
 using System.Text;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Filtering;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Filtering;
 
 namespace SieveQ.Rules.Evaluation;
 

@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.Text;
 using System.Text.RegularExpressions;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Replica;
 using SieveQ.Rules.Document;
 
 namespace SieveQ.Rules.Matching;

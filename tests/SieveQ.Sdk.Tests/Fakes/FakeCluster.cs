@@ -2,9 +2,9 @@ using System.Diagnostics;
 using System.Threading.Channels;
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Protocol;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Keys;
-using SieveQ.Core.Replica;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Keys;
+using SieveQ.Sieve.Replica;
 using SieveQ.Deployment;
 
 namespace SieveQ.Sdk.Tests.Fakes;

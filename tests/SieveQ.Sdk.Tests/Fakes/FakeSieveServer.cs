@@ -9,9 +9,9 @@ using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
-using SieveQ.Core.Envelope;
-using SieveQ.Core.Keys;
-using SieveQ.Core.PreSq;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Keys;
+using SieveQ.Sieve.PreSq;
 using SieveQ.Deployment;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;
@@ -53,7 +53,7 @@ internal sealed class FakeSieveServer : IAsyncDisposable
     public ConcurrentDictionary<int, long> AcknowledgementsQueued { get; } = new();
 
     /// <summary>What a pre-SQ's filter dropped, by check and reason.</summary>
-    public Core.Filtering.DropCounters DropsAt(int preSq) => _filters[preSq].Filter.Drops;
+    public Sieve.Filtering.DropCounters DropsAt(int preSq) => _filters[preSq].Filter.Drops;
 
     public static async Task<FakeSieveServer> StartAsync(DeploymentContext ctx, IReadOnlyList<int> replicaIds, IReadOnlyList<int> preSqIds, FakeCluster cluster)
     {

@@ -1,5 +1,5 @@
 using System.Security.Cryptography;
-using SieveQ.Core.Envelope;
+using SieveQ.Sieve.Envelope;
 
 namespace SieveQ.Fuzz;
 

@@ -1,4 +1,0 @@
-namespace SieveQ.Core.Sender;
-
-/// <summary>Bytes the host must send to one pre-SQ.</summary>
-public readonly record struct OutgoingFrame(int PreSq, byte[] Frame);

@@ -1,0 +1,216 @@
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Filtering;
+
+namespace SieveQ.Sieve.Replica;
+
+public sealed partial class SieveReplicaApplication
+{
+    /// <summary>
+    /// ACKREQ (paper 4.4.2, steps 2 and 3): loss rate over the numbers the sender says it sent since
+    /// its last answered ACKREQ, its acknowledged prefix, and its pre-SQ assignment, possibly moved.
+    /// </summary>
+    private void HandleAckRequest(int origin, ReadOnlyMemory<byte> bytes, ref Tally t)
+    {
+        AckRequest a;
+        try
+        {
+            a = AckRequestCodec.Decode(bytes);
+        }
+        catch (MalformedEnvelopeException)
+        {
+            Drop(SieveStage.Parse, DropReason.Malformed, ref t);
+            SuspectPreSq(origin, _options.MalformedPreSqWeight);
+            return;
+        }
+        if (!_keys.IsSender(a.Sender))
+        {
+            Drop(SieveStage.Whitelist, DropReason.NotWhitelisted, ref t);
+            SuspectPreSq(origin, _options.MalformedPreSqWeight);
+            return;
+        }
+        var s = SenderOf(a.Sender);
+        if (s.Suspicion.IsQuarantined(_now, _options.SenderSuspicion))
+        {
+            Drop(SieveStage.ReplicaAdmission, DropReason.Quarantined, ref t);
+            return;
+        }
+        if (_auth.Verify(a, bytes) != SignatureVerdict.Valid)
+        {
+            Drop(SieveStage.ReplicaAdmission, DropReason.BadSignature, ref t);
+            SuspectPreSq(origin, _options.BadSignaturePreSqWeight);
+            SuspectSenderOfBadSignature(s, a.Sender, origin);
+            return;
+        }
+        if (a.Nonce <= s.LastAckNonce)
+        {
+            // Also the normal fate of an ACKREQ the sender retransmitted through a second pre-SQ.
+            Drop(SieveStage.ReplicaAdmission, DropReason.StaleNonce, ref t);
+            return;
+        }
+        if (_now - s.LastAckTimeMs < _options.MinAckRequestIntervalMs)
+        {
+            Drop(SieveStage.ReplicaAdmission, DropReason.GrantExceeded, ref t);
+            return;
+        }
+        s.LastAckNonce = a.Nonce;
+        s.LastAckTimeMs = _now;
+        // Settle what the sender no longer waits for before measuring loss, so it is not counted lost.
+        s.Window.Abandon(a.LowestPending);
+        if (a.LowestPending - 1 > s.RuleCursor)
+        {
+            // Nothing below will come: stop holding this sender's later messages for it.
+            ReleaseAll(a.Sender, below: a.LowestPending);
+            s.RuleCursor = Math.Max(s.RuleCursor, a.LowestPending - 1);
+            ReleaseConsecutive(s, a.Sender);
+        }
+        var loss = LossPpm(s, a.Sender, a.LastSentSeq);
+        var assigned = Reassign(s, origin, loss);
+        _outbox.Add(new OutboxAckResponse(a.Sender, origin, loss, s.Window.ContiguousUpTo, assigned, a.Nonce));
+        t.Accepted++;
+    }
+
+    /// <summary>Share of (baseline, lastSent] neither taken into agreed state nor held, in ppm; at most one window is examined.</summary>
+    private int LossPpm(SenderRecord s, int sender, long lastSent)
+    {
+        var low = Math.Max(s.LossBaseline, lastSent - _options.WindowSize);
+        if (lastSent <= low)
+        {
+            return 0;
+        }
+        long missing = 0;
+        for (var seq = low + 1; seq <= lastSent; seq++)
+        {
+            if (!s.Window.Contains(seq) && !_reorder.Contains(sender, seq))
+            {
+                missing++;
+            }
+        }
+        s.LossBaseline = lastSent;
+        return (int)(missing * 1_000_000 / (lastSent - low));
+    }
+
+    /// <summary>
+    /// Redistributes load (paper 4.4.2): a sender whose pre-SQ loses too much, warned of overload or is
+    /// quarantined moves to the healthy pre-SQ with the fewest senders (lowest id on ties).
+    /// </summary>
+    private int Reassign(SenderRecord s, int origin, int lossPpm)
+    {
+        if (s.AssignedPreSq < 0 || !_keys.IsPreSq(s.AssignedPreSq))
+        {
+            s.AssignedPreSq = Healthy(origin) ? origin : Math.Max(Pick(exclude: -1), origin);
+        }
+        var current = s.AssignedPreSq;
+        var lossy = lossPpm >= _options.ReassignLossPpm;
+        if (lossy)
+        {
+            SuspectPreSq(current, _options.LossPreSqWeight);
+        }
+        if (lossy || !Healthy(current))
+        {
+            var pick = Pick(exclude: current);
+            if (pick >= 0)
+            {
+                s.AssignedPreSq = pick;
+            }
+        }
+        return s.AssignedPreSq;
+    }
+
+    private bool Healthy(int preSq) =>
+        _keys.IsPreSq(preSq)
+        && !(_preSqs.TryGetValue(preSq, out var p) && (p.WarnedUntilMs > _now || p.Suspicion.IsQuarantined(_now, _options.PreSqSuspicion)));
+
+    private int Pick(int exclude)
+    {
+        var load = new SortedDictionary<int, int>();
+        foreach (var id in _keys.PreSqIds)
+        {
+            load[id] = 0;
+        }
+        foreach (var s in _senders.Values)
+        {
+            if (load.ContainsKey(s.AssignedPreSq))
+            {
+                load[s.AssignedPreSq]++;
+            }
+        }
+        var best = -1;
+        var bestLoad = int.MaxValue;
+        foreach (var (id, n) in load)
+        {
+            if (id != exclude && Healthy(id) && n < bestLoad)
+            {
+                best = id;
+                bestLoad = n;
+            }
+        }
+        return best;
+    }
+
+    /// <summary>WARNREQ: the pre-SQ is near capacity; if every pre-SQ is, ask the controller for another.</summary>
+    private void HandleLoadWarning(int origin, ReadOnlyMemory<byte> bytes, ref Tally t)
+    {
+        LoadWarning w;
+        try
+        {
+            w = LoadWarningCodec.Decode(bytes.Span);
+        }
+        catch (MalformedEnvelopeException)
+        {
+            Drop(SieveStage.Parse, DropReason.Malformed, ref t);
+            SuspectPreSq(origin, _options.MalformedPreSqWeight);
+            return;
+        }
+        if (w.PreSq != origin)
+        {
+            Drop(SieveStage.Parse, DropReason.WrongOrigin, ref t);
+            SuspectPreSq(origin, _options.MalformedPreSqWeight);
+            return;
+        }
+        var p = PreSqOf(origin);
+        p.WarnedUntilMs = _now + _options.WarningHoldMs;
+        p.LastLoadPermille = w.LoadPermille;
+        t.Accepted++;
+        if (_keys.PreSqIds.All(id => !Healthy(id)) && _now - _lastCapacityNoticeMs >= _options.WarningHoldMs)
+        {
+            _lastCapacityNoticeMs = _now;
+            _outbox.Add(new ControllerNotice(ControllerAction.AddPreSq, origin, _now));
+        }
+    }
+
+    /// <summary>A receiver's acknowledgement trims its queue; as room returns, throttled grants recover.</summary>
+    private void HandleReceiverAck(ReadOnlyMemory<byte> bytes, ref Tally t)
+    {
+        ReceiverAck a;
+        try
+        {
+            a = ReceiverAckCodec.Decode(bytes);
+        }
+        catch (MalformedEnvelopeException)
+        {
+            Drop(SieveStage.Parse, DropReason.Malformed, ref t);
+            return;
+        }
+        if (_auth.Verify(a, bytes) != SignatureVerdict.Valid)
+        {
+            Drop(SieveStage.ReplicaAdmission, DropReason.BadSignature, ref t);
+            return;
+        }
+        var q = QueueOf(a.Receiver);
+        foreach (var c in a.Cursors)
+        {
+            q.Acknowledge(c.Sender, c.DeliveredUpTo);
+        }
+        if (q.Occupancy < _options.ReceiverQueueCapacity / 2 && q.OccupancyBytes < _options.ReceiverQueueBytes / 2)
+        {
+            foreach (var c in a.Cursors)
+            {
+                if (_senders.TryGetValue(c.Sender, out var s))
+                {
+                    s.Grant.Relax();
+                }
+            }
+        }
+        t.Accepted++;
+    }
+}

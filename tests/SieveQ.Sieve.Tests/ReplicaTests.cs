@@ -1,0 +1,448 @@
+using SieveQ.Bft.Protocol;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Filtering;
+using SieveQ.Sieve.Replica;
+using SieveQ.Sieve.Sender;
+
+namespace SieveQ.Sieve.Tests;
+
+public sealed class ReplicaTests : IClassFixture<TestWorld>
+{
+    private readonly TestWorld _w;
+    private long _cid;
+    private long _reqSeq;
+
+    public ReplicaTests(TestWorld w) => _w = w;
+
+    private ExecuteResult Run(SieveReplicaApplication app, long timeMs, params byte[][] items) => Run(app, timeMs, 10, items);
+
+    private ExecuteResult Run(SieveReplicaApplication app, long timeMs, int preSq, params byte[][] items)
+    {
+        var results = app.Execute(TestWorld.At(++_cid, timeMs), [TestWorld.Request(preSq, ++_reqSeq, items)]);
+        return ExecuteResultCodec.Decode(results.Single());
+    }
+
+    private static List<QueuedItem> Delivered(SieveReplicaApplication app) =>
+        app.Outbox.Drain().Batches.SelectMany(b => b.Items).ToList();
+
+    [Fact]
+    public void Valid_messages_are_approved_queued_and_batched_per_receiver()
+    {
+        var app = _w.Replica();
+        var r = Run(app, 1000, _w.Message(1, 1, 100, "a"), _w.Message(1, 2, 101, "b"), _w.Message(2, 1, 100, "c"));
+        Assert.Equal(new ExecuteResult(3, 0, 0), r);
+        var outbox = app.Outbox.Drain();
+        Assert.Equal([100, 101], outbox.Batches.Select(b => b.Receiver));
+        var to100 = outbox.Batches[0].Items;
+        Assert.Equal([(1, 1L, 1L), (2, 1L, 1L)], to100.Select(i => (i.Sender, i.SenderSeq, i.RouteSeq)));
+        Assert.Equal(TaggedHash.DataDigest("a"u8), to100[0].DataDigest);
+        // Route numbers are per (sender, receiver): sender 1's message to 101 is route number 1 there.
+        Assert.Equal(1, outbox.Batches[1].Items[0].RouteSeq);
+        Assert.Equal(2, app.QueueLength(100));
+    }
+
+    [Fact]
+    public void Bad_signature_and_bad_merkle_path_are_dropped_and_suspected()
+    {
+        var app = _w.Replica();
+        var tampered = _w.Message(1, 1, 100, "hello");
+        tampered[SenderMessageCodec.HeaderBytes] ^= 1;
+        Assert.Equal(new ExecuteResult(0, 0, 1), Run(app, 0, tampered));
+        Assert.Equal(1, app.Drops[SieveStage.ReplicaAdmission, DropReason.BadSignature]);
+        Assert.True(app.PreSqSuspicion(10) > 0);
+        // One pre-SQ's word is not enough against the sender: that pre-SQ may have flipped the bits.
+        Assert.Equal(0, app.SenderSuspicion(1));
+        Run(app, 0, tampered);
+        Assert.Equal(0, app.SenderSuspicion(1));
+        // The same through a second pre-SQ: now the sender is the likelier liar.
+        Run(app, 0, 11, tampered);
+        Assert.True(app.SenderSuspicion(1) > 0);
+        Assert.True(app.PreSqSuspicion(11) > 0);
+
+        var regions = new[] { SenderMessageCodec.EncodeSignedRegion(1, 1, 100, [1]), SenderMessageCodec.EncodeSignedRegion(1, 2, 100, [2]), SenderMessageCodec.EncodeSignedRegion(1, 3, 100, [3]) };
+        var batch = BatchSigner.Sign(1, regions, _w.SenderSigning[1]);
+        var m = SenderMessageCodec.Decode(batch[1]);
+        var badPath = SenderMessageCodec.Encode(m.SignedRegion.Span, m.Auth with { LeafCount = 9 });
+        Assert.Equal(new ExecuteResult(0, 0, 1), Run(app, 0, badPath));
+        Assert.Equal(1, app.Drops[SieveStage.ReplicaAdmission, DropReason.BadMerklePath]);
+        // The genuine batch still passes: a forged copy did not burn the sequence numbers.
+        Assert.Equal(new ExecuteResult(3, 0, 0), Run(app, 0, batch));
+    }
+
+    [Fact]
+    public void Replays_and_jumps_are_dropped_at_e()
+    {
+        var app = _w.Replica(new ReplicaSieveOptions { WindowSize = 64, MaxAhead = 100 });
+        var m = _w.Message(1, 1, 100, "x");
+        Assert.Equal(1, Run(app, 0, m).Accepted);
+        Assert.Equal(new ExecuteResult(0, 0, 1), Run(app, 0, m));
+        Assert.Equal(new ExecuteResult(0, 0, 1), Run(app, 0, 11, m));
+        Assert.Equal(2, app.Drops[SieveStage.ReplicaAdmission, DropReason.Replay]);
+        Assert.Equal(new ExecuteResult(0, 0, 1), Run(app, 0, _w.Message(1, 500, 100, "x")));
+        Assert.Equal(1, app.Drops[SieveStage.ReplicaAdmission, DropReason.TooFarAhead]);
+    }
+
+    [Fact]
+    public void Grant_uses_agreed_time()
+    {
+        var app = _w.Replica(new ReplicaSieveOptions { GrantRatePerSecond = 2, GrantBurst = 2 });
+        Assert.Equal(new ExecuteResult(2, 0, 1) { Untaken = [new(1, 3)] }, Run(app, 0, _w.Message(1, 1, 100, "a"), _w.Message(1, 2, 100, "b"), _w.Message(1, 3, 100, "c")));
+        Assert.Equal(1, app.Drops[SieveStage.ReplicaAdmission, DropReason.GrantExceeded]);
+        // Not marked: once agreed time refills the grant, the same message passes.
+        Assert.Equal(new ExecuteResult(1, 0, 0), Run(app, 500, _w.Message(1, 3, 100, "c")));
+    }
+
+    [Fact]
+    public void Rules_deny_unknown_routes_and_oversized_messages()
+    {
+        var rules = new RoutePolicy([new Route(1, 100, 4)]);
+        var app = _w.Replica(rules: rules);
+        var r = Run(app, 0, _w.Message(1, 1, 100, "ok"), _w.Message(1, 2, 101, "no route"), _w.Message(1, 3, 100, "too large"), _w.Message(1, 4, 999, "nobody"));
+        Assert.Equal(new ExecuteResult(1, 0, 3), r);
+        Assert.Equal(2, app.Drops[SieveStage.Rules, DropReason.RuleDenied]);
+        Assert.Equal(1, app.Drops[SieveStage.Rules, DropReason.UnknownReceiver]);
+        Assert.Single(Delivered(app));
+        // Denied messages are settled (acknowledged), not left for retransmission.
+        Assert.Equal(4, app.DeliveredUpTo(1));
+    }
+
+    [Fact]
+    public void Reorder_buffer_releases_when_the_gap_fills()
+    {
+        var seenOrder = new List<long>();
+        var app = _w.Replica(rules: new RecordingRules(seenOrder));
+        Assert.Equal(new ExecuteResult(0, 2, 0), Run(app, 0, _w.Message(1, 3, 100, "c"), _w.Message(1, 2, 100, "b")));
+        Assert.Equal(2, app.HeldCount);
+        Assert.Equal(new ExecuteResult(1, 0, 0), Run(app, 0, _w.Message(1, 1, 100, "a")));
+        Assert.Equal([1L, 2L, 3L], seenOrder);
+        Assert.Equal([1L, 2L, 3L], Delivered(app).Select(i => i.SenderSeq));
+        Assert.Equal(0, app.HeldCount);
+    }
+
+    [Fact]
+    public void Reorder_buffer_gives_up_after_patience_other_messages()
+    {
+        var seenOrder = new List<long>();
+        var app = _w.Replica(new ReplicaSieveOptions { ReorderPatience = 3 }, new RecordingRules(seenOrder));
+        Run(app, 0, _w.Message(1, 1, 100, "a"));
+        Assert.Equal(1, Run(app, 0, _w.Message(1, 3, 100, "c")).Held);
+        Run(app, 0, _w.Message(2, 1, 100, "x"), _w.Message(2, 2, 100, "y"));
+        Assert.Equal(1, app.HeldCount);
+        Run(app, 0, _w.Message(2, 3, 100, "z"));
+        Assert.Equal(0, app.HeldCount);
+        // Sender 1's message 3 was let go untaken: nothing of sender 1 was taken past its gap.
+        Assert.Equal([1L, 1, 2, 3], seenOrder);
+        Assert.Equal(1, app.Drops[SieveStage.ReplicaAdmission, DropReason.GapTimedOut]);
+        // The gap fills and the sender sends 3 again: both go through, in order.
+        Assert.Equal(1, Run(app, 0, _w.Message(1, 2, 100, "b")).Accepted);
+        Assert.Equal(1, Run(app, 0, _w.Message(1, 3, 100, "c")).Accepted);
+        Assert.Equal([1L, 1, 2, 3, 2, 3], seenOrder);
+    }
+
+    [Fact]
+    public void Nothing_is_taken_past_a_gap_so_a_late_fill_keeps_the_senders_order()
+    {
+        var seenOrder = new List<long>();
+        var app = _w.Replica(new ReplicaSieveOptions { ReorderThreshold = 2 }, new RecordingRules(seenOrder));
+        Run(app, 0, _w.Message(1, 1, 100, "a"));
+        // 3 and 4 wait for 2; 5 is beyond the threshold and is refused untaken (not acknowledged).
+        var r = Run(app, 0, _w.Message(1, 3, 100, "c"), _w.Message(1, 4, 100, "d"), _w.Message(1, 5, 100, "e"));
+        Assert.Equal((0, 2, 1), (r.Accepted, r.Held, r.Dropped));
+        Assert.Equal(1, app.Drops[SieveStage.ReplicaAdmission, DropReason.OutOfOrder]);
+        // A retransmission of a held message is a replay, not a second hold.
+        Assert.Equal(1, Run(app, 0, _w.Message(1, 3, 100, "c")).Dropped);
+        Assert.Equal(1, Run(app, 0, _w.Message(1, 2, 100, "b")).Accepted);
+        Assert.Equal(1, Run(app, 0, _w.Message(1, 5, 100, "e")).Accepted);
+        Assert.Equal([1L, 2, 3, 4, 5], seenOrder);
+        Assert.Equal([1L, 2, 3, 4, 5], app.Outbox.Drain().Batches.SelectMany(b => b.Items).Select(i => i.SenderSeq));
+    }
+
+    [Fact]
+    public void Receiver_queue_full_pushes_back_on_the_senders_grant_until_acknowledged()
+    {
+        var app = _w.Replica(new ReplicaSieveOptions { ReceiverQueueCapacity = 2 });
+        Assert.Equal(new ExecuteResult(2, 0, 1) { Untaken = [new(1, 3)] }, Run(app, 0, _w.Message(1, 1, 100, "a"), _w.Message(1, 2, 100, "b"), _w.Message(1, 3, 100, "c")));
+        Assert.Equal(1, app.Drops[SieveStage.ReplicaAdmission, DropReason.ReceiverQueueFull]);
+        Assert.Equal(500, app.GrantScalePermille(1));
+        // Other receivers are unaffected.
+        Assert.Equal(1, Run(app, 0, _w.Message(2, 1, 101, "d")).Accepted);
+        var ack = ReceiverAckCodec.Encode(100, [new(1, 2)], _w.ReceiverSigning[100]);
+        Assert.Equal(1, Run(app, 0, 100, ack).Accepted);
+        Assert.Equal(0, app.QueueLength(100));
+        Assert.Equal(625, app.GrantScalePermille(1));
+        Assert.Equal(1, Run(app, 0, _w.Message(1, 3, 100, "c")).Accepted);
+        // A forged acknowledgement changes nothing.
+        var forged = ReceiverAckCodec.Encode(100, [new(1, 3)], _w.ReceiverSigning[101]);
+        Assert.Equal(new ExecuteResult(0, 0, 1), Run(app, 0, 100, forged));
+        Assert.Equal(1, app.QueueLength(100));
+    }
+
+    [Fact]
+    public void Ackreq_reports_loss_and_moves_a_lossy_sender_to_another_pre_sq()
+    {
+        var app = _w.Replica();
+        Run(app, 0, _w.Message(1, 1, 100, "a"), _w.Message(1, 2, 100, "b"));
+        Assert.Equal(1, Run(app, 10, AckRequestCodec.Encode(1, 2, 1, 1, _w.SenderSigning[1])).Accepted);
+        var res = app.Outbox.Drain().AckResponses.Single();
+        Assert.Equal(new OutboxAckResponse(1, 10, 0, 2, 10, 1), res);
+
+        // Numbers 3..10 sent, only 3 and 4 arrive: 75% loss through pre-SQ 10.
+        Run(app, 20, _w.Message(1, 3, 100, "c"), _w.Message(1, 4, 100, "d"));
+        Run(app, 30, AckRequestCodec.Encode(1, 10, 5, 2, _w.SenderSigning[1]));
+        res = app.Outbox.Drain().AckResponses.Single();
+        Assert.Equal(750_000, res.LossPpm);
+        Assert.Equal(4, res.DeliveredUpTo);
+        Assert.Equal(11, res.AssignedPreSq);
+        Assert.Equal(11, app.AssignedPreSq(1));
+
+        // A replayed ACKREQ (same nonce) is stale; a forged one fails its signature.
+        Assert.Equal(1, Run(app, 40, AckRequestCodec.Encode(1, 10, 5, 2, _w.SenderSigning[1])).Dropped);
+        Assert.Equal(1, Run(app, 40, AckRequestCodec.Encode(1, 10, 5, 3, _w.SenderSigning[2])).Dropped);
+        Assert.Equal(1, app.Drops[SieveStage.ReplicaAdmission, DropReason.StaleNonce]);
+    }
+
+    [Fact]
+    public void Ackreq_lowest_pending_settles_numbers_skipped_after_a_sender_restart()
+    {
+        var app = _w.Replica();
+        Run(app, 0, _w.Message(1, 1, 100, "a"));
+        // The sender restarted and resumes at 1026; it declares everything below settled.
+        Assert.Equal(1, Run(app, 0, _w.Message(1, 1026, 100, "b")).Held);
+        Run(app, 10, AckRequestCodec.Encode(1, 1026, 1026, 1, _w.SenderSigning[1]));
+        Assert.Equal(0, app.HeldCount);
+        var res = app.Outbox.Drain();
+        Assert.Equal(1026, res.AckResponses.Single().DeliveredUpTo);
+        Assert.Equal(0, res.AckResponses.Single().LossPpm);
+        Assert.Equal([1L, 1026L], res.Batches.SelectMany(b => b.Items).Select(i => i.SenderSeq));
+    }
+
+    [Fact]
+    public void Warnreq_moves_senders_away_and_all_warned_asks_for_a_pre_sq()
+    {
+        var app = _w.Replica();
+        Run(app, 0, AckRequestCodec.Encode(1, 0, 1, 1, _w.SenderSigning[1]));
+        Assert.Equal(10, app.AssignedPreSq(1));
+        Run(app, 100, LoadWarningCodec.Encode(new LoadWarning(10, 950)));
+        Run(app, 200, AckRequestCodec.Encode(1, 0, 1, 2, _w.SenderSigning[1]));
+        Assert.Equal(11, app.AssignedPreSq(1));
+        Assert.Empty(app.Outbox.Drain().Notices);
+        Run(app, 300, 11, LoadWarningCodec.Encode(new LoadWarning(11, 990)));
+        Assert.Equal(ControllerAction.AddPreSq, app.Outbox.Drain().Notices.Single().Action);
+        // A pre-SQ cannot warn in another's name.
+        Assert.Equal(1, Run(app, 400, 11, LoadWarningCodec.Encode(new LoadWarning(10, 1))).Dropped);
+    }
+
+    [Fact]
+    public void A_tampering_pre_sq_is_quarantined_and_its_traffic_dropped()
+    {
+        var app = _w.Replica(new ReplicaSieveOptions { PreSqSuspicion = new(QuarantineAt: 50, ReleaseBelow: 10, DecayPerSecond: 1) });
+        for (var i = 1; i <= 3; i++)
+        {
+            var t = _w.Message(2, i, 100, "x");
+            t[^1] ^= 1;
+            Run(app, 0, 11, t);
+        }
+        Assert.True(app.IsPreSqQuarantined(11));
+        var notices = app.Outbox.Drain().Notices;
+        Assert.Contains(notices, n => n.Action == ControllerAction.RemovePreSq && n.Subject == 11);
+        Assert.Equal(new ExecuteResult(0, 0, 1), Run(app, 0, 11, _w.Message(1, 1, 100, "genuine")));
+        // Through the healthy pre-SQ the same message passes; the framed sender is not quarantined.
+        Assert.Equal(1, Run(app, 0, 10, _w.Message(1, 1, 100, "genuine")).Accepted);
+        Assert.False(app.IsSenderQuarantined(2));
+    }
+
+    [Fact]
+    public void A_misbehaving_sender_is_quarantined_and_released_after_decay()
+    {
+        var app = _w.Replica(new ReplicaSieveOptions { SenderSuspicion = new(QuarantineAt: 5, ReleaseBelow: 2, DecayPerSecond: 1), ReplayWeight = 1 });
+        var m = _w.Message(3, 1, 100, "x");
+        Run(app, 0, m);
+        for (var i = 0; i < 5; i++)
+        {
+            Run(app, 0, m);
+        }
+        Assert.True(app.IsSenderQuarantined(3));
+        Assert.Equal(DropReason.Quarantined, Enum.GetValues<DropReason>().First(r => r == DropReason.Quarantined));
+        Assert.Equal(new ExecuteResult(0, 0, 1), Run(app, 100, _w.Message(3, 2, 100, "y")));
+        Assert.Equal(1, Run(app, 10_000, _w.Message(3, 2, 100, "y")).Accepted);
+    }
+
+    [Fact]
+    public void Wrong_origin_is_refused_by_verifier_and_execution()
+    {
+        var app = _w.Replica();
+        var payload = OrderingRequestCodec.Encode(11, [_w.Message(1, 1, 100, "x")]);
+        var req = new ClientRequest(10, 1, payload);
+        Assert.False(app.CreateVerifier().Verify(req));
+        Assert.False(app.CreateVerifier().Verify(new ClientRequest(10, 1, [1, 2, 3])));
+        var res = ExecuteResultCodec.Decode(app.Execute(TestWorld.At(1, 0), [req]).Single());
+        Assert.Equal(1, res.Dropped);
+        // A non-pre-SQ ordering client may submit receiver acks but not sender messages.
+        var res2 = ExecuteResultCodec.Decode(app.Execute(TestWorld.At(2, 0), [TestWorld.Request(100, 1, _w.Message(1, 1, 100, "x"))]).Single());
+        Assert.Equal(1, res2.Dropped);
+    }
+
+    [Fact]
+    public void Verifier_fills_the_cache_and_execution_uses_it_with_the_same_verdicts()
+    {
+        var cached = _w.Replica();
+        var inline = _w.Replica();
+        var bad = _w.Message(2, 1, 100, "bad");
+        bad[^1] ^= 1;
+        var items = Enumerable.Range(1, 40).Select(i => _w.Message(1, i, 100, $"m{i}")).Append(bad).ToArray();
+        var req = TestWorld.Request(10, 1, items);
+        Assert.True(cached.CreateVerifier(parallelFrom: 8).Verify(req));
+        Assert.Equal(41, cached.Verdicts.Count);
+        var a = cached.Execute(TestWorld.At(1, 0), [req]);
+        var b = inline.Execute(TestWorld.At(1, 0), [req]);
+        Assert.Equal(a.Single(), b.Single());
+        Assert.Equal(41, cached.Verdicts.Hits);
+        Assert.Equal(0, inline.Verdicts.Hits);
+        Assert.Equal(cached.TakeSnapshot(), inline.TakeSnapshot());
+    }
+
+    [Fact]
+    public void Payloads_of_authentic_sender_messages_are_prescanned_once_ahead_and_the_result_reaches_the_rules()
+    {
+        var rules = new PrescanningRules();
+        var app = _w.Replica(rules: rules);
+        var forged = _w.Message(2, 1, 100, "forged");
+        forged[^1] ^= 1;
+        // 1..20 in order, 22 ahead of a gap (held, then released by 21 from a later request).
+        var items = Enumerable.Range(1, 20).Append(22).Select(i => _w.Message(1, i, 100, $"m{i}")).Append(forged).Append(_w.Message(1, 99, 100, "cut")[..12]).ToArray();
+        var req = TestWorld.Request(10, 1, items);
+        Assert.True(app.CreateVerifier(parallelFrom: 8).Verify(req));
+        // Seen again (a follower gets the leader's PROPOSE after the pre-SQ's copy): verified and scanned once.
+        Assert.True(app.CreateVerifier(parallelFrom: 8).Verify(req));
+        Assert.Equal(Enumerable.Range(1, 20).Append(22).Select(i => $"m{i}").Order(StringComparer.Ordinal), rules.Prescanned.Order(StringComparer.Ordinal));
+        Assert.Equal(20, ExecuteResultCodec.Decode(app.Execute(TestWorld.At(1, 0), [req]).Single()).Accepted);
+        // Not verified ahead: evaluated without a prescan.
+        Assert.Equal(1, ExecuteResultCodec.Decode(app.Execute(TestWorld.At(2, 0), [TestWorld.Request(10, 2, _w.Message(1, 21, 100, "m21"))]).Single()).Accepted);
+        var expected = Enumerable.Range(1, 20).Select(i => ($"m{i}", true)).Append(("m21", false)).Append(("m22", true));
+        Assert.Equal(expected, rules.Evaluated);
+    }
+
+    [Fact]
+    public void Body_fetch_is_answered_from_the_queue_with_a_valid_mac_only()
+    {
+        var app = _w.Replica();
+        Run(app, 0, _w.Message(1, 1, 100, "body"));
+        var d = TaggedHash.DataDigest("body"u8);
+        var ring = _w.ReplicaReceiverRing(2, 100);
+        var req = BodyFetchCodec.EncodeRequest(100, 2, 1, [new BodyWanted(1, 1, d), new BodyWanted(1, 2, d)], ring);
+        var answer = app.AnswerBodyFetch(req, 2, r => _w.ReplicaReceiverRing(2, r));
+        Assert.NotNull(answer);
+        var res = BodyFetchCodec.DecodeResponse(answer);
+        Assert.Equal("body"u8.ToArray(), res.Items.Single().Body.ToArray());
+        Assert.True(BodyFetchCodec.VerifyResponseMac(answer, ring));
+        Assert.Null(app.AnswerBodyFetch(req, 1, r => _w.ReplicaReceiverRing(1, r)));
+        var bad = req.ToArray();
+        bad[^1] ^= 1;
+        Assert.Null(app.AnswerBodyFetch(bad, 2, r => _w.ReplicaReceiverRing(2, r)));
+
+        // The unauthenticated half runs without the application (hosts call it outside the execution lock).
+        Assert.Null(SieveReplicaApplication.AuthenticateBodyFetch(bad, 2, r => _w.ReplicaReceiverRing(2, r), out _, out var why));
+        Assert.Equal(DropReason.BadMac, why);
+        Assert.Null(SieveReplicaApplication.AuthenticateBodyFetch(new byte[] { 0x21, 1 }, 2, r => _w.ReplicaReceiverRing(2, r), out _, out why));
+        Assert.Equal(DropReason.Malformed, why);
+        var ok = SieveReplicaApplication.AuthenticateBodyFetch(req, 2, r => _w.ReplicaReceiverRing(2, r), out var okRing, out _);
+        Assert.NotNull(ok);
+        Assert.NotNull(okRing);
+        Assert.Single(app.FindBodies(ok!));
+    }
+
+    [Fact]
+    public void Designated_replica_rotates_and_only_it_renders_bodies()
+    {
+        var app = _w.Replica();
+        Run(app, 0, _w.Message(1, 1, 100, "x"));
+        var batch = app.Outbox.Drain().Batches.Single();
+        var withBody = Enumerable.Range(0, TestWorld.N)
+            .Where(r => ReplicaOutputCodec.Decode(ReplicaOutputRenderer.Render(batch, r, TestWorld.N, _w.ReplicaReceiverRing(r, 100))).Items[0].Body is not null)
+            .ToList();
+        Assert.Equal([ReplicaOutputRenderer.DesignatedReplica(batch.BatchNo, 100, TestWorld.N)], withBody);
+        Assert.NotEqual(ReplicaOutputRenderer.DesignatedReplica(1, 100, 4), ReplicaOutputRenderer.DesignatedReplica(2, 100, 4));
+    }
+
+    [Fact]
+    public void Fuzzed_payloads_never_throw_and_keep_replicas_identical()
+    {
+        var a = _w.Replica();
+        var b = _w.Replica();
+        var seed = OrderingRequestCodec.Encode(10, [_w.Message(1, 1, 100, "x"), AckRequestCodec.Encode(1, 1, 1, 1, _w.SenderSigning[1]), LoadWarningCodec.Encode(new LoadWarning(10, 1))]);
+        var rng = new Random(99);
+        for (var i = 0; i < 3000; i++)
+        {
+            var req = new ClientRequest(10, i + 1, EnvelopeTests.Mutate(seed, rng));
+            Assert.Equal(a.Execute(TestWorld.At(i, i), [req]).Single(), b.Execute(TestWorld.At(i, i), [req]).Single());
+        }
+        Assert.Equal(a.TakeSnapshot(), b.TakeSnapshot());
+    }
+
+    [Fact]
+    public void Malformed_snapshot_is_refused_and_leaves_state_alone()
+    {
+        var app = _w.Replica();
+        Run(app, 0, _w.Message(1, 1, 100, "x"));
+        var snap = app.TakeSnapshot();
+        var rng = new Random(3);
+        for (var i = 0; i < 2000; i++)
+        {
+            var m = EnvelopeTests.Mutate(snap, rng);
+            try
+            {
+                _w.Replica().RestoreSnapshot(m);
+            }
+            catch (MalformedEnvelopeException)
+            {
+            }
+        }
+        Assert.Throws<MalformedEnvelopeException>(() => app.RestoreSnapshot(snap[..^3]));
+        Assert.Equal(snap, app.TakeSnapshot());
+    }
+
+    /// <summary>Records what it prescanned (a hash of the text as the result) and, per evaluation, whether the matching prescan came along.</summary>
+    private sealed class PrescanningRules : IApplicationRules, IPayloadPrescan
+    {
+        public System.Collections.Concurrent.ConcurrentBag<string> Prescanned { get; } = [];
+
+        public List<(string Text, bool Prescanned)> Evaluated { get; } = [];
+
+        private static ulong Fingerprint(ReadOnlySpan<byte> payload) => BitConverter.ToUInt64(System.Security.Cryptography.SHA256.HashData(payload));
+
+        public PayloadPrescan Prescan(ReadOnlyMemory<byte> payload)
+        {
+            Prescanned.Add(System.Text.Encoding.UTF8.GetString(payload.Span));
+            return new PayloadPrescan(this, Fingerprint(payload.Span));
+        }
+
+        public RuleVerdict Evaluate(in RuleInput input)
+        {
+            var own = ReferenceEquals(input.Prescan.Owner, this);
+            Assert.True(!own || input.Prescan.Hits == Fingerprint(input.Data.Span), "a prescan of another payload");
+            Evaluated.Add((System.Text.Encoding.UTF8.GetString(input.Data.Span), own));
+            return RuleVerdict.Allow;
+        }
+
+        public byte[] SnapshotState() => [];
+
+        public void RestoreState(ReadOnlySpan<byte> state)
+        {
+        }
+    }
+
+    private sealed class RecordingRules(List<long> seen) : IApplicationRules
+    {
+        public RuleVerdict Evaluate(in RuleInput input)
+        {
+            seen.Add(input.SenderSeq);
+            return RuleVerdict.Allow;
+        }
+
+        public byte[] SnapshotState() => [];
+
+        public void RestoreState(ReadOnlySpan<byte> state)
+        {
+        }
+    }
+}
