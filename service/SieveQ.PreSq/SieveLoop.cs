@@ -14,9 +14,9 @@ internal readonly record struct InboundItem(ReadOnlyMemory<byte> Bytes, SenderSt
 /// The pre-SQ's event loop: the only code that touches the filter, the load monitor and the batcher
 /// (none of them thread-safe). Network tasks post into a bounded queue and never wait on it: when the
 /// loop falls behind, new input is shed and counted, and senders retransmit. One loop rather than one
-/// per shard of senders because the checks are cheap next to everything around them: filter plus
-/// batcher measured 270,000-290,000 frames/s (100-1000 B, 8 senders) on one core of the 2-core dev VM,
-/// over ten times the 20,000 msg/s target and above what the ordering behind it takes. One loop also
+/// per shard of senders because the checks are cheap next to everything around them: on one core the
+/// filter and batcher take over ten times the pre-SQ's target rate, more than the ordering behind it
+/// takes (docs/design-figures.md). One loop also
 /// keeps batches as full as the load allows, and keeps each sender's frames in arrival order.
 /// </summary>
 internal sealed class SieveLoop : IAsyncDisposable

@@ -2,14 +2,13 @@ namespace SieveQ.Sdk.Sender;
 
 /// <summary>
 /// How long a sender may hold staged messages before it signs them (one flush is one Merkle signature,
-/// which each of the 3f+1 replicas verifies: about 63 µs of CPU each on the dev VM).
+/// which each of the 3f+1 replicas verifies).
 /// <para>
 /// The interval stretches with the share of the outstanding window in use. A window that is filling
 /// means acknowledgements lag far behind sending, so the end-to-end latency is already long next to
 /// the few added milliseconds, while every root signature saved spares 3f+1 verifications on machines
 /// that are then busy. An idle or lightly loaded sender keeps the short interval, so batching costs it
-/// almost no latency. Measured with `bench e2e --rate max` (500 B): at a fixed 1 ms the replicas'
-/// root verifications were about a seventh of the whole machine's CPU.
+/// almost no latency. The measurement behind this is in docs/design-figures.md.
 /// </para>
 /// </summary>
 internal static class FlushPacing

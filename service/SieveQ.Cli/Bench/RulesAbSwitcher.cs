@@ -20,8 +20,7 @@ namespace SieveQ.Cli.Bench;
 /// <para>
 /// During the warm-up, <see cref="PrimeAsync"/> switches once each way. The first switch to a rule set
 /// compiles and loads code no later switch does; without the primer, that cost fell on the first
-/// measured phase, always a treatment phase (phase 1 was the slowest of a run, p50 up to 129 ms
-/// against 30-50 ms for the others).
+/// measured phase, always a treatment phase, and skewed the comparison (docs/design-figures.md).
 /// </para>
 /// </summary>
 internal sealed class RulesAbSwitcher
