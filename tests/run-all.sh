@@ -31,10 +31,11 @@ tally() {
   echo "[$name] $p passed, $f failed (exit $rc)"
 }
 
-if ! command -v bc >/dev/null 2>&1; then
+# bc for the tallies; a font for the bench charts' text (ScottPlot draws with the system's fonts).
+if ! command -v bc >/dev/null 2>&1 || ! { command -v fc-list >/dev/null 2>&1 && [ -n "$(fc-list 2>/dev/null)" ]; }; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null 2>&1 || true
-  apt-get install -y -qq bc >/dev/null 2>&1 || true
+  apt-get install -y -qq bc fontconfig fonts-dejavu-core >/dev/null 2>&1 || true
 fi
 
 if [ -f driver/Makefile ]; then

@@ -1,20 +1,17 @@
+using ScottPlot;
+
 namespace SieveQ.Cli.Charts;
 
 /// <summary>
-/// A line chart: title, axis labels, nice numeric ticks, grid, and a legend to the right of the plot.
+/// A line chart: title, axis labels, grid, and a legend to the right of the plot, drawn by ScottPlot.
 /// </summary>
-/// <param name="Title">Drawn centred above the plot at double size.</param>
-/// <param name="XLabel">Drawn centred under the X axis.</param>
-/// <param name="YLabel">Drawn above the top of the Y axis.</param>
+/// <param name="Title">Drawn centred above the plot.</param>
+/// <param name="XLabel">Drawn under the X axis.</param>
+/// <param name="YLabel">Drawn beside the Y axis.</param>
 /// <param name="Series">The lines, drawn in order (later ones on top).</param>
 internal sealed record LineChart(string Title, string XLabel, string YLabel, IReadOnlyList<ChartSeries> Series)
 {
-    private const int Pad = 10;
-    private const int TickLength = 4;
-    private const int TitleScale = 2;
-    private const int LineHeight = BitmapFont.GlyphHeight;
-    private const int SwatchWidth = 20;
-    private const int LegendRow = 14;
+    private const float LineWidth = 2;
 
     /// <summary>Whether the Y range always includes zero (throughput); set false for ranges far from zero.</summary>
     public bool YFromZero { get; init; } = true;
@@ -23,161 +20,90 @@ internal sealed record LineChart(string Title, string XLabel, string YLabel, IRe
     public byte[] Render(int width = ChartSheet.DefaultWidth, int height = ChartSheet.DefaultPanelHeight) =>
         ChartSheet.Render(width, height, this);
 
-    /// <summary>Draws the chart into the rectangle (<paramref name="left"/>, <paramref name="top"/>, <paramref name="width"/>, <paramref name="height"/>).</summary>
-    internal void Draw(Canvas canvas, int left, int top, int width, int height)
+    /// <summary>The chart as a ScottPlot plot, its axes fitted to the data.</summary>
+    internal Plot ToPlot()
     {
-        var (xMin, xMax, yMin, yMax) = DataRange();
-
-        // Vertical layout: title, Y label, plot, tick labels, X label.
-        var titleY = top + Pad;
-        var yLabelY = titleY + (LineHeight * TitleScale) + 8;
-        var plotTop = yLabelY + LineHeight + 6;
-        var plotBottom = top + height - Pad - LineHeight - 8 - LineHeight - 3 - TickLength;
-        var plotHeight = Math.Max(plotBottom - plotTop, 1);
-
-        var yScale = AxisScale.Nice(yMin, yMax, Math.Max(2, plotHeight / 45));
-        var yTicks = yScale.Ticks();
-        var yLabelWidth = yTicks.Max(t => BitmapFont.Measure(yScale.Format(t)));
-
-        // Horizontal layout: Y tick labels, plot, legend.
-        var legendNames = Series.Select(s => Truncate(s.Name, Math.Max(4, width / 4 / BitmapFont.Advance))).ToArray();
-        var legendWidth = legendNames.Length == 0
-            ? 0
-            : Pad + SwatchWidth + 4 + legendNames.Max(n => BitmapFont.Measure(n));
-        var plotLeft = left + Pad + yLabelWidth + 3 + TickLength;
-        var plotRight = left + width - Pad - legendWidth;
-        var plotWidth = Math.Max(plotRight - plotLeft, 1);
-
-        var xScale = FitXScale(xMin, xMax, plotWidth);
-        var xTicks = xScale.Ticks();
-
-        int MapX(double x) => plotLeft + (int)Math.Round(Math.Clamp(xScale.Fraction(x), 0, 1) * plotWidth);
-        int MapY(double y) => plotBottom - (int)Math.Round(Math.Clamp(yScale.Fraction(y), 0, 1) * plotHeight);
-
-        // Grid.
-        foreach (var t in yTicks)
-        {
-            canvas.FillRect(plotLeft, MapY(t), plotWidth + 1, 1, ChartColors.Grid);
-        }
-
-        foreach (var t in xTicks)
-        {
-            canvas.FillRect(MapX(t), plotTop, 1, plotHeight + 1, ChartColors.Grid);
-        }
-
-        // Series.
+        var plot = new Plot();
+        plot.Title(Title ?? "");
+        plot.XLabel(XLabel ?? "");
+        plot.YLabel(YLabel ?? "");
         foreach (var series in Series)
         {
-            DrawSeries(canvas, series, MapX, MapY);
+            AddSeries(plot, series);
         }
 
-        // Axes, ticks and tick labels.
-        canvas.FillRect(plotLeft, plotTop, 1, plotHeight + 1, ChartColors.Axis);
-        canvas.FillRect(plotLeft, plotBottom, plotWidth + 1, 1, ChartColors.Axis);
-        foreach (var t in yTicks)
-        {
-            var y = MapY(t);
-            canvas.FillRect(plotLeft - TickLength, y, TickLength, 1, ChartColors.Axis);
-            var label = yScale.Format(t);
-            canvas.Text(plotLeft - TickLength - 3 - BitmapFont.Measure(label), y - (LineHeight / 2), label, ChartColors.Black);
-        }
-
-        foreach (var t in xTicks)
-        {
-            var x = MapX(t);
-            canvas.FillRect(x, plotBottom + 1, 1, TickLength, ChartColors.Axis);
-            var label = xScale.Format(t);
-            canvas.Text(x - (BitmapFont.Measure(label) / 2), plotBottom + TickLength + 3, label, ChartColors.Black);
-        }
-
-        // Labels and title.
-        canvas.Text(left + Pad, yLabelY, YLabel ?? "", ChartColors.Black);
-        canvas.Text(plotLeft + ((plotWidth - BitmapFont.Measure(XLabel ?? "")) / 2), top + height - Pad - LineHeight, XLabel ?? "", ChartColors.Black);
-        var title = Title ?? "";
-        canvas.Text(left + ((width - BitmapFont.Measure(title, TitleScale)) / 2), titleY, title, ChartColors.Black, TitleScale);
-
-        // Legend.
-        var legendX = plotRight + Pad;
-        for (var i = 0; i < legendNames.Length; i++)
-        {
-            var rowY = plotTop + (i * LegendRow);
-            canvas.FillRect(legendX, rowY + 3, SwatchWidth, 2, Series[i].Color);
-            canvas.Text(legendX + SwatchWidth + 4, rowY, legendNames[i], ChartColors.Black);
-        }
+        plot.ShowLegend(Edge.Right);
+        FitAxes(plot);
+        return plot;
     }
 
-    private static void DrawSeries(Canvas canvas, ChartSeries series, Func<double, int> mapX, Func<double, int> mapY)
+    /// <summary>One scatter per run of finite points, so a non-finite point breaks the line; only the first run is named in the legend.</summary>
+    private static void AddSeries(Plot plot, ChartSeries series)
     {
-        (int X, int Y)? previous = null;
-        var drawn = false;
-        foreach (var (x, y) in series.Points)
+        var color = Color.FromHex($"#{series.Color:X6}");
+        var named = false;
+        foreach (var run in FiniteRuns(series.Points))
         {
-            if (!double.IsFinite(x) || !double.IsFinite(y))
+            var line = plot.Add.ScatterLine(run.Select(p => p.X).ToArray(), run.Select(p => p.Y).ToArray(), color);
+            line.LineWidth = LineWidth;
+            if (run.Count == 1)
             {
-                previous = null;
-                continue;
+                line.MarkerShape = MarkerShape.FilledSquare;
+                line.MarkerSize = 4;
             }
 
-            var current = (X: mapX(x), Y: mapY(y));
-            if (previous is { } p)
+            if (!named)
             {
-                canvas.Line(p.X, p.Y, current.X, current.Y, series.Color, thickness: 2);
-                drawn = true;
-            }
-
-            previous = current;
-        }
-
-        if (!drawn && previous is { } only)
-        {
-            canvas.FillRect(only.X - 1, only.Y - 1, 3, 3, series.Color);
-        }
-    }
-
-    private static AxisScale FitXScale(double min, double max, int plotWidth)
-    {
-        // Start dense and thin out until the widest label (plus a gap) fits between ticks.
-        for (var intervals = Math.Max(2, plotWidth / 60); ; intervals--)
-        {
-            var scale = AxisScale.Nice(min, max, intervals);
-            var ticks = scale.Ticks();
-            var widest = ticks.Max(t => BitmapFont.Measure(scale.Format(t)));
-            if (intervals <= 1 || (widest + 12) * ticks.Count <= plotWidth)
-            {
-                return scale;
+                line.LegendText = series.Name;
+                named = true;
             }
         }
     }
 
-    private static string Truncate(string? text, int maxChars)
+    private static IEnumerable<List<(double X, double Y)>> FiniteRuns(IReadOnlyList<(double X, double Y)> points)
     {
-        text ??= "";
-        return text.Length <= maxChars ? text : string.Concat(text.AsSpan(0, maxChars - 2), "..");
-    }
-
-    private (double XMin, double XMax, double YMin, double YMax) DataRange()
-    {
-        double xMin = double.PositiveInfinity, xMax = double.NegativeInfinity;
-        double yMin = double.PositiveInfinity, yMax = double.NegativeInfinity;
-        foreach (var (x, y) in Series.SelectMany(s => s.Points))
+        var run = new List<(double X, double Y)>();
+        foreach (var p in points)
         {
-            if (double.IsFinite(x) && double.IsFinite(y))
+            if (double.IsFinite(p.X) && double.IsFinite(p.Y))
             {
-                (xMin, xMax) = (Math.Min(xMin, x), Math.Max(xMax, x));
-                (yMin, yMax) = (Math.Min(yMin, y), Math.Max(yMax, y));
+                run.Add(p);
+            }
+            else if (run.Count > 0)
+            {
+                yield return run;
+                run = [];
             }
         }
 
-        if (!double.IsFinite(xMin))
+        if (run.Count > 0)
         {
-            (xMin, xMax, yMin, yMax) = (0, 1, 0, 1);
+            yield return run;
+        }
+    }
+
+    private void FitAxes(Plot plot)
+    {
+        var finite = Series.SelectMany(s => s.Points).Where(p => double.IsFinite(p.X) && double.IsFinite(p.Y)).ToList();
+        if (finite.Count == 0)
+        {
+            plot.Axes.SetLimits(0, 1, 0, 1);
+            return;
         }
 
+        var (xMin, xMax) = Span(finite.Min(p => p.X), finite.Max(p => p.X));
+        var (yMin, yMax) = (finite.Min(p => p.Y), finite.Max(p => p.Y));
         if (YFromZero)
         {
             (yMin, yMax) = (Math.Min(yMin, 0), Math.Max(yMax, 0));
         }
 
-        return (xMin, xMax, yMin, yMax);
+        (yMin, yMax) = Span(yMin, yMax);
+        var headroom = (yMax - yMin) * 0.05;
+        plot.Axes.SetLimits(xMin, xMax, YFromZero && yMin >= 0 ? yMin : yMin - headroom, yMax + headroom);
     }
+
+    /// <summary>A range of one value is widened so the axis has a scale.</summary>
+    private static (double Min, double Max) Span(double min, double max) =>
+        max > min ? (min, max) : (min - Math.Max(Math.Abs(min) * 0.1, 0.5), max + Math.Max(Math.Abs(max) * 0.1, 0.5));
 }

@@ -50,10 +50,9 @@ internal static class BenchE2eCommand
                 parse.GetValue(keep),
                 parse.GetValue(logLevel)!);
             var phaseLength = ClusterSupport.ParseDuration(parse.GetValue(phase)!);
-            if (s.Size is < DeliveryMeter.StampBytes or > 65_536 || s.Rate is <= 0 || s.Duration <= TimeSpan.Zero
-                || phaseLength < TimeSpan.FromSeconds(2) || phaseLength * 2 > s.Duration)
+            if (SettingsError(s, phaseLength) is { } error)
             {
-                Console.Error.WriteLine("--size must be 8..65536, --rate 'max' or > 0, --duration > 0, --phase at least 2s and at most half of --duration");
+                Console.Error.WriteLine(error);
                 return 2;
             }
             byte[]? ruleSet = null;
@@ -139,6 +138,19 @@ internal static class BenchE2eCommand
             return 0;
         });
         return cmd;
+    }
+
+    /// <summary>What is wrong with the settings, or null; the phase length only matters with --rules.</summary>
+    internal static string? SettingsError(E2eSettings s, TimeSpan phaseLength)
+    {
+        if (s.Size is < DeliveryMeter.StampBytes or > 65_536 || s.Rate is <= 0 || s.Duration <= TimeSpan.Zero)
+        {
+            return $"--size must be {DeliveryMeter.StampBytes}..65536, --rate 'max' or > 0, --duration > 0";
+        }
+
+        return s.Rules is not null && (phaseLength < TimeSpan.FromSeconds(2) || phaseLength * 2 > s.Duration)
+            ? "--phase must be at least 2s and at most half of --duration"
+            : null;
     }
 
     private static async Task<E2eFigures> RunSieveAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct,
