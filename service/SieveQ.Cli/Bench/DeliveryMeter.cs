@@ -92,6 +92,9 @@ internal sealed record E2eFigures(string Name, long Sent, long Delivered, double
     /// <summary>Merkle roots the senders signed while the run was measured (SieveQ runs only): each costs every replica a verification.</summary>
     public long? SenderRootsSigned { get; init; }
 
+    /// <summary>CPU used over the measured window by each kind of process, per delivered message; the last figure is the total.</summary>
+    public IReadOnlyList<CpuFigure>? Cpu { get; init; }
+
     /// <summary>Messages sent per root signature, when roots were counted.</summary>
     public double? MessagesPerRoot => SenderRootsSigned is > 0 and var r ? (double)Sent / r : null;
 }

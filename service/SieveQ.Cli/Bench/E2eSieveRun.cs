@@ -82,6 +82,7 @@ internal static class E2eSieveRun
                 }
                 var measuredFrom = Stopwatch.GetTimestamp();
                 var rootsBefore = RootsSigned();
+                var cpu = CpuAccount.Start(processes);
                 meter.Open(measuredFrom, s.Duration);
                 using var stopOffering = CancellationTokenSource.CreateLinkedTokenSource(ct);
                 var offering = OfferAsync(s.Duration, stopOffering.Token);
@@ -100,12 +101,14 @@ internal static class E2eSieveRun
                 }
                 var sent = await offering.ConfigureAwait(false);
                 var measuredTo = Stopwatch.GetTimestamp();
+                var cpuUsed = cpu.Stop();
                 var roots = RootsSigned() - rootsBefore;
                 if (phases is not null)
                 {
                     await DrainAsync(meter, ct).ConfigureAwait(false);
                 }
                 var figures = meter.Figures(name, s.Duration.TotalSeconds, sent) with { SenderRootsSigned = roots };
+                figures = figures with { Cpu = CpuAccount.PerMessage(cpuUsed, figures.Delivered) };
                 if (StageTrace.Enabled)
                 {
                     // Let the last sampled messages arrive and every process write its marks (each does so twice a second).

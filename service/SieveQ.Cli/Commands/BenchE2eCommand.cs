@@ -110,7 +110,8 @@ internal static class BenchE2eCommand
                 return 1;
             }
             var ratio = BenchRatio.Of(sieve.DeliveredPerSecond, direct.DeliveredPerSecond);
-            Console.WriteLine($"ratio (SieveQ / direct) throughput {ratio:0.000}, p50 latency x{BenchRatio.Of(sieve.Latency.P50Ms, direct.Latency.P50Ms):0.0}");
+            var cpuRatio = BenchRatio.Of(sieve.Cpu?[^1].MicrosPerMessage ?? double.NaN, direct.Cpu?[^1].MicrosPerMessage ?? double.NaN);
+            Console.WriteLine($"ratio (SieveQ / direct) throughput {ratio:0.000}, p50 latency x{BenchRatio.Of(sieve.Latency.P50Ms, direct.Latency.P50Ms):0.0}, CPU per message x{cpuRatio:0.0}");
             if (parse.GetValue(json) is { } j)
             {
                 var doc = new
@@ -125,6 +126,7 @@ internal static class BenchE2eCommand
                     sieveq = Json(sieve),
                     direct = Json(direct),
                     ratioThroughput = ratio,
+                    ratioCpuPerMessage = double.IsFinite(cpuRatio) ? cpuRatio : (double?)null,
                     rulesAb = rulesAb?.Json(),
                 };
                 await File.WriteAllTextAsync(j.FullName, JsonSerializer.Serialize(doc, new JsonSerializerOptions { WriteIndented = true }), ct).ConfigureAwait(false);
@@ -176,6 +178,7 @@ internal static class BenchE2eCommand
         perSecond = f.PerSecond,
         senderRootsSigned = f.SenderRootsSigned,
         messagesPerRoot = f.MessagesPerRoot,
+        cpu = f.Cpu?.Select(c => new { kind = c.Kind, processes = c.Processes, cpuSeconds = c.CpuSeconds, microsPerMessage = double.IsFinite(c.MicrosPerMessage) ? c.MicrosPerMessage : (double?)null }),
         profile = f.Profile?.Select(p => new { stage = p.Stage, samples = p.Samples, firstP50Ms = p.FirstP50Ms, firstP90Ms = p.FirstP90Ms, quorumP50Ms = p.QuorumP50Ms }),
     };
 
@@ -185,6 +188,11 @@ internal static class BenchE2eCommand
         if (f.SenderRootsSigned is { } roots)
         {
             Console.WriteLine($"{f.Name,-8} sender root signatures {roots / f.Seconds,9:0}/s  messages per signature {f.MessagesPerRoot ?? 0,7:0.0}");
+        }
+
+        if (f.Cpu is { Count: > 0 } cpu)
+        {
+            Console.WriteLine($"{f.Name,-8} CPU per delivered message  " + string.Join("  ", cpu.Select(c => $"{c.Kind}{(c.Processes > 1 ? $" x{c.Processes}" : "")} {c.MicrosPerMessage:0} us")));
         }
     }
 
@@ -196,8 +204,11 @@ internal static class BenchE2eCommand
         ValueTask Send(ReadOnlyMemory<byte> m, CancellationToken c) => direct.SendAsync(m, paced, c);
         await PacedSender.RunAsync(Send, s.Size, s.Rate, s.Warmup, ct).ConfigureAwait(false);
         meter.Open(Stopwatch.GetTimestamp(), s.Duration);
+        var cpu = CpuAccount.Start();
         var sent = await PacedSender.RunAsync(Send, s.Size, s.Rate, s.Duration, ct).ConfigureAwait(false);
-        return meter.Figures("direct", s.Duration.TotalSeconds, sent);
+        var used = cpu.Stop();
+        var figures = meter.Figures("direct", s.Duration.TotalSeconds, sent);
+        return figures with { Cpu = CpuAccount.PerMessage(used, figures.Delivered) };
     }
 }
 
