@@ -8,28 +8,35 @@ namespace SieveQ.Bft.Hosting.Transport;
 public sealed record LinkSecrets(int PeerId, byte[] SendKey, byte[] ReceiveKey);
 
 /// <summary>
-/// Mutual authentication with pinned P-256 identity keys and per-connection keys (SIGMA-style):
+/// Mutual authentication with pinned P-256 identity keys and per-connection keys (SIGMA-style), in which
+/// the initiator proves who it is before the responder spends anything but a random challenge on it:
 /// <code>
-/// I -> R  HELLO    initiator id, expected responder id, ephemeral ECDH point, nonce
-/// R -> I  RESPONSE responder id, ephemeral ECDH point, nonce, Sig_R("resp" || H(transcript))
-/// I -> R  FINISH   Sig_I("init" || H(transcript))
+/// I -> R  HELLO      initiator id, expected responder id, ephemeral ECDH point E_I, nonce N_I
+/// R -> I  CHALLENGE  responder id, nonce N_R
+/// I -> R  PROOF      Sig_I("init" || T1),  T1 = H(protocol || HELLO || CHALLENGE)
+/// R -> I  RESPONSE   ephemeral ECDH point E_R, Sig_R("resp" || T2),  T2 = H(protocol || HELLO || CHALLENGE || PROOF || E_R)
 /// </code>
-/// Both MAC keys come from HKDF-SHA256 over the ephemeral ECDH secret salted with the transcript hash, so
-/// frames of one connection can never be replayed into another and a stolen key does not expose old traffic.
-/// Chosen over mutual TLS because pinning raw keys in .NET's TLS stack needs certificates and custom
-/// validation, and TLS record encryption costs more than a MAC while the payloads need no secrecy here.
+/// A stranger claiming a pinned id costs the responder one signature verification: no key generation, no
+/// key agreement and no signature of its own, which an unauthenticated flood could otherwise buy for the
+/// price of a 106-byte HELLO. The proof covers N_R, so a recorded one is worthless on another connection;
+/// the response covers the initiator's HELLO (its id and N_I), so it cannot be replayed to another
+/// initiator. Both MAC keys come from HKDF-SHA256 over the ephemeral ECDH secret salted with T2, so frames
+/// of one connection can never be replayed into another and a stolen identity key does not expose old
+/// traffic. Chosen over mutual TLS because pinning raw keys in .NET's TLS stack needs certificates and
+/// custom validation; confidentiality of the links is a separate, open item (docs/bft-protocol.md).
 /// </summary>
 public static class LinkHandshake
 {
-    private const byte HelloKind = 1, ResponseKind = 2, FinishKind = 3;
+    private const byte HelloKind = 1, ChallengeKind = 2, ProofKind = 3, ResponseKind = 4;
     private const int PointBytes = 65, NonceBytes = 32, SignatureBytes = 64;
     private const int HelloBytes = 1 + 4 + 4 + PointBytes + NonceBytes;
-    private const int ResponseBytes = 1 + 4 + PointBytes + NonceBytes + SignatureBytes;
-    private const int FinishBytes = 1 + SignatureBytes;
-    private static ReadOnlySpan<byte> Protocol => "SQLINK/v1"u8;
-    private static ReadOnlySpan<byte> ResponderLabel => "SQLINK/v1/responder"u8;
-    private static ReadOnlySpan<byte> InitiatorLabel => "SQLINK/v1/initiator"u8;
-    private static ReadOnlySpan<byte> KeyInfo => "SQLINK/v1/link-keys"u8;
+    private const int ChallengeBytes = 1 + 4 + NonceBytes;
+    private const int ProofBytes = 1 + SignatureBytes;
+    private const int ResponseBytes = 1 + PointBytes + SignatureBytes;
+    private static ReadOnlySpan<byte> Protocol => "SQLINK/v2"u8;
+    private static ReadOnlySpan<byte> ResponderLabel => "SQLINK/v2/responder"u8;
+    private static ReadOnlySpan<byte> InitiatorLabel => "SQLINK/v2/initiator"u8;
+    private static ReadOnlySpan<byte> KeyInfo => "SQLINK/v2/link-keys"u8;
 
     public static async Task<LinkSecrets> InitiateAsync(Stream stream, int self, int expectedPeer, IdentityKey identity, KeyRing ring, CancellationToken ct)
     {
@@ -41,25 +48,30 @@ public static class LinkHandshake
         ExportPoint(eph, hello.AsSpan(9, PointBytes));
         RandomNumberGenerator.Fill(hello.AsSpan(9 + PointBytes, NonceBytes));
         await stream.WriteAsync(hello, ct).ConfigureAwait(false);
+        await stream.FlushAsync(ct).ConfigureAwait(false);
 
-        var resp = new byte[ResponseBytes];
-        await stream.ReadExactlyAsync(resp, ct).ConfigureAwait(false);
-        if (resp[0] != ResponseKind || BinaryPrimitives.ReadInt32LittleEndian(resp.AsSpan(1)) != expectedPeer)
+        var challenge = new byte[ChallengeBytes];
+        await stream.ReadExactlyAsync(challenge, ct).ConfigureAwait(false);
+        if (challenge[0] != ChallengeKind || BinaryPrimitives.ReadInt32LittleEndian(challenge.AsSpan(1)) != expectedPeer)
         {
             throw new LinkAuthenticationException($"peer did not answer as node {expectedPeer}");
         }
-        var transcript = TranscriptHash(hello, resp.AsSpan(0, ResponseBytes - SignatureBytes));
-        if (!ring.Verify(expectedPeer, Labelled(ResponderLabel, transcript), resp.AsSpan(ResponseBytes - SignatureBytes)))
+        var proof = new byte[ProofBytes];
+        proof[0] = ProofKind;
+        SignInto(identity, Labelled(InitiatorLabel, Transcript(hello, challenge)), proof.AsSpan(1));
+        await stream.WriteAsync(proof, ct).ConfigureAwait(false);
+        await stream.FlushAsync(ct).ConfigureAwait(false);
+
+        var response = new byte[ResponseBytes];
+        await stream.ReadExactlyAsync(response, ct).ConfigureAwait(false);
+        var peerPoint = response.AsSpan(1, PointBytes);
+        var transcript = Transcript(hello, challenge, proof, peerPoint);
+        if (response[0] != ResponseKind || !ring.Verify(expectedPeer, Labelled(ResponderLabel, transcript), response.AsSpan(1 + PointBytes)))
         {
             throw new LinkAuthenticationException($"node {expectedPeer} failed to prove its pinned identity");
         }
-        var finish = new byte[FinishBytes];
-        finish[0] = FinishKind;
-        SignInto(identity, Labelled(InitiatorLabel, transcript), finish.AsSpan(1));
-        await stream.WriteAsync(finish, ct).ConfigureAwait(false);
-        await stream.FlushAsync(ct).ConfigureAwait(false);
 
-        var (toResponder, toInitiator) = DeriveKeys(eph, resp.AsSpan(5, PointBytes), transcript);
+        var (toResponder, toInitiator) = DeriveKeys(eph, peerPoint, transcript);
         return new LinkSecrets(expectedPeer, toResponder, toInitiator);
     }
 
@@ -77,33 +89,43 @@ public static class LinkHandshake
         {
             throw new LinkAuthenticationException($"node {peer} is not allowed to connect here");
         }
-        using var eph = ECDiffieHellman.Create(ECCurve.NamedCurves.nistP256);
-        var resp = new byte[ResponseBytes];
-        resp[0] = ResponseKind;
-        BinaryPrimitives.WriteInt32LittleEndian(resp.AsSpan(1), self);
-        ExportPoint(eph, resp.AsSpan(5, PointBytes));
-        RandomNumberGenerator.Fill(resp.AsSpan(5 + PointBytes, NonceBytes));
-        var transcript = TranscriptHash(hello, resp.AsSpan(0, ResponseBytes - SignatureBytes));
-        SignInto(identity, Labelled(ResponderLabel, transcript), resp.AsSpan(ResponseBytes - SignatureBytes));
-        await stream.WriteAsync(resp, ct).ConfigureAwait(false);
+        var challenge = new byte[ChallengeBytes];
+        challenge[0] = ChallengeKind;
+        BinaryPrimitives.WriteInt32LittleEndian(challenge.AsSpan(1), self);
+        RandomNumberGenerator.Fill(challenge.AsSpan(5, NonceBytes));
+        await stream.WriteAsync(challenge, ct).ConfigureAwait(false);
         await stream.FlushAsync(ct).ConfigureAwait(false);
 
-        var finish = new byte[FinishBytes];
-        await stream.ReadExactlyAsync(finish, ct).ConfigureAwait(false);
-        if (finish[0] != FinishKind || !ring.Verify(peer, Labelled(InitiatorLabel, transcript), finish.AsSpan(1)))
+        var proof = new byte[ProofBytes];
+        await stream.ReadExactlyAsync(proof, ct).ConfigureAwait(false);
+        if (proof[0] != ProofKind || !ring.Verify(peer, Labelled(InitiatorLabel, Transcript(hello, challenge)), proof.AsSpan(1)))
         {
             throw new LinkAuthenticationException($"node {peer} failed to prove its pinned identity");
         }
+
+        // Only now, with the initiator proven, does this side generate, agree and sign.
+        using var eph = ECDiffieHellman.Create(ECCurve.NamedCurves.nistP256);
+        var response = new byte[ResponseBytes];
+        response[0] = ResponseKind;
+        ExportPoint(eph, response.AsSpan(1, PointBytes));
+        var transcript = Transcript(hello, challenge, proof, response.AsSpan(1, PointBytes));
+        SignInto(identity, Labelled(ResponderLabel, transcript), response.AsSpan(1 + PointBytes));
         var (toResponder, toInitiator) = DeriveKeys(eph, hello.AsSpan(9, PointBytes), transcript);
+        await stream.WriteAsync(response, ct).ConfigureAwait(false);
+        await stream.FlushAsync(ct).ConfigureAwait(false);
         return new LinkSecrets(peer, toInitiator, toResponder);
     }
 
-    private static byte[] TranscriptHash(ReadOnlySpan<byte> hello, ReadOnlySpan<byte> responseBody)
+    private static byte[] Transcript(ReadOnlySpan<byte> hello, ReadOnlySpan<byte> challenge) => Transcript(hello, challenge, [], []);
+
+    private static byte[] Transcript(ReadOnlySpan<byte> hello, ReadOnlySpan<byte> challenge, ReadOnlySpan<byte> proof, ReadOnlySpan<byte> responderPoint)
     {
         using var h = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
         h.AppendData(Protocol);
         h.AppendData(hello);
-        h.AppendData(responseBody);
+        h.AppendData(challenge);
+        h.AppendData(proof);
+        h.AppendData(responderPoint);
         return h.GetHashAndReset();
     }
 

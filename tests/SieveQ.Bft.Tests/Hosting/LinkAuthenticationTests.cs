@@ -77,13 +77,8 @@ public sealed class LinkAuthenticationTests : IAsyncLifetime
     {
         var before = TransportCounters.Dropped(DropReason.HandshakeFailed);
         using var impostor = IdentityKey.Generate();
-        await using var link = await ConnectAsync(4, impostor);  // the initiator learns of the rejection only when the socket closes
-        await Assert.ThrowsAnyAsync<Exception>(async () =>
-        {
-            await link.SendRawForTestAsync(link.SealForTest(Request(4, 1)), CancellationToken.None);
-            await link.RunReceiveAsync((_, _) => ValueTask.CompletedTask, CancellationToken.None);
-            throw new IOException("closed");
-        }).WaitAsync(Wait);
+        // The responder answers a failed proof by closing: the initiator never gets a RESPONSE.
+        await Assert.ThrowsAnyAsync<IOException>(() => ConnectAsync(4, impostor)).WaitAsync(Wait);
         // The listener closes the socket before it counts the failure, so the initiator may see the close first.
         var deadline = DateTime.UtcNow + Wait;
         while (TransportCounters.Dropped(DropReason.HandshakeFailed) <= before && DateTime.UtcNow < deadline)
@@ -92,6 +87,64 @@ public sealed class LinkAuthenticationTests : IAsyncLifetime
         }
         Assert.True(TransportCounters.Dropped(DropReason.HandshakeFailed) > before);
         Assert.False(_received.Reader.TryRead(out _));
+    }
+
+    [Fact]
+    public async Task A_responder_spends_nothing_but_a_challenge_before_the_initiator_proves_itself()
+    {
+        var before = TransportCounters.Dropped(DropReason.HandshakeFailed);
+        using var socket = new System.Net.Sockets.Socket(System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
+        await socket.ConnectAsync(Config.Replica(0).ParseEndpoint());
+        await using var stream = new System.Net.Sockets.NetworkStream(socket, ownsSocket: false);
+
+        // A HELLO in client 4's name from someone without its key: ids right, point and nonce made up.
+        var hello = new byte[1 + 4 + 4 + 65 + 32];
+        hello[0] = 1;
+        System.Buffers.Binary.BinaryPrimitives.WriteInt32LittleEndian(hello.AsSpan(1), 4);
+        System.Buffers.Binary.BinaryPrimitives.WriteInt32LittleEndian(hello.AsSpan(5), 0);
+        hello[9] = 4;
+        Random.Shared.NextBytes(hello.AsSpan(10));
+        await stream.WriteAsync(hello);
+
+        // The answer is a bare challenge: the responder's id and a nonce, nothing signed and no key of its own.
+        var challenge = new byte[1 + 4 + 32];
+        await stream.ReadExactlyAsync(challenge).AsTask().WaitAsync(Wait);
+        Assert.Equal(2, challenge[0]);
+        Assert.Equal(0, System.Buffers.Binary.BinaryPrimitives.ReadInt32LittleEndian(challenge.AsSpan(1)));
+
+        // A made-up proof: the responder hangs up without sending another byte (no signed answer, before or after).
+        var proof = new byte[1 + 64];
+        proof[0] = 3;
+        Random.Shared.NextBytes(proof.AsSpan(1));
+        await stream.WriteAsync(proof);
+        var rest = new byte[256];
+        Assert.Equal(0, await ReadToEndAsync(stream, rest).WaitAsync(Wait));
+
+        var deadline = DateTime.UtcNow + Wait;
+        while (TransportCounters.Dropped(DropReason.HandshakeFailed) <= before && DateTime.UtcNow < deadline)
+        {
+            await Task.Delay(10);
+        }
+        Assert.True(TransportCounters.Dropped(DropReason.HandshakeFailed) > before);
+    }
+
+    /// <summary>Bytes read until the peer closes (or resets) the connection.</summary>
+    private static async Task<int> ReadToEndAsync(Stream stream, byte[] buffer)
+    {
+        var total = 0;
+        try
+        {
+            int n;
+            while ((n = await stream.ReadAsync(buffer.AsMemory(total % buffer.Length))) > 0)
+            {
+                total += n;
+            }
+        }
+        catch (IOException)
+        {
+            // reset instead of a clean close: also the end
+        }
+        return total;
     }
 
     [Fact]

@@ -15,7 +15,8 @@ namespace SieveQ.Fuzz;
 /// <see cref="FrameCodec"/> and <see cref="MessageCodec"/>, exactly as AuthenticatedLink reads them.
 /// Input: a flags byte, then the peer's handshake message(s), then the bytes that follow on the link.
 /// <list type="bullet">
-/// <item>bit 0: 0 = the product responds (the input holds the peer's HELLO), 1 = the product dials (the input holds the RESPONSE).</item>
+/// <item>bit 0: 0 = the product responds (the input holds the peer's HELLO, then its PROOF unless the peer is honest),
+/// 1 = the product dials (the input holds the CHALLENGE, then the RESPONSE).</item>
 /// <item>bit 1: the peer holds its pinned key and signs honestly over whatever it sent (a Byzantine replica, not a stranger),
 /// so fuzzed ids, points and nonces get past the signature to the key derivation.</item>
 /// <item>bit 2: the frames are sealed with the link's real key (an authenticated peer), the rest read as
@@ -27,7 +28,7 @@ namespace SieveQ.Fuzz;
 internal sealed class HandshakeTarget : FuzzTarget
 {
     private const int Self = 0, Peer = 1;
-    private const int HelloBytes = 106, ResponseBytes = 166, SignatureBytes = 64;
+    private const int HelloBytes = 106, ChallengeBytes = 37, ProofBytes = 65, ResponseBytes = 130, PointBytes = 65, SignatureBytes = 64;
     private readonly IdentityKey _self = IdentityKey.Generate();
     private readonly IdentityKey _peer = IdentityKey.Generate();
     private readonly KeyRing _ring;
@@ -83,20 +84,24 @@ internal sealed class HandshakeTarget : FuzzTarget
         var hello = c.Take(HelloBytes);
         var stream = new ScriptedStream();
         stream.Enqueue(hello);
-        stream.OnWrite = response =>
+        var writes = 0;
+        stream.OnWrite = written =>
         {
-            if (response.Length != ResponseBytes)
+            if (writes++ > 0)
             {
-                throw new ContractViolation($"RESPONSE of {response.Length} bytes");
+                if (written.Length != ResponseBytes)
+                {
+                    throw new ContractViolation($"RESPONSE of {written.Length} bytes");
+                }
+                return;
             }
-            if (honest)
+            if (written.Length != ChallengeBytes)
             {
-                stream.Enqueue([3, .. Sign(_peer, "SQLINK/v1/initiator"u8, Transcript(hello, response.AsSpan(0, ResponseBytes - SignatureBytes)))]);
+                throw new ContractViolation($"CHALLENGE of {written.Length} bytes");
             }
-            else
-            {
-                stream.Enqueue(c.Take(1 + SignatureBytes));
-            }
+            stream.Enqueue(honest
+                ? [3, .. Sign(_peer, "SQLINK/v2/initiator"u8, Transcript(hello, written, [], []))]
+                : c.Take(ProofBytes));
         };
         return LinkHandshake.RespondAsync(stream, Self, _self, _ring, id => id != 3, CancellationToken.None).GetAwaiter().GetResult();
     }
@@ -104,18 +109,21 @@ internal sealed class HandshakeTarget : FuzzTarget
     private LinkSecrets Initiate(Cursor c, bool honest)
     {
         var stream = new ScriptedStream();
-        var writes = 0;
+        byte[]? hello = null, challenge = null;
         stream.OnWrite = written =>
         {
-            if (writes++ > 0)
+            if (hello is null)
             {
-                return;  // the FINISH
+                hello = written;
+                challenge = c.Take(ChallengeBytes);
+                stream.Enqueue(challenge);
+                return;
             }
             var response = c.Take(ResponseBytes);
             if (honest && response.Length == ResponseBytes)
             {
-                Sign(_peer, "SQLINK/v1/responder"u8, Transcript(written, response.AsSpan(0, ResponseBytes - SignatureBytes)))
-                    .CopyTo(response.AsSpan(ResponseBytes - SignatureBytes));
+                Sign(_peer, "SQLINK/v2/responder"u8, Transcript(hello, challenge, written, response.AsSpan(1, PointBytes)))
+                    .CopyTo(response.AsSpan(1 + PointBytes));
             }
             stream.Enqueue(response);
         };
@@ -165,12 +173,14 @@ internal sealed class HandshakeTarget : FuzzTarget
     }
 
     // The transcript and labels as LinkHandshake defines them, so the harness can sign as a key-holding peer.
-    private static byte[] Transcript(ReadOnlySpan<byte> hello, ReadOnlySpan<byte> responseBody)
+    private static byte[] Transcript(ReadOnlySpan<byte> hello, ReadOnlySpan<byte> challenge, ReadOnlySpan<byte> proof, ReadOnlySpan<byte> responderPoint)
     {
         using var h = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
-        h.AppendData("SQLINK/v1"u8);
+        h.AppendData("SQLINK/v2"u8);
         h.AppendData(hello);
-        h.AppendData(responseBody);
+        h.AppendData(challenge);
+        h.AppendData(proof);
+        h.AppendData(responderPoint);
         return h.GetHashAndReset();
     }
 
@@ -188,20 +198,22 @@ internal sealed class HandshakeTarget : FuzzTarget
         }
         catch (IOException)
         {
-            // No RESPONSE queued: the capture ends here by design.
+            // No CHALLENGE queued: the capture ends here by design.
         }
         var message = MessageCodec.Encode(new Heartbeat(1, 0, 5));
         var record = new byte[FrameCodec.RecordHeaderBytes + message.Length];
         FrameCodec.WriteRecord(record, message);
         byte[] chunk = [.. BitConverter.GetBytes((ushort)record.Length), .. record];
+        var challenge = new byte[ChallengeBytes];
+        challenge[0] = 2;
+        BinaryPrimitives.WriteInt32LittleEndian(challenge.AsSpan(1), Peer);
         var response = new byte[ResponseBytes];
-        response[0] = 2;
-        BinaryPrimitives.WriteInt32LittleEndian(response.AsSpan(1), Peer);
-        hello!.AsSpan(9, 65).CopyTo(response.AsSpan(5));
+        response[0] = 4;
+        hello!.AsSpan(9, PointBytes).CopyTo(response.AsSpan(1));
         yield return [0, .. hello!, 3, .. new byte[SignatureBytes]];
         yield return [2 | 4, .. hello!, .. chunk, .. chunk];
-        yield return [1 | 2 | 4, .. response, .. chunk];
-        yield return [1, .. response];
+        yield return [1 | 2 | 4, .. challenge, .. response, .. chunk];
+        yield return [1, .. challenge, .. response];
         yield return [2, .. hello!, 0x40, 0, 0, 0, .. new byte[60]];
         // One sealed frame per message type, so every decoder of MessageCodec starts with a valid input.
         foreach (var sample in SieveQ.Bft.Hosting.Fuzz.SampleMessages.All(new Random(7)))
