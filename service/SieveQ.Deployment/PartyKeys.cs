@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Security.Cryptography;
+using SieveQ.Sieve.Hosting.Keys;
 using SieveQ.Sieve.Keys;
 
 namespace SieveQ.Deployment;

@@ -6,6 +6,8 @@ using Google.Protobuf;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Hosting.Diagnostics;
+using SieveQ.Sieve.Hosting.Storage;
 using SieveQ.Sieve.Keys;
 using SieveQ.Sieve.Receiver;
 using SieveQ.Deployment;

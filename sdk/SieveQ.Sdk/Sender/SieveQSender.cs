@@ -3,6 +3,8 @@ using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Hosting.Diagnostics;
+using SieveQ.Sieve.Hosting.Storage;
 using SieveQ.Sieve.Keys;
 using SieveQ.Sieve.Sender;
 using SieveQ.Deployment;

@@ -4,6 +4,7 @@ using SieveQ.Sieve.Diagnostics;
 using SieveQ.Deployment;
 using SieveQ.Sdk.Receiver;
 using SieveQ.Sdk.Sender;
+using SieveQ.Sieve.Hosting.Diagnostics;
 
 namespace SieveQ.Cli.Bench;
 

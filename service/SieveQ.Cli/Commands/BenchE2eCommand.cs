@@ -6,6 +6,7 @@ using SieveQ.Cli.Bench;
 using SieveQ.Sieve.Diagnostics;
 using SieveQ.Deployment;
 using SieveQ.Rules;
+using SieveQ.Sieve.Hosting.Diagnostics;
 
 namespace SieveQ.Cli.Commands;
 
