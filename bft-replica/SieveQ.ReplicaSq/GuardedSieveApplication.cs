@@ -2,6 +2,7 @@ using System.Threading.Channels;
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Protocol;
 using SieveQ.Sieve.Diagnostics;
+using SieveQ.Sieve.Hosting.Diagnostics;
 using SieveQ.Sieve.Replica;
 
 namespace SieveQ.ReplicaSq;

@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Logging;
 using SieveQ.Sieve.Diagnostics;
+using SieveQ.Sieve.Hosting.Diagnostics;
 using SieveQ.Sieve.Replica;
 
 namespace SieveQ.ReplicaSq;

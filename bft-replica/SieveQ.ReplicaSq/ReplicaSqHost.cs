@@ -7,6 +7,7 @@ using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Bft.Hosting.Config;
 using SieveQ.Bft.Hosting.Crypto;
 using SieveQ.Bft.Hosting.Replica;
+using SieveQ.Sieve.Hosting.Diagnostics;
 using SieveQ.Sieve.Keys;
 using SieveQ.Sieve.Replica;
 using SieveQ.Deployment;
@@ -73,7 +74,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         var sieve = new SieveReplicaApplication(enrolled, deployment.Config.Sieve, DeploymentRules.LoadReplicaRules(deployment.Config));
         Metrics.ObserveVerdictCache(sieve.Verdicts);
         Application = new GuardedSieveApplication(sieve, options.OutboxQueueCapacity, Metrics);
-        _ordering = new ReplicaHost(deployment.Cluster, id, identity, Application, logs, sieve.CreateVerifier(),
+        _ordering = new ReplicaHost(deployment.Cluster, id, identity, Application, logs, sieve.CreateVerifier(marks: StageTrace.Marks),
             appState: () => Application.Read(a => $"processed:{a.Processed} held:{a.HeldCount}"));
 
         MacKeyRing? RingForReceiver(int receiver) => keys.Ring(MacChannel.ReplicaReceiver, receiver);

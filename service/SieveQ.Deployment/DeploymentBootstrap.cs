@@ -1,5 +1,6 @@
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Hosting.Config;
+using SieveQ.Sieve.Hosting.Keys;
 using SieveQ.Sieve.Keys;
 
 namespace SieveQ.Deployment;

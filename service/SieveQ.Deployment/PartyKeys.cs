@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Security.Cryptography;
+using SieveQ.Sieve.Hosting.Keys;
 using SieveQ.Sieve.Keys;
 
 namespace SieveQ.Deployment;
@@ -38,9 +39,9 @@ public sealed class PartyKeys : IDisposable
     /// <summary>Senders and receivers sign; pre-SQs and replicas only agree MAC keys.</summary>
     public ECDsa? Signing { get; }
 
-    public static string SigningKeyName(PartyRole role, int id) => $"{Prefix(role)}-{id}-sign";
+    public static string SigningKeyName(PartyRole role, int id) => PartyKeyNames.Signing(Prefix(role), id);
 
-    public static string AgreementKeyName(PartyRole role, int id) => $"{Prefix(role)}-{id}-agree";
+    public static string AgreementKeyName(PartyRole role, int id) => PartyKeyNames.Agreement(Prefix(role), id);
 
     public static PartyKeys Open(DeploymentConfig deployment, Enrolment enrolment, PartyRole role, int id)
     {
@@ -80,10 +81,10 @@ public sealed class PartyKeys : IDisposable
 
     private static string Prefix(PartyRole role) => role switch
     {
-        PartyRole.Sender => "sender",
-        PartyRole.Receiver => "receiver",
-        PartyRole.PreSq => "presq",
-        PartyRole.Replica => "replica-sq",
+        PartyRole.Sender => PartyKeyNames.Sender,
+        PartyRole.Receiver => PartyKeyNames.Receiver,
+        PartyRole.PreSq => PartyKeyNames.PreSq,
+        PartyRole.Replica => PartyKeyNames.Replica,
         _ => throw new ArgumentOutOfRangeException(nameof(role)),
     };
 

@@ -1,3 +1,4 @@
+using SieveQ.Sieve.Hosting.Storage;
 using SieveQ.Sieve.Sender;
 
 namespace SieveQ.PreSq;

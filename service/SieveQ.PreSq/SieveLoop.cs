@@ -2,6 +2,7 @@ using System.Buffers.Binary;
 using System.Threading.Channels;
 using SieveQ.Sieve.Diagnostics;
 using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Hosting.Diagnostics;
 using SieveQ.Sieve.PreSq;
 using SieveQ.Transport;
 

@@ -1,6 +1,7 @@
 using System.Security.Cryptography;
 using System.Text;
 using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Hosting.Keys;
 using SieveQ.Sieve.Keys;
 using SieveQ.Deployment;
 using SieveQ.PreSq;

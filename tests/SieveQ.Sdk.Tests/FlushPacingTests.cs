@@ -1,3 +1,4 @@
+using SieveQ.Agent.Hosting;
 using SieveQ.Sieve.Sender;
 using SieveQ.Sdk.Sender;
 using SieveQ.Sdk.Tests.Fakes;
@@ -79,7 +80,7 @@ public sealed class FlushPacingTests
             MaxFlushDelay = maxFlushDelay,
             Protocol = new SenderSqOptions { MaxOutstanding = 64, RetransmitAfterMs = 8_000, AckRequestIntervalMs = 5_000 },
         };
-        await using var s = SieveQSender.Create(world.Context, sender, world.StateDir($"sender-{sender}"), options);
+        await using var s = SieveQSender.Create(world.Context.ToClientConfiguration(), sender, world.StateDir($"sender-{sender}"), options);
         for (var i = 0; i < Messages; i++)
         {
             await s.SendAsync(SieveWorld.Receiver, System.Text.Encoding.UTF8.GetBytes($"paced {i}"));

@@ -1,3 +1,4 @@
+using SieveQ.Agent.Hosting;
 using SieveQ.Sdk.Receiver;
 using SieveQ.Sdk.Tests.Fakes;
 
@@ -68,7 +69,7 @@ public sealed class ReceiverTests
     {
         await using var world = await SieveWorld.StartAsync();
         world.Cluster.Behaviour[2] = lie;
-        await using var receiver = SieveQReceiver.Create(world.Context, SieveWorld.Receiver, world.StateDir("receiver"), Fast());
+        await using var receiver = SieveQReceiver.Create(world.Context.ToClientConfiguration(), SieveWorld.Receiver, world.StateDir("receiver"), Fast());
         var truth = world.Publish([1, 2], firstSeq: 1, count: 100);
         var got = await ReadExactlyAsync(receiver, truth.Count);
         AssertExactlyOnceInOrder(got, truth);
@@ -80,7 +81,7 @@ public sealed class ReceiverTests
     {
         await using var world = await SieveWorld.StartAsync();
         world.Cluster.Behaviour[1] = ReplicaBehaviour.WithholdBodies;
-        await using var receiver = SieveQReceiver.Create(world.Context, SieveWorld.Receiver, world.StateDir("receiver"), Fast());
+        await using var receiver = SieveQReceiver.Create(world.Context.ToClientConfiguration(), SieveWorld.Receiver, world.StateDir("receiver"), Fast());
         // Give every replica its subscription first, so each batch reaches all four as it is executed.
         await Task.Delay(300);
         var truth = world.Publish([1], firstSeq: 1, count: 40, perRequest: 1);
@@ -96,7 +97,7 @@ public sealed class ReceiverTests
     {
         await using var world = await SieveWorld.StartAsync();
         var truth = world.Publish([1], firstSeq: 1, count: 50);
-        await using (var first = SieveQReceiver.Create(world.Context, SieveWorld.Receiver, world.StateDir("receiver"), Fast()))
+        await using (var first = SieveQReceiver.Create(world.Context.ToClientConfiguration(), SieveWorld.Receiver, world.StateDir("receiver"), Fast()))
         {
             var got = new List<ReceivedMessage>();
             using var cts = new CancellationTokenSource(Patience);
@@ -116,7 +117,7 @@ public sealed class ReceiverTests
         Assert.Equal(20, world.Cluster.QueueLength(SieveWorld.Receiver));
 
         var more = world.Publish([1], firstSeq: 51, count: 20);
-        await using var second = SieveQReceiver.Create(world.Context, SieveWorld.Receiver, world.StateDir("receiver"), Fast());
+        await using var second = SieveQReceiver.Create(world.Context.ToClientConfiguration(), SieveWorld.Receiver, world.StateDir("receiver"), Fast());
         var rest = await ReadExactlyAsync(second, 40, commitEach: true);
         var expected = truth.Where(kv => kv.Key.Seq > 30).Concat(more).ToDictionary(kv => kv.Key, kv => kv.Value);
         AssertExactlyOnceInOrder(rest, expected, firstRoute: 31);
@@ -128,7 +129,7 @@ public sealed class ReceiverTests
         await using var world = await SieveWorld.StartAsync();
         var options = Fast() with { AutoCommitEvery = 10 };
         world.Publish([1], firstSeq: 1, count: 25);
-        await using (var receiver = SieveQReceiver.Create(world.Context, SieveWorld.Receiver, world.StateDir("receiver"), options))
+        await using (var receiver = SieveQReceiver.Create(world.Context.ToClientConfiguration(), SieveWorld.Receiver, world.StateDir("receiver"), options))
         {
             var got = await ReadExactlyAsync(receiver, 25);
             Assert.Equal(25, got.Count);

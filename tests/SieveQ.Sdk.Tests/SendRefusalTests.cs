@@ -1,3 +1,4 @@
+using SieveQ.Agent.Hosting;
 using SieveQ.Deployment;
 using SieveQ.Sdk.Sender;
 
@@ -25,7 +26,7 @@ public sealed class SendRefusalTests : IDisposable
     [Fact]
     public async Task Unenrolled_receivers_missing_routes_and_oversized_data_are_refused_at_the_call_and_nothing_is_numbered()
     {
-        await using var sender = SieveQSender.Create(Deployment(), 1, Path.Combine(_dir, "state"));
+        await using var sender = SieveQSender.Create(Deployment().ToClientConfiguration(), 1, Path.Combine(_dir, "state"));
 
         var e = await Assert.ThrowsAsync<SendRefusedException>(async () => await sender.SendAsync(999, new byte[10]));
         Assert.Equal(SendRefusal.ReceiverNotEnrolled, e.Reason);
@@ -52,7 +53,7 @@ public sealed class SendRefusalTests : IDisposable
             UnavailableAfter = TimeSpan.FromMilliseconds(500),
             Protocol = new SieveQ.Sieve.Sender.SenderSqOptions { MaxOutstanding = 4 },
         };
-        await using var sender = SieveQSender.Create(Deployment(), 1, Path.Combine(_dir, "state"), options);
+        await using var sender = SieveQSender.Create(Deployment().ToClientConfiguration(), 1, Path.Combine(_dir, "state"), options);
         for (var i = 0; i < 4; i++)
         {
             await sender.SendAsync(100, new byte[10]);
@@ -79,7 +80,7 @@ public sealed class SendRefusalTests : IDisposable
         {
             File.Copy(Path.Combine(keyDir, $"sender-1-{kind}.pem"), Path.Combine(keyDir, $"sender-7-{kind}.pem"));
         }
-        var e = Assert.Throws<DeploymentException>(() => SieveQSender.Create(ctx, 7, Path.Combine(_dir, "state7")));
+        var e = Assert.Throws<SieveQConfigurationException>(() => SieveQSender.Create(ctx.ToClientConfiguration(), 7, Path.Combine(_dir, "state7")));
         Assert.Contains("sender 7 is not enrolled", e.Message, StringComparison.Ordinal);
     }
 
@@ -89,7 +90,7 @@ public sealed class SendRefusalTests : IDisposable
         var ctx = Deployment();
         using var other = System.Security.Cryptography.ECDsa.Create(System.Security.Cryptography.ECCurve.NamedCurves.nistP256);
         File.WriteAllText(Path.Combine(ctx.Config.Resolve(ctx.Config.KeyDirectory), "sender-1-sign.pem"), other.ExportPkcs8PrivateKeyPem());
-        var e = Assert.Throws<DeploymentException>(() => SieveQSender.Create(ctx, 1, Path.Combine(_dir, "state")));
+        var e = Assert.Throws<SieveQConfigurationException>(() => SieveQSender.Create(ctx.ToClientConfiguration(), 1, Path.Combine(_dir, "state")));
         Assert.Contains("not the one its enrolment pins", e.Message, StringComparison.Ordinal);
     }
 }

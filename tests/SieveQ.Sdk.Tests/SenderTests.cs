@@ -1,3 +1,4 @@
+using SieveQ.Agent.Hosting;
 using SieveQ.Sieve.Filtering;
 using SieveQ.Sieve.Sender;
 using SieveQ.Sdk.Sender;
@@ -32,7 +33,7 @@ public sealed class SenderTests
         var lastOfRun = 0L;
         for (var run = 0; run < 3; run++)
         {
-            await using var sender = SieveQSender.Create(world.Context, 1, world.StateDir("sender"), Fast());
+            await using var sender = SieveQSender.Create(world.Context.ToClientConfiguration(), 1, world.StateDir("sender"), Fast());
             for (var i = 0; i < 5; i++)
             {
                 var seq = await sender.SendAsync(SieveWorld.Receiver, Payload(i));
@@ -48,7 +49,7 @@ public sealed class SenderTests
     {
         await using var world = await SieveWorld.StartAsync();
         var preSq = world.PreSqIds[0];
-        await using var sender = SieveQSender.Create(world.Context, 1, world.StateDir("sender"), Fast(preSq));
+        await using var sender = SieveQSender.Create(world.Context.ToClientConfiguration(), 1, world.StateDir("sender"), Fast(preSq));
         long last = 0;
         for (var i = 0; i < 40; i++)
         {
@@ -74,7 +75,7 @@ public sealed class SenderTests
     {
         await using var world = await SieveWorld.StartAsync();
         world.Cluster.HoldAckResponses();
-        await using var sender = SieveQSender.Create(world.Context, 1, world.StateDir("sender"), Fast(maxOutstanding: 4));
+        await using var sender = SieveQSender.Create(world.Context.ToClientConfiguration(), 1, world.StateDir("sender"), Fast(maxOutstanding: 4));
         for (var i = 0; i < 4; i++)
         {
             await sender.SendAsync(SieveWorld.Receiver, Payload(i)).AsTask().WaitAsync(Patience);
@@ -95,7 +96,7 @@ public sealed class SenderTests
     {
         await using var world = await SieveWorld.StartAsync();
         world.Cluster.HoldAckResponses();
-        await using var sender = SieveQSender.Create(world.Context, 1, world.StateDir("sender"), Fast(maxOutstanding: 1));
+        await using var sender = SieveQSender.Create(world.Context.ToClientConfiguration(), 1, world.StateDir("sender"), Fast(maxOutstanding: 1));
         Assert.Equal(1, await sender.SendAsync(SieveWorld.Receiver, Payload(0)));
         using var cts = new CancellationTokenSource(TimeSpan.FromMilliseconds(200));
         await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await sender.SendAsync(SieveWorld.Receiver, Payload(1), cts.Token));
@@ -109,7 +110,7 @@ public sealed class SenderTests
         await using var world = await SieveWorld.StartAsync();
         var (dead, alive) = (world.PreSqIds[0], world.PreSqIds[1]);
         world.Server.BlackHoles[dead] = true;
-        await using var sender = SieveQSender.Create(world.Context, 1, world.StateDir("sender"), Fast(dead));
+        await using var sender = SieveQSender.Create(world.Context.ToClientConfiguration(), 1, world.StateDir("sender"), Fast(dead));
         long last = 0;
         for (var i = 0; i < 10; i++)
         {

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Reflection;
+using SieveQ.Agent.Hosting;
 using SieveQ.Deployment;
 using SieveQ.Sdk.Receiver;
 using SieveQ.Sdk.Sender;
@@ -110,14 +111,14 @@ internal sealed class SieveDeployment : IAsyncDisposable
 
     public SieveQSender Sender(int id, SieveQSenderOptions? options = null)
     {
-        var s = SieveQSender.Create(Context, id, Path.Combine(Directory, "parties"), options);
+        var s = SieveQSender.Create(Context.ToClientConfiguration(), id, Path.Combine(Directory, "parties"), options);
         _parties.Add(s);
         return s;
     }
 
     public SieveQReceiver Receiver(SieveQReceiverOptions? options = null)
     {
-        var r = SieveQReceiver.Create(Context, ReceiverId, Path.Combine(Directory, "parties", "receiver"), options);
+        var r = SieveQReceiver.Create(Context.ToClientConfiguration(), ReceiverId, Path.Combine(Directory, "parties", "receiver"), options);
         _parties.Add(r);
         return r;
     }

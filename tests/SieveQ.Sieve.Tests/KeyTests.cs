@@ -1,4 +1,5 @@
 using System.Security.Cryptography;
+using SieveQ.Sieve.Hosting.Keys;
 using SieveQ.Sieve.Keys;
 
 namespace SieveQ.Sieve.Tests;

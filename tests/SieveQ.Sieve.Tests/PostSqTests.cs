@@ -1,6 +1,7 @@
 using System.Security.Cryptography;
 using SieveQ.Sieve.Envelope;
 using SieveQ.Sieve.Filtering;
+using SieveQ.Sieve.Hosting.Storage;
 using SieveQ.Sieve.Keys;
 using SieveQ.Sieve.Receiver;
 using SieveQ.Sieve.Replica;

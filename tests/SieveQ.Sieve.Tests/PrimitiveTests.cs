@@ -1,5 +1,6 @@
 using SieveQ.Sieve.Envelope;
 using SieveQ.Sieve.Filtering;
+using SieveQ.Sieve.Hosting.Storage;
 using SieveQ.Sieve.Receiver;
 using SieveQ.Sieve.Sender;
 

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using SieveQ.Sieve.Diagnostics;
-using static SieveQ.Sieve.Diagnostics.StageTrace;
+using SieveQ.Sieve.Hosting.Diagnostics;
+using static SieveQ.Sieve.Hosting.Diagnostics.StageTrace;
 
 namespace SieveQ.Sieve.Tests;
 

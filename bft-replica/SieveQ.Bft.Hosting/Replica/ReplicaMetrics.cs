@@ -1,5 +1,6 @@
 using System.Diagnostics.Metrics;
 using SieveQ.Bft.Codec;
+using SieveQ.Bft.Hosting.Transport;
 
 namespace SieveQ.Bft.Hosting.Replica;
 

@@ -56,7 +56,7 @@ public static class BatchCodec
     /// per batch (fixed-width fields, length-prefixed payloads), so they are the canonical bytes.
     /// </summary>
     /// <param name="known">Payloads already held, shared instead of copied when the bytes are the same.</param>
-    internal static Batch Read(ref WireReader r, KnownRequestPayloads? known = null)
+    internal static Batch Read(ref WireReader r, IKnownRequestPayloads? known = null)
     {
         var start = r.Position;
         Span<byte> tag = stackalloc byte[Tag.Length];
@@ -78,7 +78,7 @@ public static class BatchCodec
         return new Batch(ts, requests, Digest.Compute(r.ReadSince(start)));
     }
 
-    internal static ClientRequest ReadRequestBody(ref WireReader r, KnownRequestPayloads? known = null)
+    internal static ClientRequest ReadRequestBody(ref WireReader r, IKnownRequestPayloads? known = null)
     {
         var client = r.NonNegative("request client");
         var seq = r.NonNegative64("request sequence");

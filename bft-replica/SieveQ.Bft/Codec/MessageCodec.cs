@@ -111,7 +111,7 @@ public static class MessageCodec
     }
 
     /// <param name="known">Request payloads already held; a PROPOSE's requests share them when their bytes are the same.</param>
-    public static BftMessage Decode(ReadOnlySpan<byte> frame, KnownRequestPayloads? known = null)
+    public static BftMessage Decode(ReadOnlySpan<byte> frame, IKnownRequestPayloads? known = null)
     {
         var r = new WireReader(frame);
         var version = r.U8("version");

@@ -6,9 +6,10 @@ using Google.Protobuf;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Hosting.Diagnostics;
+using SieveQ.Sieve.Hosting.Storage;
 using SieveQ.Sieve.Keys;
 using SieveQ.Sieve.Receiver;
-using SieveQ.Deployment;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;
 using SieveQ.Sdk.Internal;
@@ -88,33 +89,32 @@ public sealed class SieveQReceiver : IAsyncDisposable
     }
 
     /// <summary>
-    /// A receiver for enrolled receiver <paramref name="receiverId"/> of a deployment; its delivery
+    /// A receiver for enrolled receiver <paramref name="receiverId"/> of the configured deployment; its delivery
     /// cursors live in <paramref name="stateDir"/>, which one receiver process at a time may use.
     /// </summary>
-    public static SieveQReceiver Create(DeploymentContext ctx, int receiverId, string stateDir, SieveQReceiverOptions? options = null, ILogger? log = null)
+    /// <exception cref="SieveQConfigurationException">The receiver is not enrolled, or its keys are missing or not the enrolled ones.</exception>
+    public static SieveQReceiver Create(SieveQClientConfiguration config, int receiverId, string stateDir, SieveQReceiverOptions? options = null, ILogger? log = null)
     {
-        ArgumentNullException.ThrowIfNull(ctx);
+        ArgumentNullException.ThrowIfNull(config);
         ArgumentException.ThrowIfNullOrEmpty(stateDir);
+        config.Validate();
         options ??= new SieveQReceiverOptions();
         options.Validate();
         // Votes for senders the enrolment does not list keep no state (a faulty replica could invent them).
         options = options with
         {
-            Protocol = options.Protocol with { EnrolledSenders = options.Protocol.EnrolledSenders ?? ctx.Enrolment.Senders.Select(s => s.Id).ToHashSet() },
+            Protocol = options.Protocol with { EnrolledSenders = options.Protocol.EnrolledSenders ?? config.Enrolment.Senders.Select(s => s.Id).ToHashSet() },
         };
-        var keys = ctx.Keys(PartyRole.Receiver, receiverId);
+        var keys = ClientKeys.OpenReceiver(config, receiverId);
         FileStream? exclusive = null;
         try
         {
-            var signing = keys.Signing ?? throw new DeploymentException($"receiver {receiverId} has no signing key");
-            Internal.EnrolmentCheck.Receiver(ctx, receiverId, signing);
             Directory.CreateDirectory(stateDir);
             // Two processes delivering for one receiver from one cursor file would each deliver everything.
             exclusive = new FileStream(Path.Combine(stateDir, $"receiver-{receiverId}.lock"), FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None);
             var store = new FileDeliveryCursorStore(Path.Combine(stateDir, $"receiver-{receiverId}.cursors"));
-            var replicas = ctx.Config.Replicas.ToDictionary(r => r.Id, r => new Uri(r.ApiUrl));
-            var preSqs = ctx.Config.PreSqs.OrderBy(p => p.Id).Select(p => (p.Id, new Uri(p.Url))).ToArray();
-            return new SieveQReceiver(receiverId, ctx.Config.F, signing, r => keys.Ring(MacChannel.ReplicaReceiver, r), store, replicas, preSqs, options, log, exclusive, keys);
+            var preSqs = config.PreSqs.OrderBy(p => p.Key).Select(p => (p.Key, p.Value)).ToArray();
+            return new SieveQReceiver(receiverId, config.F, keys.Signing, r => keys.Ring(MacChannel.ReplicaReceiver, r), store, config.Replicas, preSqs, options, log, exclusive, keys);
         }
         catch
         {

@@ -1,10 +1,9 @@
 using SieveQ.Sieve.Envelope;
-using SieveQ.Deployment;
 
 namespace SieveQ.Sdk.Sender;
 
 /// <summary>
-/// What the sender can tell up front from the deployment it was created for: the enrolled receivers and, when the
+/// What the sender can tell up front from the configuration it was created with: the enrolled receivers and, when the
 /// replicas run the fixed routes (no signed rule sets), the routes and their size limits. With signed rule sets
 /// the rules decide at the replicas and only enrolment and the sieve's own size limit are checked here.
 /// </summary>
@@ -21,12 +20,10 @@ internal sealed class SendAdmission
         _routeMaxBytes = routeMaxBytes;
     }
 
-    public static SendAdmission For(DeploymentContext ctx, int sender)
+    public static SendAdmission For(SieveQClientConfiguration config, int sender)
     {
-        var receivers = ctx.Enrolment.Receivers.Select(r => r.Id).ToHashSet();
-        var routes = ctx.Config.Rules is null
-            ? ctx.Config.Routes.Where(r => r.Sender == sender).GroupBy(r => r.Receiver).ToDictionary(g => g.Key, g => g.Max(r => r.MaxBytes))
-            : null;
+        var receivers = config.Enrolment.Receivers.Select(r => r.Id).ToHashSet();
+        var routes = config.Routes?.Where(r => r.Sender == sender).GroupBy(r => r.Receiver).ToDictionary(g => g.Key, g => g.Max(r => r.MaxBytes));
         return new SendAdmission(sender, receivers, routes);
     }
 

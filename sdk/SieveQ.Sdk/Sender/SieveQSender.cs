@@ -3,9 +3,10 @@ using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Hosting.Diagnostics;
+using SieveQ.Sieve.Hosting.Storage;
 using SieveQ.Sieve.Keys;
 using SieveQ.Sieve.Sender;
-using SieveQ.Deployment;
 using SieveQ.Sdk.Internal;
 
 namespace SieveQ.Sdk.Sender;
@@ -69,30 +70,29 @@ public sealed class SieveQSender : IAsyncDisposable
     }
 
     /// <summary>
-    /// A sender for enrolled sender <paramref name="senderId"/> of a deployment: its signing key and MAC
-    /// rings come from the deployment's key store; its sequence mark lives in <paramref name="stateDir"/>
+    /// A sender for enrolled sender <paramref name="senderId"/> of the configured deployment: its signing key and
+    /// MAC rings come from the configured key store; its sequence mark lives in <paramref name="stateDir"/>
     /// (one process at a time may use it: the file is opened exclusively).
     /// </summary>
-    public static SieveQSender Create(DeploymentContext ctx, int senderId, string stateDir, SieveQSenderOptions? options = null, ILogger? log = null)
+    /// <exception cref="SieveQConfigurationException">The sender is not enrolled, or its keys are missing or not the enrolled ones.</exception>
+    public static SieveQSender Create(SieveQClientConfiguration config, int senderId, string stateDir, SieveQSenderOptions? options = null, ILogger? log = null)
     {
-        ArgumentNullException.ThrowIfNull(ctx);
+        ArgumentNullException.ThrowIfNull(config);
         ArgumentException.ThrowIfNullOrEmpty(stateDir);
+        config.Validate();
         options ??= new SieveQSenderOptions();
         options.Validate();
-        var keys = ctx.Keys(PartyRole.Sender, senderId);
+        var keys = ClientKeys.OpenSender(config, senderId);
         FileSequenceStore? store = null;
         try
         {
-            var signing = keys.Signing ?? throw new DeploymentException($"sender {senderId} has no signing key");
-            Internal.EnrolmentCheck.Sender(ctx, senderId, signing);
             Directory.CreateDirectory(stateDir);
             store = new FileSequenceStore(Path.Combine(stateDir, $"sender-{senderId}.seq"));
-            var preSqs = ctx.Config.PreSqs.Select(p => p.Id).Order().ToArray();
+            var preSqs = config.PreSqs.Keys.Order().ToArray();
             var initial = options.InitialPreSq ?? preSqs[(int)((uint)senderId % (uint)preSqs.Length)];
-            var sq = new SenderSq(senderId, signing, new SenderSequencer(store), preSqs, initial, ctx.Config.F,
+            var sq = new SenderSq(senderId, keys.Signing, new SenderSequencer(store), preSqs, initial, config.F,
                 p => keys.Ring(MacChannel.SenderPreSq, p), r => keys.Ring(MacChannel.ReplicaSender, r), options.Protocol);
-            var urls = ctx.Config.PreSqs.ToDictionary(p => p.Id, p => new Uri(p.Url));
-            return new SieveQSender(senderId, sq, urls, options, log, store, keys) { _admission = SendAdmission.For(ctx, senderId) };
+            return new SieveQSender(senderId, sq, config.PreSqs, options, log, store, keys) { _admission = SendAdmission.For(config, senderId) };
         }
         catch
         {

@@ -67,10 +67,11 @@ public sealed class AgentHost : IAsyncDisposable
         stateDir ??= Path.Combine(ctx.Config.Resolve(ctx.Config.DataDirectory), $"agent-{name}");
         var endpoint = options.Endpoint ?? (OperatingSystem.IsWindows() ? $"sieveq-agent-{name}" : ctx.Config.Resolve(entry.Socket));
         var receiverOptions = options.Receiver with { AutoCommitEvery = 0, AutoCommitAfter = TimeSpan.Zero };
+        var clients = ctx.ToClientConfiguration();
 
-        var senders = new PartyRegistry<SieveQSender>(id => SieveQSender.Create(ctx, id, Path.Combine(stateDir, "senders"), options.Sender, logs.CreateLogger("SieveQ.Agent.Sender")));
+        var senders = new PartyRegistry<SieveQSender>(id => SieveQSender.Create(clients, id, Path.Combine(stateDir, "senders"), options.Sender, logs.CreateLogger("SieveQ.Agent.Sender")));
         var receivers = new PartyRegistry<HostedReceiver>(id => new HostedReceiver(
-            SieveQReceiver.Create(ctx, id, Path.Combine(stateDir, "receivers"), receiverOptions, logs.CreateLogger("SieveQ.Agent.Receiver")),
+            SieveQReceiver.Create(clients, id, Path.Combine(stateDir, "receivers"), receiverOptions, logs.CreateLogger("SieveQ.Agent.Receiver")),
             options.MaxUncommittedDeliveries));
         var peers = new ConnectedPeers(log);
         var firewall = options.Firewall is null ? null : StartFirewall(options.Firewall, options.Policy, peers, senders, receivers, logs);

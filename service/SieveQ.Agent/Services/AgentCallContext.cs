@@ -3,6 +3,7 @@ using SieveQ.Agent.Hosting;
 using SieveQ.Agent.Identity;
 using SieveQ.Deployment;
 using SieveQ.Firewall.Enforcement;
+using SieveQ.Sdk;
 using SieveQ.Sdk.Sender;
 using SieveQ.Transport;
 
@@ -30,7 +31,7 @@ internal sealed record AgentCallContext(
         {
             return start();
         }
-        catch (Exception e) when (e is DeploymentException or IOException or UnauthorizedAccessException or Sieve.Keys.KeyStoreException)
+        catch (Exception e) when (e is DeploymentException or SieveQConfigurationException or IOException or UnauthorizedAccessException or Sieve.Keys.KeyStoreException)
         {
             throw new GrpcCallException(GrpcStatusCode.FailedPrecondition, $"{role} {id} cannot start: {e.Message}");
         }

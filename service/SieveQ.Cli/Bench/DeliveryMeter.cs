@@ -1,6 +1,7 @@
 using System.Buffers.Binary;
 using System.Diagnostics;
 using SieveQ.Bft.Hosting.Bench;
+using SieveQ.Sieve.Hosting.Diagnostics;
 
 namespace SieveQ.Cli.Bench;
 
@@ -87,7 +88,7 @@ internal sealed class DeliveryMeter
 internal sealed record E2eFigures(string Name, long Sent, long Delivered, double Seconds, double DeliveredPerSecond, LatencySummary Latency, IReadOnlyList<long> PerSecond, IReadOnlyList<double> LatencySamplesMs)
 {
     /// <summary>Where the time went, stage by stage (only with --trace).</summary>
-    public IReadOnlyList<SieveQ.Sieve.Diagnostics.StageFigure>? Profile { get; init; }
+    public IReadOnlyList<StageFigure>? Profile { get; init; }
 
     /// <summary>Merkle roots the senders signed while the run was measured (SieveQ runs only): each costs every replica a verification.</summary>
     public long? SenderRootsSigned { get; init; }

@@ -1,9 +1,11 @@
 using System.Diagnostics;
+using SieveQ.Agent.Hosting;
 using SieveQ.Cli.Commands;
 using SieveQ.Sieve.Diagnostics;
 using SieveQ.Deployment;
 using SieveQ.Sdk.Receiver;
 using SieveQ.Sdk.Sender;
+using SieveQ.Sieve.Hosting.Diagnostics;
 
 namespace SieveQ.Cli.Bench;
 
@@ -43,11 +45,11 @@ internal static class E2eSieveRun
             await using var processes = new ComponentProcesses(a => ClusterProcesses.SelfCommand(a), Path.Combine(dir, "logs"));
             processes.Exited += (name, code) => Console.Error.WriteLine($"!! {name} exited with code {code} (see {processes.LogPath(name)})");
             await LocalDeploymentLauncher.LaunchAsync(cfg, processes, new LaunchOptions { StartAgents = false, LogLevel = s.LogLevel }, ct).ConfigureAwait(false);
-            var ctx = DeploymentContext.Load(dir);
+            var clients = DeploymentContext.Load(dir).ToClientConfiguration();
             var state = Path.Combine(dir, "bench-state");
             var meter = new DeliveryMeter { Phases = phases };
             using var stopReading = CancellationTokenSource.CreateLinkedTokenSource(ct);
-            await using var receiver = SieveQReceiver.Create(ctx, Receiver, Path.Combine(state, "receiver"),
+            await using var receiver = SieveQReceiver.Create(clients, Receiver, Path.Combine(state, "receiver"),
                 new SieveQReceiverOptions { AutoCommitEvery = 512, AutoCommitAfter = TimeSpan.FromMilliseconds(50) });
             var reading = Task.Run(async () =>
             {
@@ -56,7 +58,7 @@ internal static class E2eSieveRun
                     meter.Record(m.Data.Span);
                 }
             }, CancellationToken.None);
-            var senders = spec.Senders.Select(id => SieveQSender.Create(ctx, id, Path.Combine(state, "senders"))).ToList();
+            var senders = spec.Senders.Select(id => SieveQSender.Create(clients, id, Path.Combine(state, "senders"))).ToList();
             long RootsSigned() => senders.Sum(x => x.Stats.RootsSigned);
             try
             {

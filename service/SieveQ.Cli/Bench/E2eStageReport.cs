@@ -1,5 +1,6 @@
 using System.Globalization;
 using SieveQ.Sieve.Diagnostics;
+using SieveQ.Sieve.Hosting.Diagnostics;
 
 namespace SieveQ.Cli.Bench;
 

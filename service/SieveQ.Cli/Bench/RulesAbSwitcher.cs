@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Security.Cryptography;
+using SieveQ.Sieve.Hosting.Keys;
 using SieveQ.Sieve.Keys;
 using SieveQ.Deployment;
 using SieveQ.Rules;

@@ -3,9 +3,11 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Text.Json;
 using SieveQ.Cli.Bench;
+using SieveQ.Sdk;
 using SieveQ.Sieve.Diagnostics;
 using SieveQ.Deployment;
 using SieveQ.Rules;
+using SieveQ.Sieve.Hosting.Diagnostics;
 
 namespace SieveQ.Cli.Commands;
 
@@ -104,7 +106,7 @@ internal static class BenchE2eCommand
                     }
                 }
             }
-            catch (Exception e) when (e is DeploymentException or RuleSetPublishException)
+            catch (Exception e) when (e is DeploymentException or SieveQConfigurationException or RuleSetPublishException)
             {
                 Console.Error.WriteLine($"error: {e.Message}");
                 return 1;

@@ -1,6 +1,7 @@
 using System.CommandLine;
 using System.Globalization;
 using System.Text.Json;
+using SieveQ.Sieve.Hosting.Keys;
 using SieveQ.Sieve.Keys;
 using SieveQ.Deployment;
 

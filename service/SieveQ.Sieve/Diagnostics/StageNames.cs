@@ -1,6 +1,6 @@
 namespace SieveQ.Sieve.Diagnostics;
 
-/// <summary>The stages <see cref="StageTrace"/> marks; <see cref="InPathOrder"/> lists them as a message meets them.</summary>
+/// <summary>The stages a host's <see cref="IStageMarks"/> records; <see cref="InPathOrder"/> lists them as a message meets them.</summary>
 public static class StageNames
 {
     public const string SenderNumbered = "sender numbered";

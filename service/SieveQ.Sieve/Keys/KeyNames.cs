@@ -1,7 +1,7 @@
 namespace SieveQ.Sieve.Keys;
 
 /// <summary>Key names become file names or CNG container names; only a safe alphabet is allowed.</summary>
-internal static class KeyNames
+public static class KeyNames
 {
     public static string Check(string name)
     {

@@ -1,5 +1,6 @@
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Protocol;
+using SieveQ.Sieve.Diagnostics;
 using SieveQ.Sieve.Envelope;
 using SieveQ.Sieve.Filtering;
 using SieveQ.Sieve.Keys;
@@ -59,7 +60,7 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
     }
 
     /// <summary>The verifier the ordering host should run before ordering; it shares this replica's verdict cache (with the rules' payload prescans) and rule-set preparation.</summary>
-    public SieveRequestVerifier CreateVerifier(int parallelFrom = 16) => new(_auth, parallelFrom, _ruleSets);
+    public SieveRequestVerifier CreateVerifier(int parallelFrom = 16, IStageMarks? marks = null) => new(_auth, parallelFrom, _ruleSets, marks);
 
     public ReplicaOutbox Outbox => _outbox;
 

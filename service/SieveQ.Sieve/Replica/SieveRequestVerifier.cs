@@ -22,11 +22,14 @@ public sealed class SieveRequestVerifier : IRequestVerifier
     private readonly ItemAuthenticator _authenticator;
     private readonly int _parallelFrom;
     private readonly IRuleSetControl? _ruleSets;
+    private readonly IStageMarks _marks;
 
     /// <param name="parallelFrom">Batches with at least this many items are verified with Parallel.For.</param>
     /// <param name="ruleSets">Prepares rule-set commands (signatures, compilation) so execution finds them done.</param>
-    public SieveRequestVerifier(ItemAuthenticator authenticator, int parallelFrom = 16, IRuleSetControl? ruleSets = null)
+    /// <param name="marks">Where the arrival and verification of sampled messages are reported (the host's stage trace).</param>
+    public SieveRequestVerifier(ItemAuthenticator authenticator, int parallelFrom = 16, IRuleSetControl? ruleSets = null, IStageMarks? marks = null)
     {
+        _marks = marks ?? NoStageMarks.Instance;
         _authenticator = authenticator;
         _parallelFrom = parallelFrom;
         _ruleSets = ruleSets;
@@ -48,7 +51,7 @@ public sealed class SieveRequestVerifier : IRequestVerifier
         {
             return false;
         }
-        StageTrace.MarkOrderingRequest(StageNames.ReplicaArrived, payload);
+        _marks.MarkOrderingRequest(StageNames.ReplicaArrived, payload);
         var items = payload.Items;
         if (items.Count == 1 && items[0].Span[0] == (byte)StructureKind.RuleSetCommand)
         {
@@ -67,7 +70,7 @@ public sealed class SieveRequestVerifier : IRequestVerifier
                 _authenticator.Precompute(item);
             }
         }
-        StageTrace.MarkOrderingRequest(StageNames.ReplicaVerified, payload);
+        _marks.MarkOrderingRequest(StageNames.ReplicaVerified, payload);
         return true;
     }
 }

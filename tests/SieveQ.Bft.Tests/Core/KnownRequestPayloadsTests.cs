@@ -1,4 +1,5 @@
 using SieveQ.Bft.Codec;
+using SieveQ.Bft.Hosting.Transport;
 using SieveQ.Bft.Protocol;
 
 namespace SieveQ.Bft.Tests.Core;

@@ -1,7 +1,8 @@
 using System.Runtime.Versioning;
 using System.Security.Cryptography;
+using SieveQ.Sieve.Keys;
 
-namespace SieveQ.Sieve.Keys;
+namespace SieveQ.Sieve.Hosting.Keys;
 
 /// <summary>
 /// Keys persisted by Windows CNG: in the TPM through the Microsoft Platform Crypto Provider when the

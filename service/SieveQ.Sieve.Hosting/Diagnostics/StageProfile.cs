@@ -1,6 +1,7 @@
 using System.Diagnostics;
+using SieveQ.Sieve.Diagnostics;
 
-namespace SieveQ.Sieve.Diagnostics;
+namespace SieveQ.Sieve.Hosting.Diagnostics;
 
 /// <summary>One stage of a <see cref="StageProfile"/>: milliseconds since the message was numbered, over the sampled messages.</summary>
 public sealed record StageFigure(string Stage, int Samples, double FirstP50Ms, double FirstP90Ms, double? QuorumP50Ms);

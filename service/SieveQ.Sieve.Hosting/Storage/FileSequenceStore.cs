@@ -1,7 +1,8 @@
 using System.Buffers.Binary;
 using System.Security.Cryptography;
+using SieveQ.Sieve.Sender;
 
-namespace SieveQ.Sieve.Sender;
+namespace SieveQ.Sieve.Hosting.Storage;
 
 /// <summary>
 /// The high-water mark in a small file of two 16-byte slots, each <c>u64 mark | u64 check</c>, written

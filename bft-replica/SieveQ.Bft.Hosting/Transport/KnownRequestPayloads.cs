@@ -1,4 +1,6 @@
-namespace SieveQ.Bft.Codec;
+using SieveQ.Bft.Codec;
+
+namespace SieveQ.Bft.Hosting.Transport;
 
 /// <summary>
 /// Request payloads this replica received straight from their clients, by (client, sequence), so that
@@ -10,10 +12,12 @@ namespace SieveQ.Bft.Codec;
 /// decode returns never depends on what was remembered, only how much it allocates. An entry is taken
 /// out when it is shared (a request is proposed once in the normal case). What is never proposed ages out:
 /// two generations, each bounded by entries and bytes, the older dropped whole when the newer fills.
-/// Thread-safe: client links remember, replica links take, each on its own receive loop.
+/// Thread-safe: client links remember, replica links take, each on its own receive loop. That locked,
+/// host-wide state is why it lives here and not in SieveQ.Bft, whose codec only sees
+/// <see cref="IKnownRequestPayloads"/>.
 /// </para>
 /// </summary>
-public sealed class KnownRequestPayloads
+public sealed class KnownRequestPayloads : IKnownRequestPayloads
 {
     private readonly object _gate = new();
     private readonly int _maxEntries;

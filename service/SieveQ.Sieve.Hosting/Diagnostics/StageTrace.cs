@@ -1,11 +1,11 @@
-using System.Buffers.Binary;
 using System.Collections.Concurrent;
 using System.Diagnostics;
 using System.Globalization;
 using System.Text;
+using SieveQ.Sieve.Diagnostics;
 using SieveQ.Sieve.Envelope;
 
-namespace SieveQ.Sieve.Diagnostics;
+namespace SieveQ.Sieve.Hosting.Diagnostics;
 
 /// <summary>
 /// Where a message's time goes on its way through the sieve: when <c>SIEVEQ_STAGE_TRACE</c> names a
@@ -13,7 +13,8 @@ namespace SieveQ.Sieve.Diagnostics;
 /// <c>SIEVEQ_STAGE_TRACE_EVERY</c>, default 64) at each stage it passes, with the monotonic clock, and
 /// appends the marks to a file of its own there. On one machine that clock is shared by all processes
 /// (CLOCK_MONOTONIC on Linux, QueryPerformanceCounter on Windows), so marks of different processes
-/// subtract. Hosts call it, never the deterministic sieve classes: a mark must not touch agreed state.
+/// subtract. Hosts call it; the deterministic sieve classes are handed <see cref="Marks"/> as an
+/// <see cref="IStageMarks"/> instead, so they read neither the environment nor the clock.
 /// Off (the default) a mark costs one static field read. Bounded: at most <see cref="MaxBuffered"/>
 /// marks wait for the writer; more are counted and discarded.
 /// </summary>
@@ -27,52 +28,20 @@ public static class StageTrace
 
     public static bool Enabled => s_sink is not null;
 
+    /// <summary>
+    /// The sink configured from the environment, to hand to the sieve's classes (which take an
+    /// <see cref="IStageMarks"/> rather than reading this static); records nothing when tracing is off.
+    /// </summary>
+    public static IStageMarks Marks { get; } = s_sink is null ? NoStageMarks.Instance : s_sink;
+
     /// <summary>Marks (sender, seq) at <paramref name="stage"/> now, when tracing is on and the number is sampled.</summary>
-    public static void Mark(string stage, int sender, long seq)
-    {
-        if (s_sink is { } s && seq % s.Every == 0)
-        {
-            s.Add(stage, sender, seq, Stopwatch.GetTimestamp());
-        }
-    }
+    public static void Mark(string stage, int sender, long seq) => s_sink?.Mark(stage, sender, seq);
 
     /// <summary>Marks every sampled sender message inside an ordering-request payload (decoded only when tracing is on).</summary>
-    public static void MarkOrderingPayload(string stage, ReadOnlyMemory<byte> payload)
-    {
-        if (s_sink is null)
-        {
-            return;
-        }
-        OrderingRequest request;
-        try
-        {
-            request = OrderingRequestCodec.Decode(payload);
-        }
-        catch (MalformedEnvelopeException)
-        {
-            return;
-        }
-        MarkOrderingRequest(stage, request);
-    }
+    public static void MarkOrderingPayload(string stage, ReadOnlyMemory<byte> payload) => Marks.MarkOrderingPayload(stage, payload);
 
     /// <summary>Marks every sampled sender message of an ordering request already decoded.</summary>
-    public static void MarkOrderingRequest(string stage, OrderingRequest request)
-    {
-        ArgumentNullException.ThrowIfNull(request);
-        if (s_sink is null)
-        {
-            return;
-        }
-        foreach (var item in request.Items)
-        {
-            // Sender message: u8 kind | u32 sender | u64 seq | ...
-            var span = item.Span;
-            if (span.Length >= 13 && span[0] == (byte)StructureKind.SenderMessage)
-            {
-                Mark(stage, (int)BinaryPrimitives.ReadUInt32LittleEndian(span[1..]), (long)BinaryPrimitives.ReadUInt64LittleEndian(span[5..]));
-            }
-        }
-    }
+    public static void MarkOrderingRequest(string stage, OrderingRequest request) => Marks.MarkOrderingRequest(stage, request);
 
     /// <summary>Writes what is buffered (also done every half second and at process exit).</summary>
     public static void Flush() => s_sink?.Flush();
@@ -105,7 +74,7 @@ public static class StageTrace
         return marks;
     }
 
-    private sealed class Sink
+    private sealed class Sink : IStageMarks
     {
         private readonly ConcurrentQueue<TraceMark> _marks = new();
         private readonly string _path;
@@ -123,6 +92,16 @@ public static class StageTrace
         }
 
         public long Every { get; }
+
+        public bool Enabled => true;
+
+        public void Mark(string stage, int sender, long seq)
+        {
+            if (seq % Every == 0)
+            {
+                Add(stage, sender, seq, Stopwatch.GetTimestamp());
+            }
+        }
 
         public static Sink? FromEnvironment()
         {

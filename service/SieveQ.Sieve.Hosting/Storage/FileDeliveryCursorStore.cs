@@ -1,7 +1,8 @@
 using System.Security.Cryptography;
 using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Receiver;
 
-namespace SieveQ.Sieve.Receiver;
+namespace SieveQ.Sieve.Hosting.Storage;
 
 /// <summary>
 /// Cursors in one file, replaced atomically: written to a temporary file, flushed to disk, then

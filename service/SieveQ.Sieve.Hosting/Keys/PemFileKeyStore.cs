@@ -1,6 +1,7 @@
 using System.Security.Cryptography;
+using SieveQ.Sieve.Keys;
 
-namespace SieveQ.Sieve.Keys;
+namespace SieveQ.Sieve.Hosting.Keys;
 
 /// <summary>
 /// Keys as PKCS#8 PEM files (<c>name.pem</c>) in one directory, for every platform without CNG.

@@ -1,0 +1,84 @@
+using SieveQ.Sieve.Keys;
+using SieveQ.Sieve.Replica;
+
+namespace SieveQ.Sdk;
+
+/// <summary>
+/// What a sender or receiver needs to know of the deployment it talks to, and nothing of how the
+/// deployment runs: where the pre-SQs and replica-SQs listen, the enrolment whose public keys it pins,
+/// where this party's private keys are, and the fixed routes when the replicas enforce those. A
+/// deployment tool maps its own description onto this (the agent does it for a SieveQ deployment
+/// directory); an application may also build it by hand.
+/// </summary>
+public sealed record SieveQClientConfiguration
+{
+    /// <summary>Replica-SQ faults tolerated: a message is acknowledged, and delivered, on f+1 matching replicas.</summary>
+    public required int F { get; init; }
+
+    /// <summary>The pre-SQs a sender sends through, by id (their gRPC endpoints).</summary>
+    public required IReadOnlyDictionary<int, Uri> PreSqs { get; init; }
+
+    /// <summary>The replica-SQs a receiver subscribes to, by id (their client API endpoints).</summary>
+    public required IReadOnlyDictionary<int, Uri> Replicas { get; init; }
+
+    /// <summary>
+    /// The enrolment: every party's public keys. A client refuses to start unless its own signing key is
+    /// the enrolled one, agrees its MAC keys with the enrolled keys of the pre-SQs and replicas, and a
+    /// receiver keeps vote state only for enrolled senders.
+    /// </summary>
+    public required Enrolment Enrolment { get; init; }
+
+    /// <summary>The MAC key epoch the deployment runs (the previous epoch's keys are accepted too).</summary>
+    public uint MacEpoch { get; init; } = 1;
+
+    /// <summary>
+    /// This party's private keys, named as <see cref="PartyKeyNames"/> says (sender-3-sign, sender-3-agree, ...):
+    /// a <c>PemFileKeyStore</c> or, on Windows, a <c>CngKeyStore</c> of SieveQ.Sieve.Hosting.
+    /// </summary>
+    public required ISenderKeyStore Keys { get; init; }
+
+    /// <summary>
+    /// The fixed routes the replicas enforce, so a sender refuses at the call what they would drop; null when
+    /// signed rule sets decide at the replicas (then only enrolment and the sieve's size limit are checked).
+    /// </summary>
+    public IReadOnlyList<Route>? Routes { get; init; }
+
+    /// <exception cref="SieveQConfigurationException">A field is missing or out of range.</exception>
+    public void Validate()
+    {
+        if (F < 0)
+        {
+            throw new SieveQConfigurationException($"f must be at least 0, not {F}");
+        }
+        if (PreSqs is null || PreSqs.Count == 0)
+        {
+            throw new SieveQConfigurationException("the configuration names no pre-SQ");
+        }
+        if (Replicas is null || Replicas.Count < 3 * F + 1)
+        {
+            throw new SieveQConfigurationException($"the configuration names {Replicas?.Count ?? 0} replica-SQs; f = {F} needs {3 * F + 1}");
+        }
+        if (Enrolment is null || Keys is null)
+        {
+            throw new SieveQConfigurationException("the configuration needs the enrolment and this party's key store");
+        }
+    }
+}
+
+/// <summary>The client configuration cannot work: a missing key, a party that is not enrolled, a key that is not the enrolled one.</summary>
+public sealed class SieveQConfigurationException : Exception
+{
+    public SieveQConfigurationException()
+    {
+    }
+
+    public SieveQConfigurationException(string message)
+        : base(message)
+    {
+    }
+
+    public SieveQConfigurationException(string message, Exception inner)
+        : base(message, inner)
+    {
+    }
+}
