@@ -28,9 +28,6 @@ internal sealed class StateTransfer
 
     public bool InProgress => _attempt is not null;
 
-    /// <summary>The peer the attempt in flight asked for the body (the others send hashes only).</summary>
-    public int? BodyFrom => _attempt?.BodyFrom;
-
     public void NoteProgress(int peer, long decided)
     {
         if (peer >= 0 && peer < _config.N && peer != _self && decided > _peerProgress[peer])
@@ -81,7 +78,7 @@ internal sealed class StateTransfer
     {
         var bodyFrom = (_self + 1 + (_attempts % (_config.N - 1))) % _config.N;
         _attempts++;
-        _attempt = new Attempt(now, bodyFrom);
+        _attempt = new Attempt(now);
         return bodyFrom;
     }
 
@@ -156,10 +153,9 @@ internal sealed class StateTransfer
 
     private List<StateReply> Replies() => _attempt is null ? [] : [.. _attempt.Replies.Values];
 
-    private sealed class Attempt(long startedAt, int bodyFrom)
+    private sealed class Attempt(long startedAt)
     {
         public long StartedAt { get; } = startedAt;
-        public int BodyFrom { get; } = bodyFrom;
         public Dictionary<int, StateReply> Replies { get; } = [];
     }
 }
