@@ -79,7 +79,7 @@ public sealed partial class ReplicaCore
         {
             _lastHeardFromLeader = _now;
         }
-        if (p.Regency == Regency && p.ConsensusId < _regencyFloor)
+        if (p.Regency == Regency && p.ConsensusId < _regencyChange.Floor)
         {
             Counters.Add("drop.propose.below-sync");
             return;

@@ -9,34 +9,16 @@ public sealed partial class ReplicaCore
     /// <summary>Far-fetched regency numbers are a flood, not a complaint.</summary>
     private const int MaxRegencyJump = 1_000;
 
-    /// <summary>The regency each replica last asked for (ours included); one value per replica keeps this bounded.</summary>
-    private readonly int[] _wanted;
-    private readonly Dictionary<int, StopData> _stopData = [];
-    private readonly Dictionary<int, long> _syncResentAt = [];
-    private readonly Dictionary<int, long> _nudgedAt = [];
-    private long _syncDeadline = long.MaxValue;
-    private int _failedSyncs;
-    private long _lastStopBroadcast;
-    private long _lastStopDataSentAt;
-    private StopData? _ownStopData;
-    private Sync? _ownSync;
-
-    /// <summary>The instance the installed regency's SYNC started at: nothing below it runs in this regency.</summary>
-    private long _regencyFloor;
-
-    /// <summary>The value the current regency's SYNC bound for the instance below its own, until we execute it.</summary>
-    private (long Cid, Batch Value)? _boundPrior;
+    private readonly RegencyChange _regencyChange;
 
     /// <summary>Asks for the next regency; repeated complaints do not stack.</summary>
     private void Complain(string reason)
     {
         Counters.Add($"complaint.{reason}");
-        var target = Regency + 1;
-        if (_wanted[Self] >= target)
+        if (!_regencyChange.RaiseOwnWish(Regency + 1))
         {
             return;
         }
-        _wanted[Self] = target;
         BroadcastStop();
         EvaluateStops();
     }
@@ -48,13 +30,13 @@ public sealed partial class ReplicaCore
             .Take(64)
             .Select(p => p.Request)
             .ToList();
-        Broadcast(new Stop(Self, _wanted[Self], timedOut));
-        _lastStopBroadcast = _now;
+        Broadcast(new Stop(Self, _regencyChange.OwnWish, timedOut));
+        _regencyChange.NoteStopBroadcast(_now);
     }
 
     private void OnStop(Stop s)
     {
-        if (s.NewRegency == Regency && IsLeader && Mode == ReplicaMode.Normal && _ownSync is not null)
+        if (s.NewRegency == Regency && IsLeader && Mode == ReplicaMode.Normal && _regencyChange.OwnSync is not null)
         {
             ResendSync(s.From);
             return;
@@ -69,10 +51,7 @@ public sealed partial class ReplicaCore
             Counters.Add("drop.stop.far-future");
             return;
         }
-        if (s.NewRegency > _wanted[s.From])
-        {
-            _wanted[s.From] = s.NewRegency;
-        }
+        _regencyChange.RecordWish(s.From, s.NewRegency);
         foreach (var r in s.TimedOut)
         {
             if (r.From >= Config.N && !_clients.IsExecuted(r.From, r.Sequence))
@@ -83,26 +62,15 @@ public sealed partial class ReplicaCore
         EvaluateStops();
     }
 
-    /// <summary>
-    /// f+1 replicas asking for a regency above ours means a correct one does: join. 2f+1 means
-    /// it can be installed. Using the (f+1)-th and (2f+1)-th highest wishes ignores up to f liars.
-    /// </summary>
+    /// <summary>f+1 replicas asking for a regency above ours means a correct one does: join. 2f+1 means it can be installed.</summary>
     private void EvaluateStops()
     {
-        var wishes = (int[])_wanted.Clone();
-        Array.Sort(wishes);
-        Array.Reverse(wishes);
-        var join = wishes[Config.F];
-        if (join > Regency && join > _wanted[Self])
+        if (_regencyChange.RegencyToJoin(Regency) is { } join)
         {
-            _wanted[Self] = join;
+            _regencyChange.RaiseOwnWish(join);
             BroadcastStop();
-            wishes = (int[])_wanted.Clone();
-            Array.Sort(wishes);
-            Array.Reverse(wishes);
         }
-        var install = wishes[Config.Quorum - 1];
-        if (install > Regency)
+        if (_regencyChange.RegencyToInstall(Regency) is { } install)
         {
             InstallRegency(install);
         }
@@ -111,55 +79,46 @@ public sealed partial class ReplicaCore
     private void InstallRegency(int regency)
     {
         Regency = regency;
-        _wanted[Self] = Math.Max(_wanted[Self], regency);
         Mode = ReplicaMode.RegencyChange;
         Emit(new Persist(new RegencyRecord(regency)));
         _instances.Clear();
         _rerunCid = 0;
-        _ownSync = null;
-        _boundPrior = null;
         _regencySince = _now;
-        _syncDeadline = _now + (Config.SyncTimeoutMs << Math.Min(_failedSyncs, 5));
         _pool.RestartTimers(_now);
         Counters.Add("regency.installed");
         var certs = _certificates.ToArray();
-        _ownStopData = new StopData(Self, regency, LastDecided, certs,
+        var ownStopData = new StopData(Self, regency, LastDecided, certs,
             _signer.Sign(SigningBytes.ForStopData(Self, regency, LastDecided, certs)));
+        _regencyChange.Enter(regency, ownStopData, _now);
         SendOwnStopData();
-        foreach (var peer in _stopData.Where(kv => kv.Value.NewRegency < regency).Select(kv => kv.Key).ToList())
-        {
-            _stopData.Remove(peer);
-        }
     }
 
     private void SendOwnStopData()
     {
-        if (_ownStopData is null)
+        if (_regencyChange.OwnStopData is not { } own)
         {
             return;
         }
-        _lastStopDataSentAt = _now;
-        if (LeaderOf(_ownStopData.NewRegency) == Self)
+        _regencyChange.NoteStopDataSent(_now);
+        if (LeaderOf(own.NewRegency) == Self)
         {
-            _stopData[Self] = _ownStopData;
+            _regencyChange.CollectOwnStopData();
             TryBuildSync();
         }
         else
         {
-            SendTo(LeaderOf(_ownStopData.NewRegency), _ownStopData);
+            SendTo(LeaderOf(own.NewRegency), own);
         }
     }
 
     private void TickRegencyChange()
     {
-        if (_now >= _syncDeadline)
+        if (_regencyChange.SyncTimedOut(_now))
         {
-            _failedSyncs++;
-            _syncDeadline = long.MaxValue;
             Complain("sync-timeout");
             return;
         }
-        if (_now - _lastStopDataSentAt >= RetransmitIntervalMs)
+        if (_regencyChange.StopDataResendDue(_now, RetransmitIntervalMs))
         {
             SendOwnStopData();
         }
@@ -167,7 +126,7 @@ public sealed partial class ReplicaCore
 
     private void TickStopRebroadcast()
     {
-        if (_wanted[Self] > Regency && _now - _lastStopBroadcast >= RetransmitIntervalMs)
+        if (_regencyChange.StopRebroadcastDue(Regency, _now, RetransmitIntervalMs))
         {
             BroadcastStop();
         }
@@ -196,80 +155,48 @@ public sealed partial class ReplicaCore
             Counters.Add($"stopdata.fault.{fault.Replace(' ', '-')}");
             return;
         }
-        if (sd.NewRegency == Regency && Mode == ReplicaMode.Normal && _ownSync is not null)
+        if (sd.NewRegency == Regency && Mode == ReplicaMode.Normal && _regencyChange.OwnSync is not null)
         {
             ResendSync(sd.From);
             return;
         }
-        if (!_stopData.TryGetValue(sd.From, out var prior) || prior.NewRegency <= sd.NewRegency)
-        {
-            _stopData[sd.From] = sd;
-        }
+        _regencyChange.CollectStopData(sd);
         TryBuildSync();
     }
 
     /// <summary>The peer missed our SYNC; send it again, at most once per retransmission interval.</summary>
     private void ResendSync(int peer)
     {
-        if (_ownSync is null || (_syncResentAt.TryGetValue(peer, out var at) && _now - at < RetransmitIntervalMs))
+        if (_regencyChange.OwnSync is not { } own || !_regencyChange.MayResendSync(peer, _now, RetransmitIntervalMs))
         {
             return;
         }
-        _syncResentAt[peer] = _now;
-        SendTo(peer, _ownSync);
+        SendTo(peer, own);
         Counters.Add("sync.resent");
     }
 
     private void TryBuildSync()
     {
-        if (Mode != ReplicaMode.RegencyChange || Leader != Self || _ownSync is not null)
+        if (Mode != ReplicaMode.RegencyChange || Leader != Self || _regencyChange.OwnSync is not null)
         {
             return;
         }
-        var evidence = _stopData.Values.Where(s => s.NewRegency == Regency).OrderBy(s => s.From).ToList();
-        if (evidence.Count < Config.Quorum)
+        if (_regencyChange.PlanSync(Regency) is not { } plan)
         {
             return;
         }
-        var choice = SyncChoice.Choose(evidence, Config);
-        Batch? value;
-        Batch? prior = null;
-        if (choice.BoundHash is { } bound)
+        if (plan.BoundValueMissing)
         {
-            value = CertifiedValue(evidence, choice.ConsensusId, bound);
-            if (value is null)
-            {
-                Counters.Add("sync.bound-value-missing");
-                return;
-            }
-            if (choice.PriorHash is { } priorHash)
-            {
-                prior = CertifiedValue(evidence, choice.ConsensusId - 1, priorHash);
-                if (prior is null)
-                {
-                    Counters.Add("sync.bound-value-missing");
-                    return;
-                }
-            }
+            Counters.Add("sync.bound-value-missing");
+            return;
         }
-        else
-        {
-            value = new Batch(Math.Max(_now, LastDecidedTimestamp), NextBatchRequests());
-        }
-        var stripped = evidence.Select(s => s with
-        {
-            Certificates = s.Certificates.Select(c => c with { Value = null }).ToArray(),
-        }).ToArray();
-        var sync = new Sync(Self, Regency, stripped, choice.ConsensusId, value, prior);
-        _ownSync = sync;
+        var value = plan.BoundValue ?? new Batch(Math.Max(_now, LastDecidedTimestamp), NextBatchRequests());
+        var sync = new Sync(Self, Regency, plan.EvidenceWithoutValues(), plan.Choice.ConsensusId, value, plan.BoundPriorValue);
+        _regencyChange.SyncBuilt(sync);
         Broadcast(sync);
         Counters.Add("sync.sent");
-        AcceptSync(sync, choice);
+        AcceptSync(sync, plan.Choice);
     }
-
-    private static Batch? CertifiedValue(IEnumerable<StopData> evidence, long cid, Digest hash) =>
-        evidence.SelectMany(s => s.Certificates)
-            .FirstOrDefault(c => c.ConsensusId == cid && c.BatchHash == hash && c.Value is not null)?.Value;
 
     private void OnSync(Sync s)
     {
@@ -303,50 +230,20 @@ public sealed partial class ReplicaCore
         {
             // The evidence shows 2f+1 replicas installed this regency; catch up to it.
             Regency = s.Regency;
-            _wanted[Self] = Math.Max(_wanted[Self], Regency);
+            _regencyChange.RaiseOwnWish(Regency);
             Emit(new Persist(new RegencyRecord(Regency)));
         }
         AcceptSync(s, choice);
     }
 
-    /// <summary>Re-derives the new leader's choice from its evidence; any mismatch is a bad justification.</summary>
+    /// <summary>The new leader's choice re-derived from its evidence (<see cref="SyncChoice.Judge"/>), and a fresh value judged as a proposal.</summary>
     private string? JudgeSync(Sync s, out SyncDecision choice)
     {
-        choice = default;
-        if (s.Value is null)
+        if (SyncChoice.Judge(s, Config, out choice) is { } fault)
         {
-            return "no-value";
+            return fault;
         }
-        var senders = new HashSet<int>();
-        foreach (var sd in s.Evidence)
-        {
-            if (sd.From < 0 || sd.From >= Config.N || !senders.Add(sd.From))
-            {
-                return "evidence-sender";
-            }
-            if (SyncChoice.Validate(sd, s.Regency, Config, requireValues: false) is not null)
-            {
-                return "evidence-invalid";
-            }
-        }
-        if (senders.Count < Config.Quorum)
-        {
-            return "evidence-below-quorum";
-        }
-        choice = SyncChoice.Choose(s.Evidence, Config);
-        if (choice.ConsensusId != s.ConsensusId)
-        {
-            return "wrong-instance";
-        }
-        if (choice.PriorHash is { } priorHash ? s.PriorValue?.Hash != priorHash : s.PriorValue is not null)
-        {
-            return "wrong-prior";
-        }
-        if (choice.BoundHash is { } bound)
-        {
-            return s.Value.Hash == bound ? null : "wrong-value";
-        }
-        if (s.ConsensusId == LastDecided + 1 && JudgeProposal(s.Value, resentSync: true) is { } f)
+        if (choice.BoundHash is null && s.ConsensusId == LastDecided + 1 && JudgeProposal(s.Value!, resentSync: true) is { } f)
         {
             return $"fresh-value-{f}";
         }
@@ -359,11 +256,7 @@ public sealed partial class ReplicaCore
         Mode = ReplicaMode.Normal;
         // Every instance below the SYNC's is decided; running one of them again in this regency could
         // decide another value for it (a fresh proposal for an instance whose decision we lost).
-        _regencyFloor = s.ConsensusId;
-        _boundPrior = s.PriorValue is { } pv ? (s.ConsensusId - 1, pv) : null;
-        _failedSyncs = 0;
-        _syncDeadline = long.MaxValue;
-        _ownStopData = null;
+        _regencyChange.Synced(s);
         _instances.Clear();
         _rerunCid = 0;
         _lastHeardFromLeader = _now;
@@ -401,11 +294,11 @@ public sealed partial class ReplicaCore
     /// </summary>
     private void ApplyBoundPrior()
     {
-        if (_boundPrior is not { } p || p.Cid != LastDecided + 1 || _rerunCid != 0)
+        if (_regencyChange.BoundPrior is not { } p || p.Cid != LastDecided + 1 || _rerunCid != 0)
         {
             return;
         }
-        _boundPrior = null;
+        _regencyChange.ForgetBoundPrior();
         Counters.Add("sync.prior-executed");
         Execute(p.Cid, p.Value);
     }
@@ -413,13 +306,13 @@ public sealed partial class ReplicaCore
     /// <summary>A bound prior value we already decided must be the one we decided.</summary>
     private void CheckBoundPrior()
     {
-        if (_boundPrior is { } p && p.Cid <= LastDecided)
+        if (_regencyChange.BoundPrior is { } p && p.Cid <= LastDecided)
         {
             if (_decidedLog.TryGetValue(p.Cid, out var mine) && mine.Hash != p.Value.Hash)
             {
                 Counters.Add("safety.prior-mismatch");
             }
-            _boundPrior = null;
+            _regencyChange.ForgetBoundPrior();
         }
     }
 
@@ -435,11 +328,10 @@ public sealed partial class ReplicaCore
             return;
         }
         var leader = LeaderOf(regency);
-        if (_nudgedAt.TryGetValue(leader, out var at) && _now - at < RetransmitIntervalMs)
+        if (!_regencyChange.MayNudge(leader, _now, RetransmitIntervalMs))
         {
             return;
         }
-        _nudgedAt[leader] = _now;
         SendTo(leader, new Stop(Self, regency, []));
         Counters.Add("regency.nudged");
     }

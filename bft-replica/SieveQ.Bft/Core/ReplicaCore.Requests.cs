@@ -159,12 +159,12 @@ public sealed partial class ReplicaCore
     /// <summary>Builds and sends the next batch when this replica leads and nothing is in flight.</summary>
     private void TryPropose()
     {
-        if (!IsLeader || Mode != ReplicaMode.Normal || _transfer is not null || _rerunCid != 0 || _pool.Count == 0)
+        if (!IsLeader || Mode != ReplicaMode.Normal || _stateTransfer.InProgress || _rerunCid != 0 || _pool.Count == 0)
         {
             return;
         }
         var cid = CurrentCid;
-        if (cid < _regencyFloor)
+        if (cid < _regencyChange.Floor)
         {
             // Decided before this regency, its decision not (yet) ours: state transfer brings it, never a proposal.
             return;

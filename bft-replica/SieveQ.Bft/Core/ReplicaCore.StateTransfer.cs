@@ -6,9 +6,7 @@ namespace SieveQ.Bft.Core;
 // Checkpoints, evidence of being behind, and state transfer.
 public sealed partial class ReplicaCore
 {
-    /// <summary>Highest instance each peer has shown it decided; the (f+1)-th highest is vouched for by a correct replica.</summary>
-    private readonly long[] _peerProgress;
-    private readonly Dictionary<int, long> _lastServedAt = [];
+    private readonly StateTransfer _stateTransfer;
     private byte[] _checkpointState = [];
     private long _previousCheckpointId;
     private Digest _previousCheckpointHash;
@@ -19,74 +17,30 @@ public sealed partial class ReplicaCore
     /// replicas vouching for the same entries, whichever side of a checkpoint each of them is on.
     /// </summary>
     private long _logStart;
-    private StateTransfer? _transfer;
-    private int _transferAttempts;
 
-    private sealed class StateTransfer(long startedAt, int bodyFrom)
-    {
-        public long StartedAt { get; } = startedAt;
-        public int BodyFrom { get; } = bodyFrom;
-        public Dictionary<int, StateReply> Replies { get; } = [];
-    }
-
-    private void NoteProgress(int peer, long decided)
-    {
-        if (peer >= 0 && peer < Config.N && peer != Self && decided > _peerProgress[peer])
-        {
-            _peerProgress[peer] = decided;
-        }
-    }
-
-    private long VouchedProgress()
-    {
-        var values = _peerProgress.Where((_, i) => i != Self).OrderByDescending(v => v).ToArray();
-        return values[Config.F];
-    }
+    private void NoteProgress(int peer, long decided) => _stateTransfer.NoteProgress(peer, decided);
 
     /// <summary>
     /// Starts a transfer on evidence a correct replica vouches for or, once nothing has been decided
-    /// here for a transfer time-out, on the leader's heartbeat alone. When the fleet is idle the
-    /// heartbeat is the only sign that we missed the last decision: followers send nothing more
-    /// about it, so f+1 vouchers never come. A transfer installs only what f+1 replicas vouch for,
-    /// so a lying leader costs us one round of hash requests per time-out, never a wrong state.
+    /// here for a transfer time-out, on the leader's heartbeat alone (see <see cref="StateTransfer.ReasonToStart"/>).
     /// </summary>
     private void CheckBehind()
     {
-        if (_transfer is not null)
+        var quiet = Mode == ReplicaMode.Normal && _now - _lastDecisionAt >= Config.StateTransferTimeoutMs;
+        if (_stateTransfer.ReasonToStart(LastDecided, quiet, Leader) is { } reason)
         {
-            return;
-        }
-        var vouched = VouchedProgress();
-        if (vouched >= LastDecided + 2)
-        {
-            StartStateTransfer("peers-ahead");
-            return;
-        }
-        if (Mode != ReplicaMode.Normal || _now - _lastDecisionAt < Config.StateTransferTimeoutMs)
-        {
-            return;
-        }
-        if (vouched == LastDecided + 1)
-        {
-            StartStateTransfer("peers-ahead");
-        }
-        else if (_peerProgress[Leader] > LastDecided)
-        {
-            StartStateTransfer("leader-ahead");
+            StartStateTransfer(reason);
         }
     }
 
     private void StartStateTransfer(string reason)
     {
-        if (_transfer is not null)
+        if (_stateTransfer.InProgress)
         {
             return;
         }
         Counters.Add($"state-transfer.started.{reason}");
-        // The replica asked for the body rotates across attempts so a lying or silent one is passed over.
-        var bodyFrom = (Self + 1 + (_transferAttempts % (Config.N - 1))) % Config.N;
-        _transferAttempts++;
-        _transfer = new StateTransfer(_now, bodyFrom);
+        var bodyFrom = _stateTransfer.Begin(_now);
         for (var peer = 0; peer < Config.N; peer++)
         {
             if (peer != Self)
@@ -98,15 +52,14 @@ public sealed partial class ReplicaCore
 
     private void TickStateTransfer()
     {
-        if (_transfer is null)
+        if (!_stateTransfer.InProgress)
         {
             CheckBehind();
             return;
         }
-        if (_now - _transfer.StartedAt >= Config.StateTransferTimeoutMs)
+        if (_stateTransfer.Expire(_now))
         {
             Counters.Add("state-transfer.timeout");
-            _transfer = null;
             ActivateCurrent();
             CheckBehind();
         }
@@ -114,12 +67,11 @@ public sealed partial class ReplicaCore
 
     private void OnStateRequest(StateRequest q)
     {
-        if (_lastServedAt.TryGetValue(q.From, out var at) && _now - at < Config.StateServeIntervalMs)
+        if (!_stateTransfer.MayServe(q.From, _now))
         {
             Counters.Add("drop.state-request.rate-limited");
             return;
         }
-        _lastServedAt[q.From] = _now;
         // Our checkpoint when the requester is behind it, and every decision we hold above what it has: a peer
         // more than one interval behind then finds f+1 voices for one checkpoint (ours, or the one before it,
         // whose hash we also report) and for the entries after it, whichever side of a checkpoint each is on.
@@ -152,12 +104,11 @@ public sealed partial class ReplicaCore
 
     private void OnStateReply(StateReply r)
     {
-        if (_transfer is null)
+        if (!_stateTransfer.Collect(r))
         {
             Counters.Add("drop.state-reply.unsolicited");
             return;
         }
-        _transfer.Replies[r.From] = r;
         ApplyVouchedState();
     }
 
@@ -167,17 +118,9 @@ public sealed partial class ReplicaCore
     /// </summary>
     private void ApplyVouchedState()
     {
-        var t = _transfer!;
-        var replies = t.Replies.Values.ToList();
         var progressed = false;
-        foreach (var body in replies.Where(x => x.Snapshot is not null && x.CheckpointId > LastDecided).OrderByDescending(x => x.CheckpointId))
+        foreach (var body in _stateTransfer.VouchedCheckpoints(LastDecided))
         {
-            var votes = replies.Count(x => (x.CheckpointId == body.CheckpointId && x.StateHash == body.StateHash)
-                || (x.PreviousCheckpointId == body.CheckpointId && body.CheckpointId > 0 && x.PreviousStateHash == body.StateHash));
-            if (votes < Config.Weak)
-            {
-                continue;
-            }
             if (Digest.Compute(body.Snapshot) != body.StateHash)
             {
                 Counters.Add("drop.state-reply.snapshot-hash-mismatch");
@@ -196,26 +139,10 @@ public sealed partial class ReplicaCore
                 Counters.Add("drop.state-reply.undecodable-state");
             }
         }
-        var logs = replies.Select(x => x.Log.ToDictionary(e => e.ConsensusId)).ToList();
-        while (true)
+        var vouchedLog = _stateTransfer.VouchedDecisions();
+        while (vouchedLog.ValueFor(LastDecided + 1) is { } value)
         {
-            var next = LastDecided + 1;
-            Batch? value = null;
-            var hash = default(Digest);
-            foreach (var log in logs)
-            {
-                if (log.TryGetValue(next, out var e) && e.Value is not null && e.Value.Hash == e.BatchHash)
-                {
-                    value = e.Value;
-                    hash = e.BatchHash;
-                    break;
-                }
-            }
-            if (value is null || logs.Count(l => l.TryGetValue(next, out var e) && e.BatchHash == hash) < Config.Weak)
-            {
-                break;
-            }
-            Execute(next, value);
+            Execute(LastDecided + 1, value);
             progressed = true;
         }
         if (!progressed)
@@ -223,10 +150,8 @@ public sealed partial class ReplicaCore
             return;
         }
         Counters.Add("state-transfer.progress");
-        if (VouchedProgress() <= LastDecided + 1)
+        if (_stateTransfer.FinishIfCaughtUp(LastDecided))
         {
-            _transfer = null;
-            _transferAttempts = 0;
             Counters.Add("state-transfer.completed");
         }
         ActivateCurrent();

@@ -40,8 +40,8 @@ public sealed partial class ReplicaCore
         _signer = signer;
         _pool = new RequestPool(config.MaxPendingTotal);
         _clients = new ClientTable(config.RepliesRememberedPerClient);
-        _wanted = new int[config.N];
-        _peerProgress = new long[config.N];
+        _regencyChange = new RegencyChange(config, self);
+        _stateTransfer = new StateTransfer(config, self);
         _now = now;
         if (recovered is not null)
         {
@@ -61,7 +61,7 @@ public sealed partial class ReplicaCore
     public ReplicaMode Mode { get; private set; } = ReplicaMode.Normal;
     public long LastDecided { get; private set; }
     public long LastDecidedTimestamp { get; private set; }
-    public bool IsTransferringState => _transfer is not null;
+    public bool IsTransferringState => _stateTransfer.InProgress;
     public int PendingRequests => _pool.Count;
     public CoreCounters Counters { get; } = new();
     public long LastCheckpointId { get; private set; }
@@ -178,7 +178,7 @@ public sealed partial class ReplicaCore
                     // Once we have complained, the request deadlines have done their work (the STOP is
                     // re-sent on its own timer); waking for a deadline already past spun the tick every
                     // millisecond for as long as the other replicas did not join the complaint.
-                    if (_pool.Oldest is { } oldest && _wanted[Self] <= Regency)
+                    if (_pool.Oldest is { } oldest && _regencyChange.OwnWish <= Regency)
                     {
                         t = Math.Min(t, oldest.ArrivedAt + (oldest.Forwarded ? 2 : 1) * Config.RequestTimeoutMs);
                         if (Config.MaxDecisionIntervalMs > 0)
@@ -194,16 +194,10 @@ public sealed partial class ReplicaCore
             }
             else
             {
-                t = Math.Min(t, Math.Min(_syncDeadline, _lastStopDataSentAt + retransmit));
+                t = Math.Min(t, _regencyChange.NextSyncWakeup(retransmit));
             }
-            if (_wanted[Self] > Regency)
-            {
-                t = Math.Min(t, _lastStopBroadcast + retransmit);
-            }
-            if (_transfer is not null)
-            {
-                t = Math.Min(t, _transfer.StartedAt + Config.StateTransferTimeoutMs);
-            }
+            t = Math.Min(t, _regencyChange.NextStopWakeup(Regency, retransmit));
+            t = Math.Min(t, _stateTransfer.NextWakeup());
             return t == long.MaxValue ? t : Math.Max(t, _now + 1);
         }
     }
@@ -257,7 +251,7 @@ public sealed partial class ReplicaCore
             {
                 KeepCertificate(p.Certificate);
             }
-            _wanted[Self] = Regency;
+            _regencyChange.RaiseOwnWish(Regency);
             if (list.Count > 0)
             {
                 _amnesiacRegency = Regency;

@@ -65,6 +65,49 @@ internal static class SyncChoice
         return best;
     }
 
+    /// <summary>
+    /// Re-derives a new leader's choice from the evidence its SYNC carries; any mismatch is a bad justification,
+    /// named. A fresh value (nothing bound) passes here: judging it as a proposal is the caller's part.
+    /// </summary>
+    public static string? Judge(Sync s, ReplicaConfig config, out SyncDecision choice)
+    {
+        choice = default;
+        if (s.Value is null)
+        {
+            return "no-value";
+        }
+        var senders = new HashSet<int>();
+        foreach (var sd in s.Evidence)
+        {
+            if (sd.From < 0 || sd.From >= config.N || !senders.Add(sd.From))
+            {
+                return "evidence-sender";
+            }
+            if (Validate(sd, s.Regency, config, requireValues: false) is not null)
+            {
+                return "evidence-invalid";
+            }
+        }
+        if (senders.Count < config.Quorum)
+        {
+            return "evidence-below-quorum";
+        }
+        choice = Choose(s.Evidence, config);
+        if (choice.ConsensusId != s.ConsensusId)
+        {
+            return "wrong-instance";
+        }
+        if (choice.PriorHash is { } priorHash ? s.PriorValue?.Hash != priorHash : s.PriorValue is not null)
+        {
+            return "wrong-prior";
+        }
+        if (choice.BoundHash is { } bound && s.Value.Hash != bound)
+        {
+            return "wrong-value";
+        }
+        return null;
+    }
+
     /// <summary>Structural check of one STOPDATA; signatures were verified before the core saw it.</summary>
     public static string? Validate(StopData sd, int regency, ReplicaConfig config, bool requireValues)
     {
