@@ -66,6 +66,10 @@ public sealed partial class SieveReplicaApplication
         _receivers = receivers;
         _reorder = reorder;
         _pendingOutputs.Clear();
+        // Outputs of executions the snapshot replaced describe a state that no longer exists.
+        _outbox.Drain();
+        _restores++;
+        PublishReadModel(rebuildQueues: true);
     }
 
     private delegate T RecordReader<T>(ref CanonicalReader r);

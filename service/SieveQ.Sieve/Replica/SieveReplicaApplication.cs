@@ -1,5 +1,6 @@
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Protocol;
+using SieveQ.Sieve.Diagnostics;
 using SieveQ.Sieve.Envelope;
 using SieveQ.Sieve.Filtering;
 using SieveQ.Sieve.Keys;
@@ -16,8 +17,13 @@ namespace SieveQ.Sieve.Replica;
 /// Deterministic: time is the agreed <see cref="DecisionContext.Timestamp"/>; all arithmetic is
 /// integer; every collection that is iterated is sorted; signature verdicts are pure functions of the
 /// bytes whether cached or computed inline. Not thread-safe: the ordering host calls it from its one
-/// execution thread, and must call the read-only helpers (<see cref="AnswerBodyFetch"/>,
-/// <see cref="PendingFor"/>) from that same thread.
+/// execution thread, and so must callers of its read-only helpers (<see cref="AnswerBodyFetch"/>,
+/// <see cref="QueueLength"/> and the like). Other threads read <see cref="ReadModel"/>, published after
+/// each execution and restore, and never wait for execution.
+/// </para>
+/// <para>
+/// It sends nothing: what an execution produces for the world (output batches, ACKRES, controller
+/// notices) comes back from <see cref="Execute"/> as <see cref="OutboxContents"/>, for the host to route.
 /// </para>
 /// </summary>
 public sealed partial class SieveReplicaApplication : IReplicatedApplication
@@ -32,6 +38,8 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
     private readonly DropCounters _drops = new(Component);
     private readonly RuleDenialCounters _ruleDenials = new();
     private readonly IRuleSetControl? _ruleSets;
+    private SieveReadModel _readModel = SieveReadModel.Empty;
+    private long _restores;
 
     private SortedDictionary<int, SenderRecord> _senders = [];
     private SortedDictionary<int, PreSqRecord> _preSqs = [];
@@ -56,12 +64,11 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         _rules = rules;
         _ruleSets = rules as IRuleSetControl;
         _auth = new ItemAuthenticator(keys, verdicts ?? new SignatureVerdictCache(), rules as IPayloadPrescan);
+        PublishReadModel();
     }
 
     /// <summary>The verifier the ordering host should run before ordering; it shares this replica's verdict cache (with the rules' payload prescans) and rule-set preparation.</summary>
     public SieveRequestVerifier CreateVerifier(int parallelFrom = 16) => new(_auth, parallelFrom, _ruleSets);
-
-    public ReplicaOutbox Outbox => _outbox;
 
     /// <summary>The application rules (check f) this replica runs; read them only from the execution thread or under the host's lock.</summary>
     public IApplicationRules Rules => _rules;
@@ -78,9 +85,19 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
 
     public int HeldCount => _reorder.Count;
 
-    public IReadOnlyList<byte[]> Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
+    /// <summary>The state as it stood after the last execution or restore; for any thread, never waits.</summary>
+    public SieveReadModel ReadModel => Volatile.Read(ref _readModel);
+
+    public ExecutionOutcome Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
     {
         ArgumentNullException.ThrowIfNull(requests);
+        if (StageTrace.Enabled)
+        {
+            foreach (var r in requests)
+            {
+                StageTrace.MarkOrderingPayload(StageNames.ReplicaExecuted, r.Payload);
+            }
+        }
         _now = Math.Max(_now, context.Timestamp);
         var results = new byte[requests.Count][];
         for (var i = 0; i < requests.Count; i++)
@@ -90,7 +107,9 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
                 ?? ExecuteResultCodec.Encode(new ExecuteResult(tally.Accepted, tally.Held, tally.Dropped) { Untaken = tally.Untaken ?? [] });
         }
         FlushOutputs();
-        return results;
+        // Published before the outputs leave, so a reader that finds an item missing here gets it from them.
+        PublishReadModel();
+        return new ExecutionOutcome(results, _outbox.IsEmpty ? null : _outbox.Drain());
     }
 
     /// <summary>Null for an ordinary request (its result is the tally); a rule-set command's own result otherwise.</summary>
@@ -214,36 +233,11 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         return req;
     }
 
-    /// <summary>The queued bodies an authenticated fetch asks for (unknown or mismatching items left out); reads state.</summary>
-    public List<FetchedBody> FindBodies(BodyFetchRequest req)
-    {
-        ArgumentNullException.ThrowIfNull(req);
-        var found = new List<FetchedBody>();
-        if (_receivers.TryGetValue(req.Receiver, out var q))
-        {
-            foreach (var w in req.Items)
-            {
-                if (q.TryGet(w.Sender, w.RouteSeq, out var item) && item!.DataDigest == w.DataDigest)
-                {
-                    found.Add(new FetchedBody(item.Sender, item.RouteSeq, item.SenderSeq, item.Data));
-                }
-            }
-        }
-        return found;
-    }
+    /// <summary>The queued bodies an authenticated fetch asks for (unknown or mismatching items left out), as of the last execution.</summary>
+    public List<FetchedBody> FindBodies(BodyFetchRequest req) => ReadModel.FindBodies(req);
 
-    /// <summary>
-    /// Unacknowledged messages for a receiver, as one batch to re-send (with bodies) when the receiver
-    /// reconnects or its acknowledgements stall. Batch number 0 marks a retransmission.
-    /// </summary>
-    public OutboxBatch? PendingFor(int receiver, int maxItems)
-    {
-        if (!_receivers.TryGetValue(receiver, out var q) || q.Count == 0)
-        {
-            return null;
-        }
-        return new OutboxBatch(receiver, 0, q.Pending().Take(maxItems).ToList());
-    }
+    /// <summary>Unacknowledged messages for a receiver as of the last execution (see <see cref="SieveReadModel.PendingFor"/>).</summary>
+    public OutboxBatch? PendingFor(int receiver, int maxItems) => ReadModel.PendingFor(receiver, maxItems);
 
     public int QueueLength(int receiver) => _receivers.TryGetValue(receiver, out var q) ? q.Count : 0;
 

@@ -31,7 +31,7 @@ internal sealed class ChainApp : IReplicatedApplication
     public byte[] Head { get; private set; } = new byte[32];
     public List<RequestId> Executed { get; } = [];
 
-    public IReadOnlyList<byte[]> Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
+    public ExecutionOutcome Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
     {
         var results = new List<byte[]>(requests.Count);
         foreach (var r in requests)
@@ -40,7 +40,7 @@ internal sealed class ChainApp : IReplicatedApplication
             Executed.Add(r.Id);
             results.Add(Head[..8]);
         }
-        return results;
+        return new ExecutionOutcome(results);
     }
 
     public byte[] TakeSnapshot() => [.. Head];

@@ -114,14 +114,14 @@ public sealed class ReplicaHostClusterTests
         public int Overlaps => Volatile.Read(ref _overlaps);
         public int Executed => Volatile.Read(ref _executed);
 
-        public IReadOnlyList<byte[]> Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
+        public ExecutionOutcome Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
         {
             Enter();
             try
             {
                 Thread.SpinWait(2_000);
                 Interlocked.Add(ref _executed, requests.Count);
-                return requests.Select(r => BitConverter.GetBytes(r.Sequence)).ToList();
+                return new ExecutionOutcome(requests.Select(r => BitConverter.GetBytes(r.Sequence)).ToList());
             }
             finally
             {
