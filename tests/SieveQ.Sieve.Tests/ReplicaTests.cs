@@ -340,7 +340,7 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         bad[^1] ^= 1;
         Assert.Null(app.AnswerBodyFetch(bad, 2, r => _w.ReplicaReceiverRing(2, r)));
 
-        // The unauthenticated half runs without the application (hosts call it outside the execution lock).
+        // The unauthenticated half runs without the application (hosts call it off the execution thread).
         Assert.Null(SieveReplicaApplication.AuthenticateBodyFetch(bad, 2, r => _w.ReplicaReceiverRing(2, r), out _, out var why));
         Assert.Equal(DropReason.BadMac, why);
         Assert.Null(SieveReplicaApplication.AuthenticateBodyFetch(new byte[] { 0x21, 1 }, 2, r => _w.ReplicaReceiverRing(2, r), out _, out why));

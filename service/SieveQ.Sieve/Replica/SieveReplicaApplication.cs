@@ -70,7 +70,7 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
     /// <summary>The verifier the ordering host should run before ordering; it shares this replica's verdict cache (with the rules' payload prescans) and rule-set preparation.</summary>
     public SieveRequestVerifier CreateVerifier(int parallelFrom = 16) => new(_auth, parallelFrom, _ruleSets);
 
-    /// <summary>The application rules (check f) this replica runs; read them only from the execution thread or under the host's lock.</summary>
+    /// <summary>The application rules (check f) this replica runs; read them only from the execution thread (others: <see cref="SieveReadModel.RuleSets"/>).</summary>
     public IApplicationRules Rules => _rules;
 
     public DropCounters Drops => _drops;
@@ -208,7 +208,7 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
 
     /// <summary>
     /// The unauthenticated half of a body fetch, which touches no state: decode and check its MAC. Hosts run it
-    /// before taking the lock execution needs, so a flood of forged fetches costs the lock nothing.
+    /// before looking anything up, so a flood of forged fetches costs no lookup.
     /// </summary>
     public static BodyFetchRequest? AuthenticateBodyFetch(ReadOnlySpan<byte> request, int replica, Func<int, MacKeyRing?> ringFor, out MacKeyRing? ring, out DropReason refused)
     {
