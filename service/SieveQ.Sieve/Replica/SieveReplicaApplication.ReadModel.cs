@@ -4,10 +4,14 @@ namespace SieveQ.Sieve.Replica;
 
 public sealed partial class SieveReplicaApplication
 {
+    // Senders quarantined at some point since start or the last restore (local bookkeeping, not agreed state).
+    private readonly HashSet<int> _quarantineCandidates = [];
+
     /// <summary>
     /// Takes the read model from the state as it stands (execution thread) and swaps it in. Receiver queues
     /// are persistent collections, so an unchanged queue keeps its view and a changed one costs one small
-    /// object; the suspicion standings are recomputed because they decay with the agreed time.
+    /// object; the suspicion standings are recomputed because they decay with the agreed time, by peeking:
+    /// publishing must leave agreed state exactly as execution left it.
     /// </summary>
     private void PublishReadModel(bool rebuildQueues = false)
     {
@@ -24,12 +28,15 @@ public sealed partial class SieveReplicaApplication
         var preSqs = ImmutableSortedDictionary.CreateBuilder<int, PreSqStanding>();
         foreach (var (id, p) in _preSqs)
         {
-            preSqs.Add(id, new PreSqStanding(p.Suspicion.Value(_now, _options.PreSqSuspicion), p.Suspicion.IsQuarantined(_now, _options.PreSqSuspicion)));
+            var (suspicion, quarantinedPreSq) = p.Suspicion.Peek(_now, _options.PreSqSuspicion);
+            preSqs.Add(id, new PreSqStanding(suspicion, quarantinedPreSq));
         }
+        // Only senders ever quarantined can be now: looking at every sender after every execution would cost
+        // the execution thread time in proportion to the enrolment.
         var quarantined = ImmutableSortedSet.CreateBuilder<int>();
-        foreach (var (id, s) in _senders)
+        foreach (var id in _quarantineCandidates)
         {
-            if (s.Suspicion.IsQuarantined(_now, _options.SenderSuspicion))
+            if (_senders.TryGetValue(id, out var s) && s.Suspicion.Peek(_now, _options.SenderSuspicion).Quarantined)
             {
                 quarantined.Add(id);
             }

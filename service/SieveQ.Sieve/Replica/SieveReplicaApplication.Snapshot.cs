@@ -69,6 +69,14 @@ public sealed partial class SieveReplicaApplication
         // Outputs of executions the snapshot replaced describe a state that no longer exists.
         _outbox.Drain();
         _restores++;
+        _quarantineCandidates.Clear();
+        foreach (var (id, s) in _senders)
+        {
+            if (s.Suspicion.Quarantined)
+            {
+                _quarantineCandidates.Add(id);
+            }
+        }
         PublishReadModel(rebuildQueues: true);
     }
 

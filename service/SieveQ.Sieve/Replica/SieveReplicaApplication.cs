@@ -321,6 +321,7 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         }
         if (SenderOf(sender).Suspicion.Add(_now, weight, _options.SenderSuspicion))
         {
+            _quarantineCandidates.Add(sender);
             _outbox.Add(new ControllerNotice(ControllerAction.SenderQuarantined, sender, _now));
         }
     }
