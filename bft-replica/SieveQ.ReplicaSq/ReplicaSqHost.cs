@@ -126,12 +126,6 @@ public sealed class ReplicaSqHost : IAsyncDisposable
 
     public ReplicaHost Ordering => _ordering;
 
-    private string DescribeState()
-    {
-        var m = ReadModel;
-        return $"processed:{m.Processed} held:{m.HeldCount}";
-    }
-
     /// <summary>Completes when the ordering core loop stops; faulted if it crashed (the process should then exit).</summary>
     public Task Completion => _ordering.Completion;
 
@@ -247,6 +241,13 @@ public sealed class ReplicaSqHost : IAsyncDisposable
             c[$"drop.{stage}.{reason}"] = count;
         }
         return reply;
+    }
+
+    /// <summary>The sieve's line in the ordering host's status.</summary>
+    private string DescribeState()
+    {
+        var m = ReadModel;
+        return $"processed:{m.Processed} held:{m.HeldCount}";
     }
 
     public async ValueTask DisposeAsync()

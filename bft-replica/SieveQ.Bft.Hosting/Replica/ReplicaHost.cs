@@ -28,6 +28,7 @@ public sealed partial class ReplicaHost : IAsyncDisposable
     private readonly IdentityKey _identity;
     private readonly IReplicatedApplication _app;
     private readonly Func<string>? _appState;
+    // Where the application's own outputs go (ApplicationOutputs); null for applications that have none.
     private readonly IExecutionOutputSink? _appOutputs;
     private readonly ILogger _log;
     private readonly ILoggerFactory _logs;

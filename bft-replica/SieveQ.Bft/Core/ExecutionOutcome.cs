@@ -16,12 +16,3 @@ public sealed record ExecutionOutcome(IReadOnlyList<byte[]> Replies, IExecutionO
 #pragma warning disable CA1040 // a marker: the ordering carries these without looking inside
 public interface IExecutionOutputs;
 #pragma warning restore CA1040
-
-/// <summary>
-/// Where a host puts the <see cref="ApplicationOutputs"/> of its core, on the core's thread and in decision
-/// order. It must not block: the next decision waits behind it.
-/// </summary>
-public interface IExecutionOutputSink
-{
-    void Accept(long consensusId, IExecutionOutputs outputs);
-}
