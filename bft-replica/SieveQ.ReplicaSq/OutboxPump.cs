@@ -6,22 +6,22 @@ using SieveQ.Sieve.Replica;
 namespace SieveQ.ReplicaSq;
 
 /// <summary>
-/// The one reader of drained outboxes: renders and routes each execution's outputs off the core
+/// The one reader of the <see cref="ExecutionOutputQueue"/>: renders and routes each execution's outputs off the core
 /// thread (batches to receiver subscriptions, ACKRES to pre-SQ relays, notices to the log), in the
 /// order they were executed. Also runs the periodic retransmission tick.
 /// </summary>
 internal sealed partial class OutboxPump
 {
-    private readonly GuardedSieveApplication _app;
+    private readonly ExecutionOutputQueue _outputs;
     private readonly ReceiverStreams _receivers;
     private readonly PreSqAckResponseQueues _acks;
     private readonly ControllerNotices _notices;
     private readonly TimeSpan _tick;
     private readonly ILogger _log;
 
-    public OutboxPump(GuardedSieveApplication app, ReceiverStreams receivers, PreSqAckResponseQueues acks, ControllerNotices notices, TimeSpan tick, ILogger log)
+    public OutboxPump(ExecutionOutputQueue outputs, ReceiverStreams receivers, PreSqAckResponseQueues acks, ControllerNotices notices, TimeSpan tick, ILogger log)
     {
-        _app = app;
+        _outputs = outputs;
         _receivers = receivers;
         _acks = acks;
         _notices = notices;
@@ -29,13 +29,13 @@ internal sealed partial class OutboxPump
         _log = log;
     }
 
-    /// <summary>Outboxes waiting for the pump.</summary>
-    public int Backlog => _app.Drained.CanCount ? _app.Drained.Count : 0;
+    /// <summary>Executions' outputs waiting for the pump.</summary>
+    public int Backlog => _outputs.Reader.CanCount ? _outputs.Reader.Count : 0;
 
-    /// <summary>Runs until the application's channel is completed and emptied.</summary>
+    /// <summary>Runs until the output queue is completed and emptied.</summary>
     public async Task RunAsync()
     {
-        await foreach (var contents in _app.Drained.ReadAllAsync().ConfigureAwait(false))
+        await foreach (var contents in _outputs.Reader.ReadAllAsync().ConfigureAwait(false))
         {
             try
             {

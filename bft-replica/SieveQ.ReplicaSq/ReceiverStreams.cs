@@ -13,7 +13,11 @@ namespace SieveQ.ReplicaSq;
 /// <para>
 /// A new subscription is registered before its pending items are read, so an item executed meanwhile
 /// is either in that read or in a live batch published after the registration, possibly in both,
-/// never in neither.
+/// never in neither: the sieve publishes its read model before an execution's outputs leave it.
+/// </para>
+/// <para>
+/// Pending items are read from the sieve's published <see cref="SieveReadModel"/>, never from the sieve
+/// itself, so a re-send does not wait for execution nor execution for a re-send.
 /// </para>
 /// </summary>
 internal sealed partial class ReceiverStreams
@@ -21,7 +25,8 @@ internal sealed partial class ReceiverStreams
     private readonly Lock _lock = new();
     private readonly Dictionary<int, ReceiverStream> _live = [];
     private readonly Dictionary<int, PendingAges> _ages = [];
-    private readonly GuardedSieveApplication _app;
+    private readonly Func<SieveReadModel> _readModel;
+    private readonly ExecutionOutputQueue _outputs;
     private readonly OutputFrames _frames;
     private readonly Func<int, MacKeyRing?> _ringFor;
     private readonly ReplicaSqHostOptions _options;
@@ -29,10 +34,11 @@ internal sealed partial class ReceiverStreams
     private readonly ILogger _log;
     private long _seenResync;
 
-    public ReceiverStreams(GuardedSieveApplication app, OutputFrames frames, Func<int, MacKeyRing?> ringFor, ReplicaSqHostOptions options,
+    public ReceiverStreams(Func<SieveReadModel> readModel, ExecutionOutputQueue outputs, OutputFrames frames, Func<int, MacKeyRing?> ringFor, ReplicaSqHostOptions options,
         ReplicaSqMetrics metrics, ILogger log)
     {
-        _app = app;
+        _readModel = readModel;
+        _outputs = outputs;
         _frames = frames;
         _ringFor = ringFor;
         _options = options;
@@ -130,7 +136,7 @@ internal sealed partial class ReceiverStreams
     public void RetransmitDue()
     {
         var now = MonotonicClock.Ms;
-        var generation = _app.ResyncGeneration;
+        var generation = ResyncGeneration;
         var everything = generation != Interlocked.Exchange(ref _seenResync, generation);
         List<ReceiverStream> streams;
         lock (_lock)
@@ -161,7 +167,7 @@ internal sealed partial class ReceiverStreams
         var max = _options.RetransmitMaxItems;
         // Pending items come sender by sender; looking further than we send lets old items of a later
         // sender through when an earlier sender has many young ones.
-        var pending = _app.Read(a => a.PendingFor(stream.Receiver, onlyOld ? 4 * max : max));
+        var pending = _readModel().PendingFor(stream.Receiver, onlyOld ? 4 * max : max);
         if (pending is null)
         {
             return;
@@ -234,6 +240,12 @@ internal sealed partial class ReceiverStreams
         Close(stream, StreamEnd.TooSlow);
         return false;
     }
+
+    /// <summary>
+    /// Grows when the agreed state jumped (state transfer) or executions' outputs were discarded: either way
+    /// some approved items were never streamed live, so everything pending is due for re-sending.
+    /// </summary>
+    private long ResyncGeneration => _readModel().Restores + _outputs.Discarded;
 
     private PendingAges AgesOf(int receiver)
     {

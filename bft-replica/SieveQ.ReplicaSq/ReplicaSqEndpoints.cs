@@ -15,7 +15,7 @@ internal sealed class ReplicaSqEndpoints
     private const int SubscriptionBytes = 1024;
 
     private readonly int _replica;
-    private readonly GuardedSieveApplication _app;
+    private readonly Func<SieveReadModel> _readModel;
     private readonly SubscriptionCheck _check;
     private readonly ReceiverStreams _receivers;
     private readonly PreSqAckResponseQueues _acks;
@@ -25,11 +25,11 @@ internal sealed class ReplicaSqEndpoints
     private readonly Func<HealthReply> _health;
     private readonly CancellationToken _shutdown;
 
-    public ReplicaSqEndpoints(int replica, GuardedSieveApplication app, SubscriptionCheck check, ReceiverStreams receivers, PreSqAckResponseQueues acks,
+    public ReplicaSqEndpoints(int replica, Func<SieveReadModel> readModel, SubscriptionCheck check, ReceiverStreams receivers, PreSqAckResponseQueues acks,
         Func<int, MacKeyRing?> ringForReceiver, ReplicaSqMetrics metrics, ReplicaSqHostOptions options, Func<HealthReply> health, CancellationToken shutdown)
     {
         _replica = replica;
-        _app = app;
+        _readModel = readModel;
         _check = check;
         _receivers = receivers;
         _acks = acks;
@@ -82,11 +82,12 @@ internal sealed class ReplicaSqEndpoints
     private async Task FetchBodiesAsync(GrpcServerCall<BodyFetch, BodyFetchReply> call)
     {
         var request = await ReadFirstAsync(call).ConfigureAwait(false);
-        // Decoding and the MAC check run here, outside the lock execution needs; only the lookup takes it.
+        // Decoding, the MAC check and the lookup all run here: the lookup reads the published read model, so a
+        // flood of fetches never holds up execution.
         byte[]? answer = null;
         if (SieveReplicaApplication.AuthenticateBodyFetch(request.Canonical.Span, _replica, _ringForReceiver, out var ring, out _) is { } req)
         {
-            var found = _app.Read(a => a.FindBodies(req));
+            var found = _readModel().FindBodies(req);
             answer = BodyFetchCodec.EncodeResponse(_replica, req.Receiver, req.Nonce, found, ring!);
         }
         _metrics.BodyFetch(answer is not null);

@@ -20,13 +20,15 @@ namespace SieveQ.ReplicaSq;
 /// One replica-SQ process: the sieve's replicated application run by the BFT replica host, and the
 /// gRPC API that carries its outputs to post-SQs and pre-SQs.
 /// <code>
-///  ordering links ─► ReplicaHost core thread ─► GuardedSieveApplication: Execute + drain (one lock)
-///                                                      │ bounded channel (drops counted, never blocks)
-///                                                      ▼
-///                                     OutboxPump ─┬─► ReceiverStreams ─► Subscribe streams (post-SQs)
-///                                                 ├─► PreSqAckResponseQueues ─► AckResponses streams (pre-SQs)
-///                                                 └─► ControllerNotices (log, counters)
-///  FetchBodies, re-sends, Health ─► GuardedSieveApplication.Read (same lock)
+///  ordering links ─► ReplicaHost core thread ─► SieveReplicaApplication.Execute ─► publishes SieveReadModel
+///                          │ the core's ApplicationOutputs, in decision order
+///                          ▼
+///                    ExecutionOutputQueue (bounded, drops counted, never blocks)
+///                          ▼
+///                    OutboxPump ─┬─► ReceiverStreams ─► Subscribe streams (post-SQs)
+///                                ├─► PreSqAckResponseQueues ─► AckResponses streams (pre-SQs)
+///                                └─► ControllerNotices (log, counters)
+///  FetchBodies, re-sends, Health ─► SieveReadModel (immutable, swapped in after each execution; no lock)
 /// </code>
 /// </summary>
 public sealed class ReplicaSqHost : IAsyncDisposable
@@ -43,6 +45,8 @@ public sealed class ReplicaSqHost : IAsyncDisposable
     private readonly IdentityKey _identity;
     private readonly PublicKeyDirectory _enrolled;
     private readonly ReplicaHost _ordering;
+    private readonly SieveReplicaApplication _sieve;
+    private readonly ExecutionOutputQueue _outputs;
     private readonly ReceiverStreams _receivers;
     private readonly PreSqAckResponseQueues _acks;
     private readonly OutboxPump _pump;
@@ -71,19 +75,21 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         Metrics = new ReplicaSqMetrics(id);
 
         // Signed rule sets (replaceable through the ordering) when the deployment has a rules section, fixed routes otherwise.
-        var sieve = new SieveReplicaApplication(enrolled, deployment.Config.Sieve, DeploymentRules.LoadReplicaRules(deployment.Config));
+        var sieve = new SieveReplicaApplication(enrolled, deployment.Config.Sieve, DeploymentRules.LoadReplicaRules(deployment.Config)) { Marks = StageTrace.Marks };
         Metrics.ObserveVerdictCache(sieve.Verdicts);
-        Application = new GuardedSieveApplication(sieve, options.OutboxQueueCapacity, Metrics);
-        _ordering = new ReplicaHost(deployment.Cluster, id, identity, Application, logs, sieve.CreateVerifier(marks: StageTrace.Marks),
-            appState: () => Application.Read(a => $"processed:{a.Processed} held:{a.HeldCount}"));
+        // Only the ordering host's core thread touches the sieve; everything else reads its published model.
+        _sieve = sieve;
+        _outputs = new ExecutionOutputQueue(options.OutboxQueueCapacity, Metrics);
+        _ordering = new ReplicaHost(deployment.Cluster, id, identity, sieve, logs, sieve.CreateVerifier(marks: StageTrace.Marks),
+            appState: DescribeState, appOutputs: _outputs);
 
         MacKeyRing? RingForReceiver(int receiver) => keys.Ring(MacChannel.ReplicaReceiver, receiver);
         MacKeyRing? RingForSender(int sender) => keys.Ring(MacChannel.ReplicaSender, sender);
         var preSqIds = deployment.Config.PreSqs.Select(p => p.Id).ToHashSet();
         var frames = new OutputFrames(id, _n, options.MaxFrameBodyBytes, bodies);
-        _receivers = new ReceiverStreams(Application, frames, RingForReceiver, options, Metrics, logs.CreateLogger($"replica-sq-{id}.receivers"));
+        _receivers = new ReceiverStreams(() => ReadModel, _outputs, frames, RingForReceiver, options, Metrics, logs.CreateLogger($"replica-sq-{id}.receivers"));
         _acks = new PreSqAckResponseQueues(id, preSqIds, options.AckResponseQueue, RingForSender, Metrics);
-        _pump = new OutboxPump(Application, _receivers, _acks, new ControllerNotices(id, Metrics, logs.CreateLogger($"replica-sq-{id}.controller")),
+        _pump = new OutboxPump(_outputs, _receivers, _acks, new ControllerNotices(id, Metrics, logs.CreateLogger($"replica-sq-{id}.controller")),
             options.RetransmitTick, logs.CreateLogger($"replica-sq-{id}.pump"));
         Metrics.ObserveLive(() => _receivers.LiveCount, () => _acks.LiveCount);
 
@@ -100,7 +106,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         });
         _web = web.Build();
         var check = new SubscriptionCheck(id, options.SubscriptionFreshness, enrolled, new KeyRing(deployment.Cluster), preSqIds.Contains, Metrics);
-        new ReplicaSqEndpoints(id, Application, check, _receivers, _acks, RingForReceiver, Metrics, options, Health, _shutdown.Token).Map(_web);
+        new ReplicaSqEndpoints(id, () => ReadModel, check, _receivers, _acks, RingForReceiver, Metrics, options, Health, _shutdown.Token).Map(_web);
     }
 
     public int Id { get; }
@@ -116,8 +122,8 @@ public sealed class ReplicaSqHost : IAsyncDisposable
     /// <summary>Connections closed for sending nothing within the request headers timeout.</summary>
     public PrefaceDeadline Preface { get; }
 
-    /// <summary>The sieve behind its lock; read its state only through <see cref="GuardedSieveApplication.Read"/>.</summary>
-    public GuardedSieveApplication Application { get; }
+    /// <summary>The sieve's state as of its last execution; for any thread (the sieve itself belongs to the ordering's core thread).</summary>
+    public SieveReadModel ReadModel => _sieve.ReadModel;
 
     public ReplicaHost Ordering => _ordering;
 
@@ -207,12 +213,15 @@ public sealed class ReplicaSqHost : IAsyncDisposable
             c[$"transport.{name}"] = value;
         }
         c.Add(Metrics.Snapshot());
-        var (queues, preSqs, quarantinedSenders, held, processed, drops) = Application.Read(a =>
-            (_receiverIds.Select(r => (r, a.QueueLength(r), a.QueueBytes(r))).ToArray(),
-             _preSqIds.Select(p => (p, a.PreSqSuspicion(p), a.IsPreSqQuarantined(p))).ToArray(),
-             _senderIds.Count(a.IsSenderQuarantined),
-             (a.HeldCount, a.HeldBytes), a.Processed, a.Drops.NonZero()));
-        RuleCounters.Add(c, Application);
+        // One read: every figure below comes from the same execution.
+        var sieve = ReadModel;
+        var queues = _receiverIds.Select(r => (r, sieve.QueueLength(r), sieve.QueueBytes(r))).ToArray();
+        var preSqs = _preSqIds.Select(p => (p, sieve.PreSqSuspicion(p), sieve.IsPreSqQuarantined(p))).ToArray();
+        var quarantinedSenders = _senderIds.Count(sieve.IsSenderQuarantined);
+        var held = (sieve.HeldCount, sieve.HeldBytes);
+        var processed = sieve.Processed;
+        var drops = sieve.Drops?.NonZero() ?? [];
+        RuleCounters.Add(c, sieve);
         foreach (var (receiver, length, bytes) in queues)
         {
             c[$"queue.{receiver}"] = length;
@@ -233,6 +242,13 @@ public sealed class ReplicaSqHost : IAsyncDisposable
             c[$"drop.{stage}.{reason}"] = count;
         }
         return reply;
+    }
+
+    /// <summary>The sieve's line in the ordering host's status.</summary>
+    private string DescribeState()
+    {
+        var m = ReadModel;
+        return $"processed:{m.Processed} held:{m.HeldCount}";
     }
 
     public async ValueTask DisposeAsync()
@@ -259,7 +275,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
             finally
             {
                 // No execution after the ordering host stopped: the pump drains what is left and ends.
-                Application.Complete();
+                _outputs.Complete();
                 await _pumping.ConfigureAwait(false);
                 await _retransmitting.ConfigureAwait(false);
                 _enrolled.Dispose();

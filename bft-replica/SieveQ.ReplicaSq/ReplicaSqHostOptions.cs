@@ -3,7 +3,7 @@ namespace SieveQ.ReplicaSq;
 /// <summary>Bounds and timings of one replica-SQ process. Every queue is bounded; what overflows is counted.</summary>
 public sealed record ReplicaSqHostOptions
 {
-    /// <summary>Drained outboxes waiting for the pump; beyond it the core thread drops them (counted) rather than wait.</summary>
+    /// <summary>Executions' outputs waiting for the pump (<see cref="ExecutionOutputQueue"/>); beyond it the core thread drops them (counted) rather than wait.</summary>
     public int OutboxQueueCapacity { get; init; } = 4_096;
 
     /// <summary>Frames queued per receiver subscription before the subscriber counts as too slow and is dropped.</summary>

@@ -1,5 +1,4 @@
-using SieveQ.Protocol.V1;
-using SieveQ.Rules.Activation;
+using SieveQ.Sieve.Replica;
 
 namespace SieveQ.ReplicaSq;
 
@@ -14,30 +13,25 @@ internal static class RuleCounters
     public const string PreviousVersion = "rules.previous_version";
     public const string LastNonce = "rules.last_nonce";
 
-    public static void Add(IDictionary<string, long> counters, GuardedSieveApplication application)
+    public static void Add(IDictionary<string, long> counters, SieveReadModel sieve)
     {
-        var (active, previous, nonce, applied, refused, denials, prescans) = application.Read(a =>
-        {
-            var ordered = a.Rules as OrderedRuleSets;
-            return (a.ActiveRuleSetVersion, ordered?.Store.Previous?.Version, ordered?.LastNonce,
-                a.RuleSetCommandsApplied, a.RuleSetCommandsRefused, a.RuleDenials.Snapshot(), ordered?.Store.Current.Prescans);
-        });
-        if (prescans is { } p)
+        var standing = sieve.RuleSets;
+        if (standing?.Prescans?.Invoke() is { } p)
         {
             // The running version's payload scans: ahead of execution, taken by it, or done on the execution thread.
             counters["rules.prescan.prescanned"] = p.Prescanned;
             counters["rules.prescan.found"] = p.Found;
             counters["rules.prescan.scanned_inline"] = p.ScannedInline;
         }
-        if (active is { } v)
+        if (standing is not null)
         {
-            counters[ActiveVersion] = v;
-            counters[PreviousVersion] = previous ?? 0;
-            counters[LastNonce] = nonce ?? 0;
+            counters[ActiveVersion] = standing.ActiveVersion;
+            counters[PreviousVersion] = standing.PreviousVersion ?? 0;
+            counters[LastNonce] = standing.LastNonce;
         }
-        counters["rules.commands_applied"] = applied;
-        counters["rules.commands_refused"] = refused;
-        foreach (var (rule, count) in denials)
+        counters["rules.commands_applied"] = sieve.RuleSetCommandsApplied;
+        counters["rules.commands_refused"] = sieve.RuleSetCommandsRefused;
+        foreach (var (rule, count) in sieve.RuleDenials?.Snapshot() ?? [])
         {
             counters[$"deny.rule.{rule}"] = count;
         }

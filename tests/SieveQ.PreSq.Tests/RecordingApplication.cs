@@ -30,7 +30,7 @@ internal sealed class RecordingApplication : IReplicatedApplication
 
     public long Executed => Interlocked.Read(ref _executed);
 
-    public IReadOnlyList<byte[]> Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
+    public ExecutionOutcome Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
     {
         var results = new List<byte[]>(requests.Count);
         foreach (var request in requests)
@@ -55,7 +55,7 @@ internal sealed class RecordingApplication : IReplicatedApplication
             }
             results.Add(ExecuteResultCodec.Encode(new ExecuteResult(decoded.Items.Count, 0, 0)));
         }
-        return results;
+        return new ExecutionOutcome(results);
     }
 
     /// <summary>i64 executed | i32 count | per item: i32 client | i32 origin | i32 length | bytes.</summary>

@@ -100,7 +100,7 @@ public sealed class PlumbingTests
     public void A_subscriber_that_cannot_keep_up_with_live_batches_is_dropped_and_counted()
     {
         using var world = new LoneSieve();
-        var streams = new ReceiverStreams(world.App, new OutputFrames(0, 4, 1 << 20), _ => Ring,
+        var streams = new ReceiverStreams(() => world.Sieve.ReadModel, world.Outputs, new OutputFrames(0, 4, 1 << 20), _ => Ring,
             new ReplicaSqHostOptions { SubscriptionQueueFrames = 2 }, world.Metrics, NullLogger.Instance);
         var stream = streams.Open(100);
         Assert.Equal(1, streams.LiveCount);
@@ -117,7 +117,7 @@ public sealed class PlumbingTests
     }
 
     [Fact]
-    public void The_core_thread_never_waits_for_the_pump_a_full_outbox_queue_is_dropped_counted_and_marks_a_resync()
+    public void The_core_thread_never_waits_for_the_pump_a_full_output_queue_is_dropped_counted_and_marks_a_resync()
     {
         using var world = new LoneSieve(queueCapacity: 1);
         // Each WARNREQ from the only pre-SQ, 20 s of agreed time apart, makes the sieve ask the controller for another pre-SQ.
@@ -125,13 +125,14 @@ public sealed class PlumbingTests
         {
             var warn = LoadWarningCodec.Encode(new LoadWarning(LoneSieve.PreSq, 990));
             var request = new ClientRequest(LoneSieve.PreSq, i + 1, OrderingRequestCodec.Encode(LoneSieve.PreSq, [warn]));
-            world.App.Execute(new DecisionContext(i + 1, 1_000_000 + i * 20_000L), [request]);
+            var outcome = world.Sieve.Execute(new DecisionContext(i + 1, 1_000_000 + i * 20_000L), [request]);
+            world.Outputs.Accept(i + 1, outcome.Outputs!);
         }
 
-        Assert.Equal(1, world.App.Drained.Count);
+        Assert.Equal(1, world.Outputs.Reader.Count);
         Assert.Equal(2, world.Metrics.Dropped(OutputDropReason.OutboxQueueFull));
-        Assert.Equal(2, world.App.ResyncGeneration);
-        Assert.True(world.App.Drained.TryRead(out var first));
+        Assert.Equal(2, world.Outputs.Discarded);
+        Assert.True(world.Outputs.Reader.TryRead(out var first));
         Assert.Equal(ControllerAction.AddPreSq, Assert.Single(first.Notices).Action);
     }
 
@@ -149,11 +150,13 @@ public sealed class PlumbingTests
                 Enumerable.Range(0, 4).Select(i => new EnrolledReplica(i, $"replica-{i}", spki)).ToList());
             _directory = new PublicKeyDirectory(enrolment);
             Metrics = new ReplicaSqMetrics(0);
-            App = new GuardedSieveApplication(new SieveReplicaApplication(_directory, new ReplicaSieveOptions(), new RoutePolicy([])), queueCapacity, Metrics);
+            Sieve = new SieveReplicaApplication(_directory, new ReplicaSieveOptions(), new RoutePolicy([]));
+            Outputs = new ExecutionOutputQueue(queueCapacity, Metrics);
         }
 
         public ReplicaSqMetrics Metrics { get; }
-        public GuardedSieveApplication App { get; }
+        public SieveReplicaApplication Sieve { get; }
+        public ExecutionOutputQueue Outputs { get; }
 
         public void Dispose()
         {

@@ -75,7 +75,7 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
             // The receiver's acknowledgement, ordered like any other item, trims every replica's queue.
             voter.CommitDelivered();
             Assert.Equal(1, (await _c.SubmitAsync(voter.BuildAcknowledgement(keys.Signing!))).Accepted);
-            await EventuallyAsync(() => _c.Hosts.All(h => h.Application.Read(a => a.PendingFor(Receiver, 100_000))?.Items.All(i => i.Sender != sender) ?? true),
+            await EventuallyAsync(() => _c.Hosts.All(h => h.ReadModel.PendingFor(Receiver, 100_000)?.Items.All(i => i.Sender != sender) ?? true),
                 "every replica dropped the acknowledged items");
         }
         finally
@@ -137,7 +137,7 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
         Assert.Equal(1, (await _c.SubmitAsync(_c.Message(sender, seq, data))).Accepted);
         var host = _c.Hosts[0];
         QueuedItem? item = null;
-        await EventuallyAsync(() => (item = host.Application.Read(a => a.PendingFor(Receiver, 100_000))?.Items.FirstOrDefault(i => i.Sender == sender && i.SenderSeq == seq)) is not null,
+        await EventuallyAsync(() => (item = host.ReadModel.PendingFor(Receiver, 100_000)?.Items.FirstOrDefault(i => i.Sender == sender && i.SenderSeq == seq)) is not null,
             "replica 0 queued the message");
 
         using var channel = GrpcChannel.ForAddress(_c.ApiUrl(0));

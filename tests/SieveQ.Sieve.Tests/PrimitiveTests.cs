@@ -108,6 +108,30 @@ public sealed class PrimitiveTests : IDisposable
         Assert.Equal(0, c.Value(100_000, policy));
     }
 
+    /// <summary>The sieve's read model peeks at suspicion after every execution: that must not move the decay time the snapshot carries.</summary>
+    [Fact]
+    public void Peeking_at_suspicion_gives_what_reading_it_would_and_changes_no_snapshot_byte()
+    {
+        var policy = new SuspicionPolicy(QuarantineAt: 10, ReleaseBelow: 5, DecayPerSecond: 1);
+        var peeked = new SuspicionCounter();
+        peeked.Add(0, 12, policy);
+        var before = Bytes(peeked);
+        foreach (var t in new long[] { 0, 1_000, 6_999, 7_000, 7_001, 12_000, 100_000 })
+        {
+            var read = new SuspicionCounter();
+            read.Add(0, 12, policy);
+            Assert.Equal((read.Value(t, policy), read.IsQuarantined(t, policy)), peeked.Peek(t, policy));
+            Assert.Equal(before, Bytes(peeked));
+        }
+
+        static byte[] Bytes(SuspicionCounter c)
+        {
+            using var w = new CanonicalWriter();
+            c.WriteTo(w);
+            return w.ToArray();
+        }
+    }
+
     [Fact]
     public void Sequence_numbers_never_repeat_across_crashes()
     {

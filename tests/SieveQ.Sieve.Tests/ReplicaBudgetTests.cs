@@ -20,7 +20,7 @@ public sealed class ReplicaBudgetTests : IClassFixture<TestWorld>
 
     private ExecuteResult Run(SieveReplicaApplication app, params byte[][] items)
     {
-        var results = app.Execute(TestWorld.At(++_cid, 0), [TestWorld.Request(10, ++_reqSeq, items)]);
+        var results = app.ExecuteKeepingOutputs(TestWorld.At(++_cid, 0), [TestWorld.Request(10, ++_reqSeq, items)]);
         return ExecuteResultCodec.Decode(results.Single());
     }
 

@@ -130,8 +130,9 @@ public sealed class ReplicaDeterminismTests : IClassFixture<TestWorld>
         var outbox = new System.Text.StringBuilder();
         foreach (var (ctx, reqs) in stream)
         {
-            results.AddRange(app.Execute(ctx, reqs));
-            outbox.AppendLine(Describe(app.Outbox.Drain()));
+            var outcome = app.Execute(ctx, reqs);
+            results.AddRange(outcome.Replies);
+            outbox.AppendLine(Describe(OutboxContents.Of(outcome)));
         }
         return (results, outbox.ToString());
     }

@@ -18,12 +18,12 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
 
     private ExecuteResult Run(SieveReplicaApplication app, long timeMs, int preSq, params byte[][] items)
     {
-        var results = app.Execute(TestWorld.At(++_cid, timeMs), [TestWorld.Request(preSq, ++_reqSeq, items)]);
+        var results = app.ExecuteKeepingOutputs(TestWorld.At(++_cid, timeMs), [TestWorld.Request(preSq, ++_reqSeq, items)]);
         return ExecuteResultCodec.Decode(results.Single());
     }
 
     private static List<QueuedItem> Delivered(SieveReplicaApplication app) =>
-        app.Outbox.Drain().Batches.SelectMany(b => b.Items).ToList();
+        app.TakeOutputs().Batches.SelectMany(b => b.Items).ToList();
 
     [Fact]
     public void Valid_messages_are_approved_queued_and_batched_per_receiver()
@@ -31,7 +31,7 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         var app = _w.Replica();
         var r = Run(app, 1000, _w.Message(1, 1, 100, "a"), _w.Message(1, 2, 101, "b"), _w.Message(2, 1, 100, "c"));
         Assert.Equal(new ExecuteResult(3, 0, 0), r);
-        var outbox = app.Outbox.Drain();
+        var outbox = app.TakeOutputs();
         Assert.Equal([100, 101], outbox.Batches.Select(b => b.Receiver));
         var to100 = outbox.Batches[0].Items;
         Assert.Equal([(1, 1L, 1L), (2, 1L, 1L)], to100.Select(i => (i.Sender, i.SenderSeq, i.RouteSeq)));
@@ -154,7 +154,7 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         Assert.Equal(1, Run(app, 0, _w.Message(1, 2, 100, "b")).Accepted);
         Assert.Equal(1, Run(app, 0, _w.Message(1, 5, 100, "e")).Accepted);
         Assert.Equal([1L, 2, 3, 4, 5], seenOrder);
-        Assert.Equal([1L, 2, 3, 4, 5], app.Outbox.Drain().Batches.SelectMany(b => b.Items).Select(i => i.SenderSeq));
+        Assert.Equal([1L, 2, 3, 4, 5], app.TakeOutputs().Batches.SelectMany(b => b.Items).Select(i => i.SenderSeq));
     }
 
     [Fact]
@@ -183,13 +183,13 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         var app = _w.Replica();
         Run(app, 0, _w.Message(1, 1, 100, "a"), _w.Message(1, 2, 100, "b"));
         Assert.Equal(1, Run(app, 10, AckRequestCodec.Encode(1, 2, 1, 1, _w.SenderSigning[1])).Accepted);
-        var res = app.Outbox.Drain().AckResponses.Single();
+        var res = app.TakeOutputs().AckResponses.Single();
         Assert.Equal(new OutboxAckResponse(1, 10, 0, 2, 10, 1), res);
 
         // Numbers 3..10 sent, only 3 and 4 arrive: 75% loss through pre-SQ 10.
         Run(app, 20, _w.Message(1, 3, 100, "c"), _w.Message(1, 4, 100, "d"));
         Run(app, 30, AckRequestCodec.Encode(1, 10, 5, 2, _w.SenderSigning[1]));
-        res = app.Outbox.Drain().AckResponses.Single();
+        res = app.TakeOutputs().AckResponses.Single();
         Assert.Equal(750_000, res.LossPpm);
         Assert.Equal(4, res.DeliveredUpTo);
         Assert.Equal(11, res.AssignedPreSq);
@@ -210,7 +210,7 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         Assert.Equal(1, Run(app, 0, _w.Message(1, 1026, 100, "b")).Held);
         Run(app, 10, AckRequestCodec.Encode(1, 1026, 1026, 1, _w.SenderSigning[1]));
         Assert.Equal(0, app.HeldCount);
-        var res = app.Outbox.Drain();
+        var res = app.TakeOutputs();
         Assert.Equal(1026, res.AckResponses.Single().DeliveredUpTo);
         Assert.Equal(0, res.AckResponses.Single().LossPpm);
         Assert.Equal([1L, 1026L], res.Batches.SelectMany(b => b.Items).Select(i => i.SenderSeq));
@@ -225,9 +225,9 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         Run(app, 100, LoadWarningCodec.Encode(new LoadWarning(10, 950)));
         Run(app, 200, AckRequestCodec.Encode(1, 0, 1, 2, _w.SenderSigning[1]));
         Assert.Equal(11, app.AssignedPreSq(1));
-        Assert.Empty(app.Outbox.Drain().Notices);
+        Assert.Empty(app.TakeOutputs().Notices);
         Run(app, 300, 11, LoadWarningCodec.Encode(new LoadWarning(11, 990)));
-        Assert.Equal(ControllerAction.AddPreSq, app.Outbox.Drain().Notices.Single().Action);
+        Assert.Equal(ControllerAction.AddPreSq, app.TakeOutputs().Notices.Single().Action);
         // A pre-SQ cannot warn in another's name.
         Assert.Equal(1, Run(app, 400, 11, LoadWarningCodec.Encode(new LoadWarning(10, 1))).Dropped);
     }
@@ -243,7 +243,7 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
             Run(app, 0, 11, t);
         }
         Assert.True(app.IsPreSqQuarantined(11));
-        var notices = app.Outbox.Drain().Notices;
+        var notices = app.TakeOutputs().Notices;
         Assert.Contains(notices, n => n.Action == ControllerAction.RemovePreSq && n.Subject == 11);
         Assert.Equal(new ExecuteResult(0, 0, 1), Run(app, 0, 11, _w.Message(1, 1, 100, "genuine")));
         // Through the healthy pre-SQ the same message passes; the framed sender is not quarantined.
@@ -275,10 +275,10 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         var req = new ClientRequest(10, 1, payload);
         Assert.False(app.CreateVerifier().Verify(req));
         Assert.False(app.CreateVerifier().Verify(new ClientRequest(10, 1, [1, 2, 3])));
-        var res = ExecuteResultCodec.Decode(app.Execute(TestWorld.At(1, 0), [req]).Single());
+        var res = ExecuteResultCodec.Decode(app.ExecuteKeepingOutputs(TestWorld.At(1, 0), [req]).Single());
         Assert.Equal(1, res.Dropped);
         // A non-pre-SQ ordering client may submit receiver acks but not sender messages.
-        var res2 = ExecuteResultCodec.Decode(app.Execute(TestWorld.At(2, 0), [TestWorld.Request(100, 1, _w.Message(1, 1, 100, "x"))]).Single());
+        var res2 = ExecuteResultCodec.Decode(app.ExecuteKeepingOutputs(TestWorld.At(2, 0), [TestWorld.Request(100, 1, _w.Message(1, 1, 100, "x"))]).Single());
         Assert.Equal(1, res2.Dropped);
     }
 
@@ -293,8 +293,8 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         var req = TestWorld.Request(10, 1, items);
         Assert.True(cached.CreateVerifier(parallelFrom: 8).Verify(req));
         Assert.Equal(41, cached.Verdicts.Count);
-        var a = cached.Execute(TestWorld.At(1, 0), [req]);
-        var b = inline.Execute(TestWorld.At(1, 0), [req]);
+        var a = cached.ExecuteKeepingOutputs(TestWorld.At(1, 0), [req]);
+        var b = inline.ExecuteKeepingOutputs(TestWorld.At(1, 0), [req]);
         Assert.Equal(a.Single(), b.Single());
         Assert.Equal(41, cached.Verdicts.Hits);
         Assert.Equal(0, inline.Verdicts.Hits);
@@ -315,9 +315,9 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         // Seen again (a follower gets the leader's PROPOSE after the pre-SQ's copy): verified and scanned once.
         Assert.True(app.CreateVerifier(parallelFrom: 8).Verify(req));
         Assert.Equal(Enumerable.Range(1, 20).Append(22).Select(i => $"m{i}").Order(StringComparer.Ordinal), rules.Prescanned.Order(StringComparer.Ordinal));
-        Assert.Equal(20, ExecuteResultCodec.Decode(app.Execute(TestWorld.At(1, 0), [req]).Single()).Accepted);
+        Assert.Equal(20, ExecuteResultCodec.Decode(app.ExecuteKeepingOutputs(TestWorld.At(1, 0), [req]).Single()).Accepted);
         // Not verified ahead: evaluated without a prescan.
-        Assert.Equal(1, ExecuteResultCodec.Decode(app.Execute(TestWorld.At(2, 0), [TestWorld.Request(10, 2, _w.Message(1, 21, 100, "m21"))]).Single()).Accepted);
+        Assert.Equal(1, ExecuteResultCodec.Decode(app.ExecuteKeepingOutputs(TestWorld.At(2, 0), [TestWorld.Request(10, 2, _w.Message(1, 21, 100, "m21"))]).Single()).Accepted);
         var expected = Enumerable.Range(1, 20).Select(i => ($"m{i}", true)).Append(("m21", false)).Append(("m22", true));
         Assert.Equal(expected, rules.Evaluated);
     }
@@ -340,7 +340,7 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         bad[^1] ^= 1;
         Assert.Null(app.AnswerBodyFetch(bad, 2, r => _w.ReplicaReceiverRing(2, r)));
 
-        // The unauthenticated half runs without the application (hosts call it outside the execution lock).
+        // The unauthenticated half runs without the application (hosts call it off the execution thread).
         Assert.Null(SieveReplicaApplication.AuthenticateBodyFetch(bad, 2, r => _w.ReplicaReceiverRing(2, r), out _, out var why));
         Assert.Equal(DropReason.BadMac, why);
         Assert.Null(SieveReplicaApplication.AuthenticateBodyFetch(new byte[] { 0x21, 1 }, 2, r => _w.ReplicaReceiverRing(2, r), out _, out why));
@@ -356,7 +356,7 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
     {
         var app = _w.Replica();
         Run(app, 0, _w.Message(1, 1, 100, "x"));
-        var batch = app.Outbox.Drain().Batches.Single();
+        var batch = app.TakeOutputs().Batches.Single();
         var withBody = Enumerable.Range(0, TestWorld.N)
             .Where(r => ReplicaOutputCodec.Decode(ReplicaOutputRenderer.Render(batch, r, TestWorld.N, _w.ReplicaReceiverRing(r, 100))).Items[0].Body is not null)
             .ToList();
@@ -374,7 +374,7 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         for (var i = 0; i < 3000; i++)
         {
             var req = new ClientRequest(10, i + 1, EnvelopeTests.Mutate(seed, rng));
-            Assert.Equal(a.Execute(TestWorld.At(i, i), [req]).Single(), b.Execute(TestWorld.At(i, i), [req]).Single());
+            Assert.Equal(a.ExecuteKeepingOutputs(TestWorld.At(i, i), [req]).Single(), b.ExecuteKeepingOutputs(TestWorld.At(i, i), [req]).Single());
         }
         Assert.Equal(a.TakeSnapshot(), b.TakeSnapshot());
     }

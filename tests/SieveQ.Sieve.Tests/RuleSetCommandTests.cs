@@ -78,8 +78,7 @@ public sealed class RuleSetCommandTests : IClassFixture<TestWorld>, IDisposable
         var results = new List<byte[]>();
         foreach (var s in steps)
         {
-            results.AddRange(app.Execute(s.Context, s.Requests));
-            app.Outbox.Drain();
+            results.AddRange(app.Execute(s.Context, s.Requests).Replies);
         }
         return results;
     }
@@ -185,7 +184,7 @@ public sealed class RuleSetCommandTests : IClassFixture<TestWorld>, IDisposable
         var v2 = RuleSetWorld.Document(2, screen: true);
         long cid = 0;
         long seq = 0;
-        byte[] Run(params byte[][] items) => app.Execute(TestWorld.At(++cid, 1_000 + cid), [TestWorld.Request(CommandOrigin, ++seq, items)])[0];
+        byte[] Run(params byte[][] items) => app.ExecuteKeepingOutputs(TestWorld.At(++cid, 1_000 + cid), [TestWorld.Request(CommandOrigin, ++seq, items)])[0];
 
         // Some history first: version 2 active (nonce 7), version 1 kept for rollback.
         var firstPush = _r.Push(v2, 1, 2, 7);
@@ -217,7 +216,7 @@ public sealed class RuleSetCommandTests : IClassFixture<TestWorld>, IDisposable
         Assert.Equal(before, rules.Inner.SnapshotState());
         Assert.True(app.RuleSetCommandsRefused >= 1);
         // And the running version still decides: version 2 denies a screened payload, version 1 lets it through.
-        var screened = app.Execute(TestWorld.At(++cid, 5_000), [TestWorld.Request(10, ++seq, _w.Message(2, 1, 100, "an EVIL thing"))])[0];
+        var screened = app.ExecuteKeepingOutputs(TestWorld.At(++cid, 5_000), [TestWorld.Request(10, ++seq, _w.Message(2, 1, 100, "an EVIL thing"))])[0];
         Assert.Equal(version == 2 ? new ExecuteResult(0, 0, 1) : new ExecuteResult(1, 0, 0), ExecuteResultCodec.Decode(screened));
 
         byte[] RollbackThenRepush()
@@ -248,11 +247,11 @@ public sealed class RuleSetCommandTests : IClassFixture<TestWorld>, IDisposable
     public void A_replica_on_fixed_routes_refuses_rule_set_commands_and_keeps_admitting()
     {
         var app = _w.Replica(Options);
-        var result = RuleSetResultCodec.Decode(app.Execute(TestWorld.At(1, 1_000), [TestWorld.Request(10, 1, _r.Push(RuleSetWorld.Document(2, true), 1, 2, 1))])[0]);
+        var result = RuleSetResultCodec.Decode(app.ExecuteKeepingOutputs(TestWorld.At(1, 1_000), [TestWorld.Request(10, 1, _r.Push(RuleSetWorld.Document(2, true), 1, 2, 1))])[0]);
         Assert.False(result.Applied);
         Assert.Contains("fixed routes", result.Reason, StringComparison.Ordinal);
         Assert.Null(app.ActiveRuleSetVersion);
-        var ok = app.Execute(TestWorld.At(2, 1_001), [TestWorld.Request(10, 2, _w.Message(1, 1, 100, "EVIL but routed"))])[0];
+        var ok = app.ExecuteKeepingOutputs(TestWorld.At(2, 1_001), [TestWorld.Request(10, 2, _w.Message(1, 1, 100, "EVIL but routed"))])[0];
         Assert.Equal(new ExecuteResult(1, 0, 0), ExecuteResultCodec.Decode(ok));
     }
 }

@@ -64,6 +64,8 @@ internal sealed class RecordingRules(OrderedRuleSets inner) : IApplicationRules,
 
     public int ActiveVersion => Inner.ActiveVersion;
 
+    public RuleSetStanding Standing => Inner.Standing;
+
     public RuleVerdict Evaluate(in RuleInput input)
     {
         var v = Inner.Evaluate(input);

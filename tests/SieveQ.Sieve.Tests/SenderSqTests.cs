@@ -244,8 +244,7 @@ public sealed class SenderSqTests : IClassFixture<TestWorld>
             for (var r = 0; r < TestWorld.N; r++)
             {
                 Assert.True(verifiers[r].Verify(req));
-                replicas[r].Execute(TestWorld.At(cid, now), [req]);
-                var outbox = replicas[r].Outbox.Drain();
+                var outbox = OutboxContents.Of(replicas[r].Execute(TestWorld.At(cid, now), [req]));
                 foreach (var b in outbox.Batches)
                 {
                     var bytes = ReplicaOutputRenderer.Render(b, r, TestWorld.N, _w.ReplicaReceiverRing(r, 100));

@@ -26,7 +26,7 @@ public sealed class BenchmarkApplication : IReplicatedApplication
     /// <summary>"count:hash-prefix"; read from other threads for status reporting.</summary>
     public string StateDescription => _describe;
 
-    public IReadOnlyList<byte[]> Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
+    public ExecutionOutcome Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
     {
         var size = 32;
         foreach (var r in requests)
@@ -58,7 +58,7 @@ public sealed class BenchmarkApplication : IReplicatedApplication
             results[i] = result;
         }
         _describe = Describe(_count, _chain);
-        return results;
+        return new ExecutionOutcome(results);
     }
 
     public byte[] TakeSnapshot()

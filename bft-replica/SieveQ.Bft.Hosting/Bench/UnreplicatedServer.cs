@@ -102,7 +102,7 @@ public sealed partial class UnreplicatedServer : IAsyncDisposable
                         continue;
                     }
                     var cid = ++_batches;
-                    var results = _app.Execute(new DecisionContext(cid, _clock.NowMs), batch);
+                    var results = _app.Execute(new DecisionContext(cid, _clock.NowMs), batch).Replies;
                     Executed += batch.Count;
                     StageTimings.Add(Stage.CoreStep, start, batch.Count);
                     start = Stopwatch.GetTimestamp();

@@ -184,6 +184,10 @@ public sealed partial class ReplicaHost
                 case SendToReplicas s:
                     sends.Add(new PendingSend(PendingSend.AllReplicas, OutboundPayload.Encode(s.Message, references: Math.Max(1, _peers.Count))));
                     break;
+                case ApplicationOutputs a:
+                    // At once and in decision order: they follow a decision record, which gates no send.
+                    _appOutputs?.Accept(a.ConsensusId, a.Outputs);
+                    break;
                 case Decided d:
                     _decided++;
                     _executed += d.Executed;

@@ -28,6 +28,8 @@ public sealed partial class ReplicaHost : IAsyncDisposable
     private readonly IdentityKey _identity;
     private readonly IReplicatedApplication _app;
     private readonly Func<string>? _appState;
+    // Where the application's own outputs go (ApplicationOutputs); null for applications that have none.
+    private readonly IExecutionOutputSink? _appOutputs;
     private readonly ILogger _log;
     private readonly ILoggerFactory _logs;
     private readonly KeyRing _ring;
@@ -55,7 +57,7 @@ public sealed partial class ReplicaHost : IAsyncDisposable
     private long _executed;
 
     public ReplicaHost(ClusterConfig config, int self, IdentityKey identity, IReplicatedApplication app, ILoggerFactory logs,
-        IRequestVerifier? requestVerifier = null, Func<string>? appState = null)
+        IRequestVerifier? requestVerifier = null, Func<string>? appState = null, IExecutionOutputSink? appOutputs = null)
     {
         config.Validate();
         _config = config;
@@ -63,6 +65,7 @@ public sealed partial class ReplicaHost : IAsyncDisposable
         _identity = identity;
         _app = app;
         _appState = appState;
+        _appOutputs = appOutputs;
         _logs = logs;
         _log = logs.CreateLogger($"replica-{self}");
         _ring = new KeyRing(config);

@@ -23,7 +23,7 @@ internal sealed class LedgerApp(int replica, IExecutionObserver observer) : IRep
     public long LastConsensusId => _lastConsensusId;
     public int ExecutedCount => _executed.Count;
 
-    public IReadOnlyList<byte[]> Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
+    public ExecutionOutcome Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
     {
         ArgumentNullException.ThrowIfNull(requests);
         if (context.ConsensusId <= _lastConsensusId)
@@ -45,7 +45,7 @@ internal sealed class LedgerApp(int replica, IExecutionObserver observer) : IRep
         _lastConsensusId = context.ConsensusId;
         _lastTimestamp = context.Timestamp;
         observer.OnBatchExecuted(replica, context, _head);
-        return results;
+        return new ExecutionOutcome(results);
     }
 
     private static Digest Chain(Digest head, ClientRequest r, DecisionContext context)

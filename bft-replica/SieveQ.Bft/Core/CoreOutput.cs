@@ -14,6 +14,16 @@ public sealed record SendToReplicas(BftMessage Message) : CoreOutput;
 /// <summary>Informational: an instance was decided and executed (<paramref name="Executed"/> new requests).</summary>
 public sealed record Decided(long ConsensusId, Batch Value, int Executed) : CoreOutput;
 
+/// <summary>
+/// The application's own outputs of instance <paramref name="ConsensusId"/>, for the host's
+/// <see cref="IExecutionOutputSink"/>. Emitted right after the decision's <see cref="Persist"/>, which gates
+/// nothing (see <see cref="DecisionRecord"/>), so the host may act on them at once. Unlike every other
+/// output they are also emitted while the core replays its log at start: the application state is rebuilt
+/// by re-executing, and what those executions produce (re-sent to subscribers, deduplicated there) is what
+/// the restarted replica owes them, as raft re-applies committed entries after a restart.
+/// </summary>
+public sealed record ApplicationOutputs(long ConsensusId, IExecutionOutputs Outputs) : CoreOutput;
+
 /// <summary>Must reach stable storage before any later output is acted on (only when durability is on).</summary>
 public sealed record Persist(DurableRecord Record) : CoreOutput;
 

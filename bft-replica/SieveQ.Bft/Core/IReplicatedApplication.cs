@@ -11,8 +11,12 @@ public readonly record struct DecisionContext(long ConsensusId, long Timestamp);
 /// </summary>
 public interface IReplicatedApplication
 {
-    /// <summary>Executes requests never executed before, in order; returns one result per request.</summary>
-    IReadOnlyList<byte[]> Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests);
+    /// <summary>
+    /// Executes requests never executed before, in order; returns one reply per request and whatever else
+    /// the execution produced for the world. The application sends nothing itself: the core hands its
+    /// outputs to the host with the decision's other outputs (see <see cref="ApplicationOutputs"/>).
+    /// </summary>
+    ExecutionOutcome Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests);
 
     byte[] TakeSnapshot();
 

@@ -301,7 +301,13 @@ public sealed partial class ReplicaCore
                 fresh.Add(r);
             }
         }
-        var results = _app.Execute(new DecisionContext(cid, value.Timestamp), fresh);
+        var outcome = _app.Execute(new DecisionContext(cid, value.Timestamp), fresh);
+        var results = outcome.Replies;
+        if (outcome.Outputs is { } outputs)
+        {
+            // Not through Emit: a replayed execution's outputs are owed too (see ApplicationOutputs).
+            _out.Add(new ApplicationOutputs(cid, outputs));
+        }
         for (var i = 0; i < fresh.Count; i++)
         {
             var r = fresh[i];

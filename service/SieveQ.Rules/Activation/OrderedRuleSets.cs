@@ -36,6 +36,7 @@ public sealed class OrderedRuleSets : IApplicationRules, IRuleSetControl, IPaylo
     private readonly Dictionary<string, Prepared> _prepared = new(StringComparer.Ordinal);
     private readonly Queue<string> _preparedOrder = new();
     private long _lastNonce;
+    private (CompiledRuleSet Running, CompiledRuleSet? Previous, RuleSetStanding Standing)? _standing;
 
     public OrderedRuleSets(CompiledRuleSet initial, SignerKey admin, CompileOptions? options = null)
     {
@@ -54,6 +55,28 @@ public sealed class OrderedRuleSets : IApplicationRules, IRuleSetControl, IPaylo
 
     /// <summary>Nonce of the last applied command (0 before the first).</summary>
     public long LastNonce => _lastNonce;
+
+    /// <inheritdoc/>
+    public RuleSetStanding Standing
+    {
+        get
+        {
+            // Asked after every execution and rarely different: the last answer is kept while it holds.
+            var running = _store.Current;
+            var previous = _store.Previous;
+            if (_standing is not { } kept || !ReferenceEquals(kept.Running, running) || !ReferenceEquals(kept.Previous, previous) || kept.Standing.LastNonce != _lastNonce)
+            {
+                var standing = new RuleSetStanding(running.Version, previous?.Version, _lastNonce, () =>
+                {
+                    var p = running.Prescans;
+                    return new PrescanCounts(p.Prescanned, p.Found, p.ScannedInline);
+                });
+                kept = (running, previous, standing);
+                _standing = kept;
+            }
+            return kept.Standing;
+        }
+    }
 
     /// <summary>Commands found prepared at execution (observability; never part of a decision).</summary>
     public long PreparedHits { get; private set; }

@@ -50,6 +50,22 @@ public sealed class SuspicionCounter
         return Quarantined;
     }
 
+    /// <summary>
+    /// Value and quarantine at <paramref name="nowMs"/> as <see cref="Value"/> and <see cref="IsQuarantined"/> would
+    /// give them, without recording the decay: for observers (status, the sieve's read model), whose reading must
+    /// not change agreed state (the decay's time is part of the snapshot).
+    /// </summary>
+    public (long Value, bool Quarantined) Peek(long nowMs, SuspicionPolicy policy)
+    {
+        ArgumentNullException.ThrowIfNull(policy);
+        var milli = _milli;
+        if (nowMs > _lastMs)
+        {
+            milli = Math.Max(0, milli - (Math.Min(nowMs - _lastMs, 1_000_000_000L) * policy.DecayPerSecond));
+        }
+        return (milli / 1000, Quarantined && milli >= policy.ReleaseBelow * 1000L);
+    }
+
     /// <summary>A counter at zero and not quarantined carries no information and can be forgotten.</summary>
     public bool IsIdle(long nowMs, SuspicionPolicy policy)
     {

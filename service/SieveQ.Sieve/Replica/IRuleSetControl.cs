@@ -13,6 +13,9 @@ public interface IRuleSetControl
     /// <summary>The version deciding now (agreed state).</summary>
     int ActiveVersion { get; }
 
+    /// <summary>Where the rules stand now, for the sieve's read model; called on the execution thread after each execution.</summary>
+    RuleSetStanding Standing { get; }
+
     /// <summary>
     /// Off the ordering thread, before ordering: does the expensive work (signatures, compilation) and
     /// keeps the result for <see cref="Apply"/>. Must be thread-safe and must not change agreed state;

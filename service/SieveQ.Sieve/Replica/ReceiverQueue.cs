@@ -1,3 +1,4 @@
+using System.Collections.Immutable;
 using SieveQ.Bft.Protocol;
 using SieveQ.Sieve.Envelope;
 
@@ -10,17 +11,18 @@ public sealed record QueuedItem(int Sender, long SenderSeq, long RouteSeq, Diges
 /// Queue semantics towards one receiver: approved messages stay until the receiver acknowledges
 /// them, numbered per (sender, receiver) route without gaps. Bounded: held messages bound for this
 /// receiver reserve room too, so a message admitted at (e) always finds room after (f).
+/// <para>
+/// Mutated by the execution thread only, but kept in persistent (immutable, structurally shared)
+/// collections, so <see cref="View"/> hands other threads the queue as it stands for the price of one
+/// small object, however long it is; the execution thread then goes on with new versions of the routes.
+/// </para>
 /// </summary>
 internal sealed class ReceiverQueue
 {
-    private sealed class RouteState
-    {
-        public long LastIssued;
-        public long AckedUpTo;
-        public readonly List<QueuedItem> Items = [];
-    }
-
-    private readonly SortedDictionary<int, RouteState> _routes = [];
+    private ImmutableSortedDictionary<int, QueuedRoute> _routes = ImmutableSortedDictionary<int, QueuedRoute>.Empty;
+    private ReceiverQueueView? _view;
+    private int _held;
+    private long _heldBytes;
 
     public int Count { get; private set; }
 
@@ -28,10 +30,26 @@ internal sealed class ReceiverQueue
     public long Bytes { get; private set; }
 
     /// <summary>Held messages (reorder buffer) addressed to this receiver.</summary>
-    public int Held { get; set; }
+    public int Held
+    {
+        get => _held;
+        set
+        {
+            _held = value;
+            _view = null;
+        }
+    }
 
     /// <summary>Charged bytes the held messages addressed to this receiver reserve.</summary>
-    public long HeldBytes { get; set; }
+    public long HeldBytes
+    {
+        get => _heldBytes;
+        set
+        {
+            _heldBytes = value;
+            _view = null;
+        }
+    }
 
     public long OccupancyBytes => Bytes + HeldBytes;
 
@@ -39,17 +57,17 @@ internal sealed class ReceiverQueue
 
     public int Occupancy => Count + Held;
 
+    /// <summary>The queue as it stands now, immutable; the same object until the queue next changes.</summary>
+    public ReceiverQueueView View => _view ??= new ReceiverQueueView(_routes, Count, OccupancyBytes);
+
     public QueuedItem Enqueue(int sender, long senderSeq, byte[] data)
     {
-        if (!_routes.TryGetValue(sender, out var route))
-        {
-            route = new RouteState();
-            _routes.Add(sender, route);
-        }
-        var item = new QueuedItem(sender, senderSeq, ++route.LastIssued, TaggedHash.DataDigest(data), data);
-        route.Items.Add(item);
+        var route = _routes.GetValueOrDefault(sender) ?? QueuedRoute.Empty;
+        var item = new QueuedItem(sender, senderSeq, route.LastIssued + 1, TaggedHash.DataDigest(data), data);
+        _routes = _routes.SetItem(sender, route with { LastIssued = item.RouteSeq, Items = route.Items.Add(item) });
         Count++;
         Bytes += ReplicaSieveOptions.ChargedBytes(data.Length);
+        _view = null;
         return item;
     }
 
@@ -67,37 +85,25 @@ internal sealed class ReceiverQueue
             return 0;
         }
         var n = (int)(upTo - route.AckedUpTo);
-        for (var i = 0; i < n; i++)
+        var counted = 0;
+        foreach (var item in route.Items)
         {
-            Bytes -= ReplicaSieveOptions.ChargedBytes(route.Items[i].Data.Length);
+            if (counted++ == n)
+            {
+                break;
+            }
+            Bytes -= ReplicaSieveOptions.ChargedBytes(item.Data.Length);
         }
-        route.Items.RemoveRange(0, n);
-        route.AckedUpTo = upTo;
+        _routes = _routes.SetItem(sender, route with { AckedUpTo = upTo, Items = route.Items.RemoveRange(0, n) });
         Count -= n;
+        _view = null;
         return n;
     }
 
     public bool TryGet(int sender, long routeSeq, out QueuedItem? item)
     {
         item = null;
-        if (!_routes.TryGetValue(sender, out var route) || routeSeq <= route.AckedUpTo || routeSeq > route.LastIssued)
-        {
-            return false;
-        }
-        item = route.Items[(int)(routeSeq - route.AckedUpTo - 1)];
-        return true;
-    }
-
-    /// <summary>Unacknowledged items, sender by sender, oldest first (for retransmission after a receiver restart).</summary>
-    public IEnumerable<QueuedItem> Pending()
-    {
-        foreach (var route in _routes.Values)
-        {
-            foreach (var item in route.Items)
-            {
-                yield return item;
-            }
-        }
+        return _routes.TryGetValue(sender, out var route) && route.TryGet(routeSeq, out item);
     }
 
     public void WriteTo(CanonicalWriter w)
@@ -125,6 +131,7 @@ internal sealed class ReceiverQueue
         var q = new ReceiverQueue { Held = r.Id("held"), HeldBytes = r.Seq("held bytes"), NextBatchNo = r.Seq("batch no") };
         var routes = r.Count(EnvelopeLimits.MaxItems, "routes");
         var previous = -1;
+        var built = ImmutableSortedDictionary.CreateBuilder<int, QueuedRoute>();
         for (var i = 0; i < routes; i++)
         {
             var sender = r.Id("route sender");
@@ -133,22 +140,25 @@ internal sealed class ReceiverQueue
                 throw new MalformedEnvelopeException("routes not sorted");
             }
             previous = sender;
-            var route = new RouteState { LastIssued = r.Seq("last issued"), AckedUpTo = r.Seq("acked") };
+            var lastIssued = r.Seq("last issued");
+            var ackedUpTo = r.Seq("acked");
             var n = r.Count(int.MaxValue, "items");
-            if (route.LastIssued - route.AckedUpTo != n)
+            if (lastIssued - ackedUpTo != n)
             {
                 throw new MalformedEnvelopeException("route item count does not match its cursors");
             }
+            var items = ImmutableList.CreateBuilder<QueuedItem>();
             for (var k = 0; k < n; k++)
             {
                 var senderSeq = r.Seq("sender seq");
                 var data = r.Bytes(EnvelopeLimits.MaxDataBytes, "data").ToArray();
-                route.Items.Add(new QueuedItem(sender, senderSeq, route.AckedUpTo + 1 + k, TaggedHash.DataDigest(data), data));
+                items.Add(new QueuedItem(sender, senderSeq, ackedUpTo + 1 + k, TaggedHash.DataDigest(data), data));
                 q.Bytes += ReplicaSieveOptions.ChargedBytes(data.Length);
             }
-            q._routes.Add(sender, route);
+            built.Add(sender, new QueuedRoute(lastIssued, ackedUpTo, items.ToImmutable()));
             q.Count += n;
         }
+        q._routes = built.ToImmutable();
         return q;
     }
 }

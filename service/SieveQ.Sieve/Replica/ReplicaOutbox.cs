@@ -1,3 +1,5 @@
+using SieveQ.Bft.Core;
+
 namespace SieveQ.Sieve.Replica;
 
 /// <summary>Approved messages for one receiver from one execution, numbered by the agreed batch number.</summary>
@@ -21,16 +23,27 @@ public enum ControllerAction
 /// <summary>A request for the controller, which acts once f+1 replicas send the same one.</summary>
 public sealed record ControllerNotice(ControllerAction Action, int Subject, long AgreedTimeMs);
 
-/// <summary>Everything one drain hands to the host, in the order it was produced.</summary>
-public sealed record OutboxContents(IReadOnlyList<OutboxBatch> Batches, IReadOnlyList<OutboxAckResponse> AckResponses, IReadOnlyList<ControllerNotice> Notices);
+/// <summary>Everything one execution hands to the host (through the ordering core), in the order it was produced.</summary>
+public sealed record OutboxContents(IReadOnlyList<OutboxBatch> Batches, IReadOnlyList<OutboxAckResponse> AckResponses, IReadOnlyList<ControllerNotice> Notices)
+    : IExecutionOutputs
+{
+    public static readonly OutboxContents Empty = new([], [], []);
+
+    /// <summary>The sieve's outputs of one execution (<see cref="Empty"/> when it produced none).</summary>
+    public static OutboxContents Of(ExecutionOutcome outcome)
+    {
+        ArgumentNullException.ThrowIfNull(outcome);
+        return outcome.Outputs as OutboxContents ?? Empty;
+    }
+}
 
 /// <summary>
-/// Outputs derived from agreed state during <see cref="SieveReplicaApplication.Execute"/>; the host
-/// drains them after each execution and renders them per replica (designation, MACs). They are not
-/// part of the snapshot: what matters of them (the receiver queues) is, and the host re-sends
-/// unacknowledged messages from there after a restart.
+/// Collects the outputs derived from agreed state during one <see cref="SieveReplicaApplication.Execute"/>,
+/// which returns them; the host renders them per replica (designation, MACs). They are not part of the
+/// snapshot: what matters of them (the receiver queues) is, and the host re-sends unacknowledged messages
+/// from there after a restart.
 /// </summary>
-public sealed class ReplicaOutbox
+internal sealed class ReplicaOutbox
 {
     private List<OutboxBatch> _batches = [];
     private List<OutboxAckResponse> _acks = [];

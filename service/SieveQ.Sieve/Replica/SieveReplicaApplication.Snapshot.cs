@@ -66,6 +66,18 @@ public sealed partial class SieveReplicaApplication
         _receivers = receivers;
         _reorder = reorder;
         _pendingOutputs.Clear();
+        // Outputs of executions the snapshot replaced describe a state that no longer exists.
+        _outbox.Drain();
+        _restores++;
+        _quarantineCandidates.Clear();
+        foreach (var (id, s) in _senders)
+        {
+            if (s.Suspicion.Quarantined)
+            {
+                _quarantineCandidates.Add(id);
+            }
+        }
+        PublishReadModel(rebuildQueues: true);
     }
 
     private delegate T RecordReader<T>(ref CanonicalReader r);

@@ -17,8 +17,13 @@ namespace SieveQ.Sieve.Replica;
 /// Deterministic: time is the agreed <see cref="DecisionContext.Timestamp"/>; all arithmetic is
 /// integer; every collection that is iterated is sorted; signature verdicts are pure functions of the
 /// bytes whether cached or computed inline. Not thread-safe: the ordering host calls it from its one
-/// execution thread, and must call the read-only helpers (<see cref="AnswerBodyFetch"/>,
-/// <see cref="PendingFor"/>) from that same thread.
+/// execution thread, and so must callers of its read-only helpers (<see cref="AnswerBodyFetch"/>,
+/// <see cref="QueueLength"/> and the like). Other threads read <see cref="ReadModel"/>, published after
+/// each execution and restore, and never wait for execution.
+/// </para>
+/// <para>
+/// It sends nothing: what an execution produces for the world (output batches, ACKRES, controller
+/// notices) comes back from <see cref="Execute"/> as <see cref="OutboxContents"/>, for the host to route.
 /// </para>
 /// </summary>
 public sealed partial class SieveReplicaApplication : IReplicatedApplication
@@ -33,6 +38,8 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
     private readonly DropCounters _drops = new(Component);
     private readonly RuleDenialCounters _ruleDenials = new();
     private readonly IRuleSetControl? _ruleSets;
+    private SieveReadModel _readModel = SieveReadModel.Empty;
+    private long _restores;
 
     private SortedDictionary<int, SenderRecord> _senders = [];
     private SortedDictionary<int, PreSqRecord> _preSqs = [];
@@ -57,14 +64,13 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         _rules = rules;
         _ruleSets = rules as IRuleSetControl;
         _auth = new ItemAuthenticator(keys, verdicts ?? new SignatureVerdictCache(), rules as IPayloadPrescan);
+        PublishReadModel();
     }
 
     /// <summary>The verifier the ordering host should run before ordering; it shares this replica's verdict cache (with the rules' payload prescans) and rule-set preparation.</summary>
     public SieveRequestVerifier CreateVerifier(int parallelFrom = 16, IStageMarks? marks = null) => new(_auth, parallelFrom, _ruleSets, marks);
 
-    public ReplicaOutbox Outbox => _outbox;
-
-    /// <summary>The application rules (check f) this replica runs; read them only from the execution thread or under the host's lock.</summary>
+    /// <summary>The application rules (check f) this replica runs; read them only from the execution thread (others: <see cref="SieveReadModel.RuleSets"/>).</summary>
     public IApplicationRules Rules => _rules;
 
     public DropCounters Drops => _drops;
@@ -74,14 +80,27 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
 
     public SignatureVerdictCache Verdicts => _auth.Cache;
 
+    /// <summary>Where the execution of sampled messages is reported (the host's stage trace); never agreed state.</summary>
+    public IStageMarks Marks { get; init; } = NoStageMarks.Instance;
+
     /// <summary>Number of rule evaluations so far (the reorder buffer's clock).</summary>
     public long Processed => _processed;
 
     public int HeldCount => _reorder.Count;
 
-    public IReadOnlyList<byte[]> Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
+    /// <summary>The state as it stood after the last execution or restore; for any thread, never waits.</summary>
+    public SieveReadModel ReadModel => Volatile.Read(ref _readModel);
+
+    public ExecutionOutcome Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
     {
         ArgumentNullException.ThrowIfNull(requests);
+        if (Marks.Enabled)
+        {
+            foreach (var r in requests)
+            {
+                Marks.MarkOrderingPayload(StageNames.ReplicaExecuted, r.Payload);
+            }
+        }
         _now = Math.Max(_now, context.Timestamp);
         var results = new byte[requests.Count][];
         for (var i = 0; i < requests.Count; i++)
@@ -91,7 +110,9 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
                 ?? ExecuteResultCodec.Encode(new ExecuteResult(tally.Accepted, tally.Held, tally.Dropped) { Untaken = tally.Untaken ?? [] });
         }
         FlushOutputs();
-        return results;
+        // Published before the outputs leave, so a reader that finds an item missing here gets it from them.
+        PublishReadModel();
+        return new ExecutionOutcome(results, _outbox.IsEmpty ? null : _outbox.Drain());
     }
 
     /// <summary>Null for an ordinary request (its result is the tally); a rule-set command's own result otherwise.</summary>
@@ -190,7 +211,7 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
 
     /// <summary>
     /// The unauthenticated half of a body fetch, which touches no state: decode and check its MAC. Hosts run it
-    /// before taking the lock execution needs, so a flood of forged fetches costs the lock nothing.
+    /// before looking anything up, so a flood of forged fetches costs no lookup.
     /// </summary>
     public static BodyFetchRequest? AuthenticateBodyFetch(ReadOnlySpan<byte> request, int replica, Func<int, MacKeyRing?> ringFor, out MacKeyRing? ring, out DropReason refused)
     {
@@ -215,36 +236,11 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         return req;
     }
 
-    /// <summary>The queued bodies an authenticated fetch asks for (unknown or mismatching items left out); reads state.</summary>
-    public List<FetchedBody> FindBodies(BodyFetchRequest req)
-    {
-        ArgumentNullException.ThrowIfNull(req);
-        var found = new List<FetchedBody>();
-        if (_receivers.TryGetValue(req.Receiver, out var q))
-        {
-            foreach (var w in req.Items)
-            {
-                if (q.TryGet(w.Sender, w.RouteSeq, out var item) && item!.DataDigest == w.DataDigest)
-                {
-                    found.Add(new FetchedBody(item.Sender, item.RouteSeq, item.SenderSeq, item.Data));
-                }
-            }
-        }
-        return found;
-    }
+    /// <summary>The queued bodies an authenticated fetch asks for (unknown or mismatching items left out), as of the last execution.</summary>
+    public List<FetchedBody> FindBodies(BodyFetchRequest req) => ReadModel.FindBodies(req);
 
-    /// <summary>
-    /// Unacknowledged messages for a receiver, as one batch to re-send (with bodies) when the receiver
-    /// reconnects or its acknowledgements stall. Batch number 0 marks a retransmission.
-    /// </summary>
-    public OutboxBatch? PendingFor(int receiver, int maxItems)
-    {
-        if (!_receivers.TryGetValue(receiver, out var q) || q.Count == 0)
-        {
-            return null;
-        }
-        return new OutboxBatch(receiver, 0, q.Pending().Take(maxItems).ToList());
-    }
+    /// <summary>Unacknowledged messages for a receiver as of the last execution (see <see cref="SieveReadModel.PendingFor"/>).</summary>
+    public OutboxBatch? PendingFor(int receiver, int maxItems) => ReadModel.PendingFor(receiver, maxItems);
 
     public int QueueLength(int receiver) => _receivers.TryGetValue(receiver, out var q) ? q.Count : 0;
 
@@ -328,6 +324,7 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         }
         if (SenderOf(sender).Suspicion.Add(_now, weight, _options.SenderSuspicion))
         {
+            _quarantineCandidates.Add(sender);
             _outbox.Add(new ControllerNotice(ControllerAction.SenderQuarantined, sender, _now));
         }
     }

@@ -25,13 +25,16 @@ internal sealed class HmacProofs(int n) : IProofVerifier
     }
 }
 
+/// <summary>What <see cref="ChainApp"/> gives back besides its replies: the instance, the requests it executed and the head after them.</summary>
+internal sealed record ChainOutputs(long ConsensusId, IReadOnlyList<RequestId> Executed, string Head) : IExecutionOutputs;
+
 /// <summary>A chain of executed requests: equal chain heads mean equal histories.</summary>
 internal sealed class ChainApp : IReplicatedApplication
 {
     public byte[] Head { get; private set; } = new byte[32];
     public List<RequestId> Executed { get; } = [];
 
-    public IReadOnlyList<byte[]> Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
+    public ExecutionOutcome Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
     {
         var results = new List<byte[]>(requests.Count);
         foreach (var r in requests)
@@ -40,7 +43,7 @@ internal sealed class ChainApp : IReplicatedApplication
             Executed.Add(r.Id);
             results.Add(Head[..8]);
         }
-        return results;
+        return new ExecutionOutcome(results, requests.Count == 0 ? null : new ChainOutputs(context.ConsensusId, [.. requests.Select(r => r.Id)], Convert.ToHexString(Head)));
     }
 
     public byte[] TakeSnapshot() => [.. Head];
@@ -60,6 +63,9 @@ internal sealed class MiniCluster
     public ReplicaCore?[] Replicas { get; }
     public ChainApp[] Apps { get; }
     public List<DurableRecord>[] Disks { get; }
+
+    /// <summary>Everything each replica's core emitted, in order, across restarts.</summary>
+    public List<CoreOutput>[] Emitted { get; }
     public Dictionary<int, OrderingClient> Clients { get; } = [];
     public HashSet<int> Silenced { get; } = [];
     public long Now { get; private set; }
@@ -70,6 +76,7 @@ internal sealed class MiniCluster
         Proofs = new HmacProofs(Config.N);
         Apps = Enumerable.Range(0, Config.N).Select(_ => new ChainApp()).ToArray();
         Disks = Enumerable.Range(0, Config.N).Select(_ => new List<DurableRecord>()).ToArray();
+        Emitted = Enumerable.Range(0, Config.N).Select(_ => new List<CoreOutput>()).ToArray();
         Replicas = Enumerable.Range(0, Config.N).Select(i => (ReplicaCore?)new ReplicaCore(Config, i, Apps[i], Proofs.SignerFor(i))).ToArray();
     }
 
@@ -160,6 +167,7 @@ internal sealed class MiniCluster
     {
         foreach (var o in core.DrainOutputs())
         {
+            Emitted[from].Add(o);
             switch (o)
             {
                 case SendTo s:

@@ -104,6 +104,118 @@ public sealed class ReplicaHostClusterTests
         }
     }
 
+    /// <summary>
+    /// The host hands each decision's application outputs to the application's sink, in decision order, one at
+    /// a time, and every replica hands out the same ones: the application itself never sends anything.
+    /// </summary>
+    [Fact]
+    public async Task TheHostHandsEachDecisionsApplicationOutputsToTheSinkInDecisionOrder()
+    {
+        using var cluster = new TempCluster(replicas: 4, clients: 1, new ReplicaConfig { CheckpointInterval = 16 }, durability: true);
+        var sinks = new RecordingSink[4];
+        var hosts = new List<ReplicaHost>();
+        try
+        {
+            for (var i = 0; i < 4; i++)
+            {
+                sinks[i] = new RecordingSink();
+                var host = new ReplicaHost(cluster.Config, i, ClusterBootstrap.LoadKey(cluster.Config, i), new NumberingApplication(), NullLoggerFactory.Instance,
+                    appOutputs: sinks[i]);
+                host.Start();
+                hosts.Add(host);
+            }
+            await using var client = new BftClient(cluster.Config, 4, ClusterBootstrap.LoadKey(cluster.Config, 4), new BftClientOptions { Window = 16 });
+            Assert.True(await client.WaitConnectedAsync(4, TimeSpan.FromSeconds(10)));
+            await Task.WhenAll(Enumerable.Range(0, 100).Select(i => client.SubmitAsync(new byte[i % 9], CancellationToken.None))).WaitAsync(TimeSpan.FromSeconds(60));
+            var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(10);
+            while (sinks.Any(s => s.Numbered < 100) && DateTime.UtcNow < deadline)
+            {
+                await Task.Delay(50);
+            }
+            var first = sinks[0].Received();
+            Assert.All(sinks, s =>
+            {
+                var got = s.Received();
+                Assert.Equal(100, got.Sum(g => g.Outputs.Count));
+                Assert.All(got, g => Assert.Equal(g.ConsensusId, g.Outputs.ConsensusId));
+                Assert.Equal(got.Select(g => g.ConsensusId).Order(), got.Select(g => g.ConsensusId));
+                // Numbers follow on from one decision to the next: no output lost, repeated or reordered.
+                Assert.Equal(Enumerable.Range(1, 100).Select(n => (long)n), got.SelectMany(g => Enumerable.Range(0, g.Outputs.Count).Select(k => g.Outputs.First + k)));
+                Assert.Equal(first, got);
+                Assert.Equal(0, s.Overlaps);
+            });
+        }
+        finally
+        {
+            foreach (var h in hosts)
+            {
+                await h.DisposeAsync();
+            }
+        }
+    }
+
+    private sealed record NumberedOutputs(long ConsensusId, long First, int Count) : IExecutionOutputs;
+
+    /// <summary>Numbers the requests it executes and gives back, per decision, which numbers it handed out.</summary>
+    private sealed class NumberingApplication : IReplicatedApplication
+    {
+        private long _count;
+
+        public ExecutionOutcome Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
+        {
+            var first = _count + 1;
+            _count += requests.Count;
+            var replies = requests.Select((_, k) => BitConverter.GetBytes(first + k)).ToList();
+            return new ExecutionOutcome(replies, requests.Count == 0 ? null : new NumberedOutputs(context.ConsensusId, first, requests.Count));
+        }
+
+        public byte[] TakeSnapshot() => BitConverter.GetBytes(_count);
+
+        public void RestoreSnapshot(ReadOnlySpan<byte> snapshot) => _count = BitConverter.ToInt64(snapshot);
+    }
+
+    private sealed class RecordingSink : IExecutionOutputSink
+    {
+        private readonly Lock _gate = new();
+        private readonly List<(long ConsensusId, NumberedOutputs Outputs)> _received = [];
+        private int _inside;
+        private int _overlaps;
+
+        public int Overlaps => Volatile.Read(ref _overlaps);
+
+        public long Numbered
+        {
+            get
+            {
+                lock (_gate)
+                {
+                    return _received.Sum(r => (long)r.Outputs.Count);
+                }
+            }
+        }
+
+        public List<(long ConsensusId, NumberedOutputs Outputs)> Received()
+        {
+            lock (_gate)
+            {
+                return [.. _received];
+            }
+        }
+
+        public void Accept(long consensusId, IExecutionOutputs outputs)
+        {
+            if (Interlocked.Increment(ref _inside) > 1)
+            {
+                Interlocked.Increment(ref _overlaps);
+            }
+            lock (_gate)
+            {
+                _received.Add((consensusId, (NumberedOutputs)outputs));
+            }
+            Interlocked.Decrement(ref _inside);
+        }
+    }
+
     /// <summary>Counts entries that found another thread already inside; each call lingers so overlaps would show.</summary>
     private sealed class ExclusiveApplication : IReplicatedApplication
     {
@@ -114,14 +226,14 @@ public sealed class ReplicaHostClusterTests
         public int Overlaps => Volatile.Read(ref _overlaps);
         public int Executed => Volatile.Read(ref _executed);
 
-        public IReadOnlyList<byte[]> Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
+        public ExecutionOutcome Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
         {
             Enter();
             try
             {
                 Thread.SpinWait(2_000);
                 Interlocked.Add(ref _executed, requests.Count);
-                return requests.Select(r => BitConverter.GetBytes(r.Sequence)).ToList();
+                return new ExecutionOutcome(requests.Select(r => BitConverter.GetBytes(r.Sequence)).ToList());
             }
             finally
             {

@@ -617,10 +617,10 @@ public class CoreReproductions
     {
         private long _count;
 
-        public IReadOnlyList<byte[]> Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
+        public ExecutionOutcome Execute(DecisionContext context, IReadOnlyList<ClientRequest> requests)
         {
             _count += requests.Count;
-            return requests.Select(_ => BitConverter.GetBytes(_count)).ToArray();
+            return new ExecutionOutcome(requests.Select(_ => BitConverter.GetBytes(_count)).ToArray());
         }
 
         public byte[] TakeSnapshot() => BitConverter.GetBytes(_count);

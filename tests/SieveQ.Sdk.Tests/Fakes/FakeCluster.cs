@@ -96,8 +96,7 @@ internal sealed class FakeCluster : IDisposable
             var decision = new DecisionContext(++_cid, _agreedTime.ElapsedMilliseconds + 1);
             for (var i = 0; i < N; i++)
             {
-                _apps[i].Execute(decision, [request]);
-                var outbox = _apps[i].Outbox.Drain();
+                var outbox = OutboxContents.Of(_apps[i].Execute(decision, [request]));
                 foreach (var batch in outbox.Batches)
                 {
                     if (_subscriptions.TryGetValue((i, batch.Receiver), out var stream))
