@@ -94,8 +94,8 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         Preface = new PrefaceDeadline(options.RequestHeadersTimeout);
         web.WebHost.ConfigureKestrel(k =>
         {
-            KestrelSetup.Apply(k, options);
-            KestrelSetup.Listen(k, address, ConnectionLimiter, Preface);
+            KestrelHardening.Apply(k, options.KestrelLimits);
+            KestrelHardening.Listen(k, address, ConnectionLimiter, Preface);
         });
         _web = web.Build();
         var check = new SubscriptionCheck(id, options.SubscriptionFreshness, enrolled, new KeyRing(deployment.Cluster), preSqIds.Contains, Metrics);
@@ -133,6 +133,10 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         options.Validate();
         logs ??= NullLoggerFactory.Instance;
         var address = new Uri(deployment.Config.Replica(id).ApiUrl);
+        if (address.Scheme != Uri.UriSchemeHttp)
+        {
+            throw new DeploymentException($"replica-SQ {id}: URL {address} is not http://; the replica-SQ serves cleartext HTTP/2 only (outputs are MACed)");
+        }
         var keys = deployment.Keys(PartyRole.Replica, id);
         IdentityKey? identity = null;
         PublicKeyDirectory? enrolled = null;

@@ -153,7 +153,7 @@ public sealed class PreSqHost : IAsyncDisposable
         web.Services.Configure<HostOptions>(h => h.ShutdownTimeout = TimeSpan.FromSeconds(5));
         web.WebHost.ConfigureKestrel(k =>
         {
-            KestrelHardening.Apply(k, options);
+            KestrelHardening.Apply(k, options.KestrelLimits);
             KestrelHardening.Listen(k, address, limiter, preface);
         });
         return new PreSqHost(id, deployment.Config.F, address, keys, identity, new PublicKeyDirectory(deployment.Enrolment), filter, loop, forwarder, streams,
