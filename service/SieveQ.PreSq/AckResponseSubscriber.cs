@@ -91,11 +91,7 @@ internal sealed partial class AckResponseSubscriber : IAsyncDisposable
                 backoff.Reset();
                 attempt = 0;
             }
-            try
-            {
-                await backoff.WaitAsync(ct).ConfigureAwait(false);
-            }
-            catch (OperationCanceledException)
+            if (!await backoff.WaitAsync(ct).ConfigureAwait(false))
             {
                 return;
             }

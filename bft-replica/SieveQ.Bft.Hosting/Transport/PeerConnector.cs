@@ -94,11 +94,7 @@ public sealed partial class PeerConnector : IAsyncDisposable
                     await link.DisposeAsync().ConfigureAwait(false);
                 }
             }
-            try
-            {
-                await _backoff.WaitAsync(ct).ConfigureAwait(false);
-            }
-            catch (OperationCanceledException)
+            if (!await _backoff.WaitAsync(ct).ConfigureAwait(false))
             {
                 break;
             }

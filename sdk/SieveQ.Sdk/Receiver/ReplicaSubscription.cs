@@ -56,11 +56,7 @@ internal sealed class ReplicaSubscription
                 _log.LogDebug("replica-SQ {Replica}: subscription failed: {Reason}", _replica, e.Message);
             }
             Interlocked.Increment(ref _resubscribes);
-            try
-            {
-                await _backoff.WaitAsync(stop).ConfigureAwait(false);
-            }
-            catch (OperationCanceledException)
+            if (!await _backoff.WaitAsync(stop).ConfigureAwait(false))
             {
                 return;
             }

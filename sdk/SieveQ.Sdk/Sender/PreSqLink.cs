@@ -86,11 +86,7 @@ internal sealed class PreSqLink : IAsyncDisposable
                 Interlocked.Increment(ref _dropped);
             }
             Interlocked.Increment(ref _reconnects);
-            try
-            {
-                await _backoff.WaitAsync(stop).ConfigureAwait(false);
-            }
-            catch (OperationCanceledException)
+            if (!await _backoff.WaitAsync(stop).ConfigureAwait(false))
             {
                 return;
             }

@@ -23,37 +23,17 @@ public static class KestrelHardening
         limits.RequestHeadersTimeout = bounds.RequestHeadersTimeout;
         // For the unary calls; a streaming method lifts it for itself (an endless stream has no total size).
         limits.MaxRequestBodySize = bounds.MaxMessageBytes + GrpcFraming.HeaderSize;
-        if (bounds.MaxRequestHeadersTotalBytes is { } maxRequestHeadersTotalBytes)
-        {
-            limits.MaxRequestHeadersTotalSize = maxRequestHeadersTotalBytes;
-        }
-        if (bounds.MaxRequestHeaderCount is { } maxRequestHeaderCount)
-        {
-            limits.MaxRequestHeaderCount = maxRequestHeaderCount;
-        }
-        if (bounds.MinRequestBodyDataRate is { } minRequestBodyDataRate)
-        {
-            limits.MinRequestBodyDataRate = minRequestBodyDataRate;
-        }
-        if (bounds.MinResponseDataRate is { } minResponseDataRate)
-        {
-            limits.MinResponseDataRate = minResponseDataRate;
-        }
+        // An optional bound not given keeps Kestrel's default.
+        limits.MaxRequestHeadersTotalSize = bounds.MaxRequestHeadersTotalBytes ?? limits.MaxRequestHeadersTotalSize;
+        limits.MaxRequestHeaderCount = bounds.MaxRequestHeaderCount ?? limits.MaxRequestHeaderCount;
+        limits.MinRequestBodyDataRate = bounds.MinRequestBodyDataRate ?? limits.MinRequestBodyDataRate;
+        limits.MinResponseDataRate = bounds.MinResponseDataRate ?? limits.MinResponseDataRate;
 
         var h2 = limits.Http2;
         h2.MaxStreamsPerConnection = bounds.MaxStreamsPerConnection;
-        if (bounds.MaxRequestHeaderFieldBytes is { } maxRequestHeaderFieldBytes)
-        {
-            h2.MaxRequestHeaderFieldSize = maxRequestHeaderFieldBytes;
-        }
-        if (bounds.InitialConnectionWindowBytes is { } initialConnectionWindowBytes)
-        {
-            h2.InitialConnectionWindowSize = initialConnectionWindowBytes;
-        }
-        if (bounds.InitialStreamWindowBytes is { } initialStreamWindowBytes)
-        {
-            h2.InitialStreamWindowSize = initialStreamWindowBytes;
-        }
+        h2.MaxRequestHeaderFieldSize = bounds.MaxRequestHeaderFieldBytes ?? h2.MaxRequestHeaderFieldSize;
+        h2.InitialConnectionWindowSize = bounds.InitialConnectionWindowBytes ?? h2.InitialConnectionWindowSize;
+        h2.InitialStreamWindowSize = bounds.InitialStreamWindowBytes ?? h2.InitialStreamWindowSize;
         h2.KeepAlivePingDelay = bounds.KeepAlivePingDelay;
         h2.KeepAlivePingTimeout = bounds.KeepAlivePingTimeout;
     }

@@ -50,6 +50,18 @@ public sealed class ReconnectBackoff
         return wait;
     }
 
-    /// <summary>Waits <see cref="NextDelay"/>; throws <see cref="OperationCanceledException"/> when <paramref name="ct"/> fires first.</summary>
-    public Task WaitAsync(CancellationToken ct) => Task.Delay(NextDelay(), ct);
+    /// <summary>Waits <see cref="NextDelay"/>.</summary>
+    /// <returns>False when <paramref name="ct"/> fired first: the loop is asked to stop, not to reconnect.</returns>
+    public async Task<bool> WaitAsync(CancellationToken ct)
+    {
+        try
+        {
+            await Task.Delay(NextDelay(), ct).ConfigureAwait(false);
+            return true;
+        }
+        catch (OperationCanceledException) when (ct.IsCancellationRequested)
+        {
+            return false;
+        }
+    }
 }
