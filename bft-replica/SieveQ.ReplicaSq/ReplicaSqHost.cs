@@ -122,10 +122,6 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         options.Validate();
         logs ??= NullLoggerFactory.Instance;
         var address = new Uri(deployment.Config.Replica(id).ApiUrl);
-        if (address.Scheme != Uri.UriSchemeHttp)
-        {
-            throw new DeploymentException($"replica-SQ {id}: URL {address} is not http://; the replica-SQ serves cleartext HTTP/2 only (outputs are MACed)");
-        }
         var keys = deployment.Keys(PartyRole.Replica, id);
         IdentityKey? identity = null;
         PublicKeyDirectory? enrolled = null;

@@ -52,7 +52,7 @@ public static class KestrelHardening
         ArgumentNullException.ThrowIfNull(preface);
         if (url.Scheme != Uri.UriSchemeHttp)
         {
-            throw new ArgumentException($"{url}: only cleartext http:// is served", nameof(url));
+            throw new ArgumentException($"{url}: only cleartext http:// is served (what flows is MACed or signed; confidentiality is not a goal)", nameof(url));
         }
         void Configure(ListenOptions listen)
         {
