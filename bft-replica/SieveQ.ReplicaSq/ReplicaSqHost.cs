@@ -1,7 +1,4 @@
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Bft.Hosting.Config;
@@ -93,17 +90,9 @@ public sealed class ReplicaSqHost : IAsyncDisposable
             options.RetransmitTick, logs.CreateLogger($"replica-sq-{id}.pump"));
         Metrics.ObserveLive(() => _receivers.LiveCount, () => _acks.LiveCount);
 
-        var web = WebApplication.CreateSlimBuilder(new WebApplicationOptions { ApplicationName = typeof(ReplicaSqHost).Assembly.GetName().Name });
-        web.Logging.ClearProviders();
-        web.Services.AddSingleton(logs);
-        web.Services.Configure<HostOptions>(h => h.ShutdownTimeout = TimeSpan.FromSeconds(5));
         ConnectionLimiter = new SourceConnectionLimiter(options.MaxConnectionsPerSource);
         Preface = new PrefaceDeadline(options.RequestHeadersTimeout);
-        web.WebHost.ConfigureKestrel(k =>
-        {
-            KestrelSetup.Apply(k, options);
-            KestrelSetup.Listen(k, address, ConnectionLimiter, Preface);
-        });
+        var web = HardenedWebApplication.CreateBuilder(typeof(ReplicaSqHost).Assembly, logs, address, options.KestrelLimits, ConnectionLimiter, Preface);
         _web = web.Build();
         var check = new SubscriptionCheck(id, options.SubscriptionFreshness, enrolled, new KeyRing(deployment.Cluster), preSqIds.Contains, Metrics);
         new ReplicaSqEndpoints(id, () => ReadModel, check, _receivers, _acks, RingForReceiver, Metrics, options, Health, _shutdown.Token).Map(_web);

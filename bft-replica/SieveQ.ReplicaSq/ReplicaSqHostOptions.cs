@@ -1,3 +1,5 @@
+using SieveQ.Transport.Hardening;
+
 namespace SieveQ.ReplicaSq;
 
 /// <summary>Bounds and timings of one replica-SQ process. Every queue is bounded; what overflows is counted.</summary>
@@ -45,6 +47,22 @@ public sealed record ReplicaSqHostOptions
 
     /// <summary>Largest request message (a body fetch request is the largest a post-SQ sends).</summary>
     public int MaxRequestBytes { get; init; } = 1024 * 1024;
+
+    /// <summary>
+    /// The Kestrel bounds above, for <see cref="KestrelHardening"/>. Its clients are post-SQs and pre-SQs, fewer and better
+    /// known than a pre-SQ's senders, so header sizes, data rates and windows stay at Kestrel's defaults.
+    /// </summary>
+    internal KestrelLimits KestrelLimits => new()
+    {
+        MaxConnections = MaxConnections,
+        KeepAliveTimeout = KeepAliveTimeout,
+        RequestHeadersTimeout = RequestHeadersTimeout,
+        MaxStreamsPerConnection = MaxStreamsPerConnection,
+        MaxMessageBytes = MaxRequestBytes,
+        // Subscriptions are long and mostly quiet: pings find dead peers so their slots are freed.
+        KeepAlivePingDelay = TimeSpan.FromSeconds(30),
+        KeepAlivePingTimeout = TimeSpan.FromSeconds(20),
+    };
 
     public void Validate()
     {

@@ -5,6 +5,7 @@ using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Sieve.Envelope;
 using SieveQ.Rules;
 using SieveQ.Rules.Signing;
+using SieveQ.Transport.Reconnect;
 
 namespace SieveQ.Deployment;
 
@@ -57,6 +58,7 @@ public sealed class PublishedRuleSetFollower : IAsyncDisposable
     private readonly TimeSpan _submitTimeout;
     private readonly SemaphoreSlim _one = new(1, 1);
     private readonly SemaphoreSlim _wake = new(0, 1);
+    private readonly ReconnectBackoff _unreachableBackoff;
     private readonly CancellationTokenSource _stop = new();
     private RuleSetTarget? _target;
     private string? _settledDigest;
@@ -72,6 +74,9 @@ public sealed class PublishedRuleSetFollower : IAsyncDisposable
         _log = log ?? NullLogger.Instance;
         _source = source ?? new PublishedRuleSetSource();
         _pollInterval = pollInterval ?? TimeSpan.FromMinutes(5);
+        // An unreachable location is read again after 1 s, 2 s, 4 s ... but never later than the next poll.
+        var firstRetry = TimeSpan.FromSeconds(1);
+        _unreachableBackoff = new ReconnectBackoff(firstRetry < _pollInterval ? firstRetry : _pollInterval, _pollInterval, BackoffJitter.None);
         _submitTimeout = submitTimeout ?? TimeSpan.FromSeconds(30);
     }
 
@@ -163,7 +168,6 @@ public sealed class PublishedRuleSetFollower : IAsyncDisposable
 
     private async Task RunAsync(CancellationToken ct)
     {
-        var backoff = TimeSpan.FromSeconds(1);
         try
         {
             while (!ct.IsCancellationRequested)
@@ -172,12 +176,11 @@ public sealed class PublishedRuleSetFollower : IAsyncDisposable
                 var wait = _pollInterval;
                 if (outcome.Status == PublishedRuleSetStatus.Unreachable)
                 {
-                    wait = backoff < _pollInterval ? backoff : _pollInterval;
-                    backoff *= 2;
+                    wait = _unreachableBackoff.NextDelay();
                 }
                 else
                 {
-                    backoff = TimeSpan.FromSeconds(1);
+                    _unreachableBackoff.Reset();
                 }
                 await _wake.WaitAsync(wait, ct).ConfigureAwait(false);
             }

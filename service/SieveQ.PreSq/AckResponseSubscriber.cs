@@ -6,6 +6,7 @@ using SieveQ.Deployment;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;
 using SieveQ.Transport;
+using SieveQ.Transport.Reconnect;
 
 namespace SieveQ.PreSq;
 
@@ -58,7 +59,9 @@ internal sealed partial class AckResponseSubscriber : IAsyncDisposable
     private async Task SubscribeLoopAsync(ReplicaSqEntry replica, CancellationToken ct)
     {
         using var channel = GrpcChannel.ForAddress(new Uri(replica.ApiUrl), MaxFrameBytes);
-        var backoff = _backoffMin;
+        // Up to half shorter, so restarted pre-SQs spread their reconnects.
+        var backoff = new ReconnectBackoff(_backoffMin, _backoffMax, new BackoffJitter(0.5, 1.0));
+        // Only the first failure after a working subscription is logged above debug.
         var attempt = 0;
         while (!ct.IsCancellationRequested)
         {
@@ -85,16 +88,10 @@ internal sealed partial class AckResponseSubscriber : IAsyncDisposable
             // A subscription that worked for a while starts the back-off over; one that keeps failing doubles it.
             if (received || DateTime.UtcNow - opened > _backoffMax)
             {
-                backoff = _backoffMin;
+                backoff.Reset();
                 attempt = 0;
             }
-            var jittered = backoff * (0.5 + Random.Shared.NextDouble() / 2);
-            backoff = TimeSpan.FromTicks(Math.Min(_backoffMax.Ticks, backoff.Ticks * 2));
-            try
-            {
-                await Task.Delay(jittered, ct).ConfigureAwait(false);
-            }
-            catch (OperationCanceledException)
+            if (!await backoff.WaitAsync(ct).ConfigureAwait(false))
             {
                 return;
             }

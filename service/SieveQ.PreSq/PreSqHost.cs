@@ -1,7 +1,4 @@
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Bft.Hosting.Client;
@@ -146,16 +143,7 @@ public sealed class PreSqHost : IAsyncDisposable
         var limiter = new SourceConnectionLimiter(options.MaxConnectionsPerSource);
         var preface = new PrefaceDeadline(options.RequestHeadersTimeout);
 
-        var web = WebApplication.CreateSlimBuilder(new WebApplicationOptions { ApplicationName = typeof(PreSqHost).Assembly.GetName().Name });
-        web.Logging.ClearProviders();
-        web.Services.AddSingleton(logs);
-        // Open Exchange streams are ended by the host before Kestrel stops, so a short drain is enough.
-        web.Services.Configure<HostOptions>(h => h.ShutdownTimeout = TimeSpan.FromSeconds(5));
-        web.WebHost.ConfigureKestrel(k =>
-        {
-            KestrelHardening.Apply(k, options);
-            KestrelHardening.Listen(k, address, limiter, preface);
-        });
+        var web = HardenedWebApplication.CreateBuilder(typeof(PreSqHost).Assembly, logs, address, options.KestrelLimits, limiter, preface);
         return new PreSqHost(id, deployment.Config.F, address, keys, identity, new PublicKeyDirectory(deployment.Enrolment), filter, loop, forwarder, streams,
             relay, metrics, limiter, preface, web, options, AdministratorSpki(deployment.Config));
     }

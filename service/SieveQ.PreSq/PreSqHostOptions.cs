@@ -1,5 +1,7 @@
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using SieveQ.Sieve.Envelope;
 using SieveQ.Sieve.PreSq;
+using SieveQ.Transport.Hardening;
 
 namespace SieveQ.PreSq;
 
@@ -69,6 +71,26 @@ public sealed record PreSqHostOptions
 
     /// <summary>Largest gRPC message accepted on any method.</summary>
     public int MaxMessageBytes { get; init; } = DefaultMaxMessageBytes;
+
+    /// <summary>The Kestrel bounds above, for <see cref="KestrelHardening"/>: every one a pre-SQ's senders could exhaust is set.</summary>
+    internal KestrelLimits KestrelLimits => new()
+    {
+        MaxConnections = MaxConnections,
+        KeepAliveTimeout = KeepAliveTimeout,
+        RequestHeadersTimeout = RequestHeadersTimeout,
+        MaxStreamsPerConnection = MaxStreamsPerConnection,
+        // Exchange lifts it for itself.
+        MaxMessageBytes = MaxMessageBytes,
+        KeepAlivePingDelay = KeepAlivePingDelay,
+        KeepAlivePingTimeout = KeepAlivePingTimeout,
+        MaxRequestHeadersTotalBytes = MaxRequestHeadersTotalBytes,
+        MaxRequestHeaderCount = MaxRequestHeaderCount,
+        MaxRequestHeaderFieldBytes = MaxRequestHeaderFieldBytes,
+        MinRequestBodyDataRate = new MinDataRate(MinRequestBodyBytesPerSecond, MinDataRateGracePeriod),
+        MinResponseDataRate = new MinDataRate(MinResponseBytesPerSecond, MinDataRateGracePeriod),
+        InitialConnectionWindowBytes = InitialConnectionWindowBytes,
+        InitialStreamWindowBytes = InitialStreamWindowBytes,
+    };
 
     // --- queues ------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ using Microsoft.Extensions.Logging;
 using SieveQ.Bft.Hosting.Config;
 using SieveQ.Bft.Hosting.Crypto;
 using SieveQ.Bft.Protocol;
+using SieveQ.Transport.Reconnect;
 
 namespace SieveQ.Bft.Hosting.Transport;
 
@@ -21,6 +22,7 @@ public sealed partial class PeerConnector : IAsyncDisposable
     private readonly LinkSettings _settings;
     private readonly Func<BftMessage, int, ValueTask>? _onMessage;
     private readonly ILogger _log;
+    private readonly ReconnectBackoff _backoff;
     private readonly CancellationTokenSource _stop = new();
     private Task? _run;
     private volatile bool _connected;
@@ -35,6 +37,8 @@ public sealed partial class PeerConnector : IAsyncDisposable
         _settings = settings;
         _onMessage = onMessage;
         _log = log;
+        // No jitter: a node redials a few known peers, not a crowd of clients. Made here, so bad link settings fail at start.
+        _backoff = new ReconnectBackoff(TimeSpan.FromMilliseconds(settings.ReconnectMinMs), TimeSpan.FromMilliseconds(settings.ReconnectMaxMs), BackoffJitter.None);
         Queue = new SendQueue(settings.SendQueueFrames, settings.SendQueueBytes);
     }
 
@@ -47,7 +51,6 @@ public sealed partial class PeerConnector : IAsyncDisposable
 
     private async Task RunAsync(CancellationToken ct)
     {
-        var backoff = _settings.ReconnectMinMs;
         while (!ct.IsCancellationRequested)
         {
             AuthenticatedLink? link = null;
@@ -56,7 +59,7 @@ public sealed partial class PeerConnector : IAsyncDisposable
                 link = await AuthenticatedLink.ConnectAsync(_endpoint, _self, PeerId, _identity, _ring, _settings.HandshakeTimeoutMs, ct).ConfigureAwait(false);
                 _connected = true;
                 Connections++;
-                backoff = _settings.ReconnectMinMs;
+                _backoff.Reset();
                 LogConnected(PeerId, _endpoint);
                 using var session = CancellationTokenSource.CreateLinkedTokenSource(ct);
                 var send = link.RunSendPumpAsync(Queue, session.Token);
@@ -91,15 +94,10 @@ public sealed partial class PeerConnector : IAsyncDisposable
                     await link.DisposeAsync().ConfigureAwait(false);
                 }
             }
-            try
-            {
-                await Task.Delay(backoff, ct).ConfigureAwait(false);
-            }
-            catch (OperationCanceledException)
+            if (!await _backoff.WaitAsync(ct).ConfigureAwait(false))
             {
                 break;
             }
-            backoff = Math.Min(backoff * 2, _settings.ReconnectMaxMs);
         }
     }
 

@@ -2,8 +2,8 @@ using Google.Protobuf;
 using Microsoft.Extensions.Logging;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;
-using SieveQ.Sdk.Internal;
 using SieveQ.Transport;
+using SieveQ.Transport.Reconnect;
 
 namespace SieveQ.Sdk.Receiver;
 
@@ -20,7 +20,7 @@ internal sealed class ReplicaSubscription
     private readonly GrpcChannel _channel;
     private readonly Func<byte[]> _signSubscription;
     private readonly Func<ReceiverInput, CancellationToken, ValueTask> _deliver;
-    private readonly Backoff _backoff;
+    private readonly ReconnectBackoff _backoff;
     private readonly ILogger _log;
     private long _resubscribes;
 
@@ -30,7 +30,7 @@ internal sealed class ReplicaSubscription
         _channel = channel;
         _signSubscription = signSubscription;
         _deliver = deliver;
-        _backoff = new Backoff(options.ReconnectDelay, options.MaxReconnectDelay);
+        _backoff = new ReconnectBackoff(options.ReconnectDelay, options.MaxReconnectDelay, BackoffJitter.Around(0.25));
         _log = log;
     }
 
@@ -56,11 +56,7 @@ internal sealed class ReplicaSubscription
                 _log.LogDebug("replica-SQ {Replica}: subscription failed: {Reason}", _replica, e.Message);
             }
             Interlocked.Increment(ref _resubscribes);
-            try
-            {
-                await _backoff.WaitAsync(stop).ConfigureAwait(false);
-            }
-            catch (OperationCanceledException)
+            if (!await _backoff.WaitAsync(stop).ConfigureAwait(false))
             {
                 return;
             }

@@ -3,8 +3,8 @@ using Google.Protobuf;
 using Microsoft.Extensions.Logging;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;
-using SieveQ.Sdk.Internal;
 using SieveQ.Transport;
+using SieveQ.Transport.Reconnect;
 
 namespace SieveQ.Sdk.Sender;
 
@@ -20,7 +20,7 @@ internal sealed class PreSqLink : IAsyncDisposable
     private readonly GrpcChannel _channel;
     private readonly Channel<byte[]> _frames;
     private readonly Action<byte[]> _onAckResponse;
-    private readonly Backoff _backoff;
+    private readonly ReconnectBackoff _backoff;
     private readonly ILogger _log;
     private readonly CancellationTokenSource _stop = new();
     private readonly Lock _startLock = new();
@@ -35,7 +35,7 @@ internal sealed class PreSqLink : IAsyncDisposable
         _channel = GrpcChannel.ForAddress(url);
         _onAckResponse = onAckResponse;
         _log = log;
-        _backoff = new Backoff(options.ReconnectDelay, options.MaxReconnectDelay);
+        _backoff = new ReconnectBackoff(options.ReconnectDelay, options.MaxReconnectDelay, BackoffJitter.Around(0.25));
         _frames = Channel.CreateBounded<byte[]>(
             new BoundedChannelOptions(options.LinkQueueCapacity) { SingleReader = true, FullMode = BoundedChannelFullMode.DropOldest },
             _ => Interlocked.Increment(ref _dropped));
@@ -86,11 +86,7 @@ internal sealed class PreSqLink : IAsyncDisposable
                 Interlocked.Increment(ref _dropped);
             }
             Interlocked.Increment(ref _reconnects);
-            try
-            {
-                await _backoff.WaitAsync(stop).ConfigureAwait(false);
-            }
-            catch (OperationCanceledException)
+            if (!await _backoff.WaitAsync(stop).ConfigureAwait(false))
             {
                 return;
             }

@@ -1,7 +1,7 @@
 using System.CommandLine;
 using System.Globalization;
-using System.Runtime.InteropServices;
 using Microsoft.Extensions.Logging;
+using SieveQ.Cli.Running;
 using SieveQ.Deployment;
 using SieveQ.PreSq;
 
@@ -81,12 +81,7 @@ internal static class PreSqCommand
     {
         ClusterSupport.PreferInlineSocketCompletions();
         using var logs = ClusterSupport.CreateLogging(level);
-        using var stop = CancellationTokenSource.CreateLinkedTokenSource(ct);
-        using var term = PosixSignalRegistration.Create(PosixSignal.SIGTERM, ctx =>
-        {
-            ctx.Cancel = true;  // we stop ourselves, cleanly
-            stop.Cancel();
-        });
+        using var stop = new StopSignal(ct);
         PreSqHost host;
         try
         {
@@ -109,15 +104,8 @@ internal static class PreSqCommand
                 return 1;
             }
             Console.WriteLine($"pre-sq {id} listening on {host.Address}");
-            var finished = await Task.WhenAny(Task.Delay(Timeout.Infinite, stop.Token).ContinueWith(_ => { }, TaskScheduler.Default), host.Completion)
-                .ConfigureAwait(false);
-            if (finished == host.Completion && host.Completion.IsFaulted)
-            {
-                await Console.Error.WriteLineAsync($"pre-sq {id} event loop failed: {host.Completion.Exception?.GetBaseException()}").ConfigureAwait(false);
-                return 2;
-            }
+            return await RunUntilStopped.WaitAsync(stop.Token, host.Completion, $"pre-sq {id} event loop").ConfigureAwait(false);
         }
-        return 0;
     }
 
     private static string Seconds(TimeSpan t) => t.TotalSeconds.ToString(CultureInfo.InvariantCulture) + "s";

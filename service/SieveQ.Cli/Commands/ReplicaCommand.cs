@@ -1,9 +1,9 @@
 using System.CommandLine;
-using System.Runtime.InteropServices;
 using Microsoft.Extensions.Logging;
 using SieveQ.Bft.Hosting.Bench;
 using SieveQ.Bft.Hosting.Config;
 using SieveQ.Bft.Hosting.Replica;
+using SieveQ.Cli.Running;
 
 namespace SieveQ.Cli.Commands;
 
@@ -25,63 +25,22 @@ internal static class ReplicaCommand
             var self = parse.GetValue(id);
             using var logs = ClusterSupport.CreateLogging(parse.GetValue(logLevel));
             using var key = ClusterBootstrap.LoadKey(cluster, self);
-            using var stop = CancellationTokenSource.CreateLinkedTokenSource(ct);
-            using var term = PosixSignalRegistration.Create(PosixSignal.SIGTERM, ctx =>
-            {
-                ctx.Cancel = true;  // we stop ourselves, cleanly
-                stop.Cancel();
-            });
+            using var stop = new StopSignal(ct);
             var app = new BenchmarkApplication();
             if (parse.GetValue(unreplicated))
             {
                 await using var server = new UnreplicatedServer(cluster, self, key, app, logs);
                 server.Start();
-                await WaitAsync(stop.Token).ConfigureAwait(false);
-                return 0;
+                return await RunUntilStopped.WaitAsync(stop.Token, completion: null, $"unreplicated server {self}").ConfigureAwait(false);
             }
             var host = new ReplicaHost(cluster, self, key, app, logs, appState: () => app.StateDescription);
             await using (host.ConfigureAwait(false))
             {
                 host.Start();
-                var printer = parse.GetValue(statusLines) ? PrintStatusAsync(host, stop.Token) : Task.CompletedTask;
-                var finished = await Task.WhenAny(WaitAsync(stop.Token), host.Completion).ConfigureAwait(false);
-                await printer.ConfigureAwait(false);
-                if (finished == host.Completion && host.Completion.IsFaulted)
-                {
-                    await Console.Error.WriteLineAsync($"replica {self} core loop failed: {host.Completion.Exception?.GetBaseException()}").ConfigureAwait(false);
-                    return 2;
-                }
+                return await RunUntilStopped.WaitAsync(stop.Token, host.Completion, $"replica {self} core loop",
+                    parse.GetValue(statusLines) ? () => host.Status.ToJson() : null).ConfigureAwait(false);
             }
-            return 0;
         });
         return cmd;
-    }
-
-    private static async Task WaitAsync(CancellationToken ct)
-    {
-        try
-        {
-            await Task.Delay(Timeout.Infinite, ct).ConfigureAwait(false);
-        }
-        catch (OperationCanceledException)
-        {
-            // asked to stop
-        }
-    }
-
-    private static async Task PrintStatusAsync(ReplicaHost host, CancellationToken ct)
-    {
-        using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
-        try
-        {
-            while (await timer.WaitForNextTickAsync(ct).ConfigureAwait(false))
-            {
-                await Console.Out.WriteLineAsync("status " + host.Status.ToJson()).ConfigureAwait(false);
-            }
-        }
-        catch (OperationCanceledException)
-        {
-            // asked to stop
-        }
     }
 }

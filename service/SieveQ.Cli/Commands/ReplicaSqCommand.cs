@@ -1,6 +1,6 @@
 using System.CommandLine;
-using System.Runtime.InteropServices;
 using Microsoft.Extensions.Logging;
+using SieveQ.Cli.Running;
 using SieveQ.Deployment;
 using SieveQ.ReplicaSq;
 
@@ -31,55 +31,15 @@ internal static class ReplicaSqCommand
                 return 1;
             }
             using var logs = ClusterSupport.CreateLogging(parse.GetValue(logLevel));
-            using var stop = CancellationTokenSource.CreateLinkedTokenSource(ct);
-            using var term = PosixSignalRegistration.Create(PosixSignal.SIGTERM, ctx =>
-            {
-                ctx.Cancel = true;  // we stop ourselves, cleanly
-                stop.Cancel();
-            });
+            using var stop = new StopSignal(ct);
             var host = ReplicaSqHost.Create(context, self, new ReplicaSqHostOptions(), logs);
             await using (host.ConfigureAwait(false))
             {
                 await host.StartAsync(stop.Token).ConfigureAwait(false);
-                var printer = parse.GetValue(statusLines) ? PrintStatusAsync(host, stop.Token) : Task.CompletedTask;
-                var finished = await Task.WhenAny(WaitAsync(stop.Token), host.Completion).ConfigureAwait(false);
-                await printer.ConfigureAwait(false);
-                if (finished == host.Completion && host.Completion.IsFaulted)
-                {
-                    await Console.Error.WriteLineAsync($"replica-SQ {self} core loop failed: {host.Completion.Exception?.GetBaseException()}").ConfigureAwait(false);
-                    return 2;
-                }
+                return await RunUntilStopped.WaitAsync(stop.Token, host.Completion, $"replica-SQ {self} core loop",
+                    parse.GetValue(statusLines) ? () => host.Ordering.Status.ToJson() : null).ConfigureAwait(false);
             }
-            return 0;
         });
         return cmd;
-    }
-
-    private static async Task WaitAsync(CancellationToken ct)
-    {
-        try
-        {
-            await Task.Delay(Timeout.Infinite, ct).ConfigureAwait(false);
-        }
-        catch (OperationCanceledException)
-        {
-            // asked to stop
-        }
-    }
-
-    private static async Task PrintStatusAsync(ReplicaSqHost host, CancellationToken ct)
-    {
-        using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
-        try
-        {
-            while (await timer.WaitForNextTickAsync(ct).ConfigureAwait(false))
-            {
-                await Console.Out.WriteLineAsync("status " + host.Ordering.Status.ToJson()).ConfigureAwait(false);
-            }
-        }
-        catch (OperationCanceledException)
-        {
-            // asked to stop
-        }
     }
 }

@@ -1,6 +1,7 @@
 using System.CommandLine;
 using System.Globalization;
 using System.Text.Json;
+using SieveQ.Cli.Running;
 using SieveQ.Deployment;
 using SieveQ.Rules;
 
@@ -78,16 +79,8 @@ internal static class UpCommand
             DeployCommands.PrintEndpoints(cfg);
             var logs = Path.Combine(d, "logs");
             Console.WriteLine($"  logs           {logs}");
-            using var stop = CancellationTokenSource.CreateLinkedTokenSource(ct);
-            using var term = System.Runtime.InteropServices.PosixSignalRegistration.Create(System.Runtime.InteropServices.PosixSignal.SIGTERM, c =>
-            {
-                c.Cancel = true;
-                stop.Cancel();
-            });
-            if (limit != Timeout.InfiniteTimeSpan)
-            {
-                stop.CancelAfter(limit);
-            }
+            using var stop = new StopSignal(ct);
+            stop.StopAfter(limit);
             await using var processes = new ComponentProcesses(a => ClusterProcesses.SelfCommand(a), logs);
             processes.Exited += (name, code) => Console.WriteLine($"!! {name} exited with code {code} (see {processes.LogPath(name)})");
             var live = new LiveFigures();
@@ -99,7 +92,7 @@ internal static class UpCommand
                 StartDemo(cfg, processes, live, r, bytes);
                 await ReportAsync(cfg, live, stop.Token).ConfigureAwait(false);
             }
-            catch (OperationCanceledException) when (stop.IsCancellationRequested)
+            catch (OperationCanceledException) when (stop.IsStopRequested)
             {
                 // Ctrl-C, SIGTERM or --duration
             }
@@ -135,20 +128,20 @@ internal static class UpCommand
         }
     }
 
-    private static async Task ReportAsync(DeploymentConfig cfg, LiveFigures live, CancellationToken ct)
+    /// <summary>The live line, once a second until stopped; health is probed every fifth.</summary>
+    private static Task ReportAsync(DeploymentConfig cfg, LiveFigures live, CancellationToken ct)
     {
-        using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
         var healthy = "?";
         var tick = 0;
-        while (await timer.WaitForNextTickAsync(ct).ConfigureAwait(false))
+        return RunUntilStopped.EverySecondAsync(async stop =>
         {
             if (tick++ % 5 == 0)
             {
-                var all = await DeploymentHealth.ProbeAllAsync(cfg, TimeSpan.FromSeconds(1), ct).ConfigureAwait(false);
+                var all = await DeploymentHealth.ProbeAllAsync(cfg, TimeSpan.FromSeconds(1), stop).ConfigureAwait(false);
                 healthy = $"{all.Count(h => h.Healthy)}/{all.Count} healthy";
             }
             Console.WriteLine($"[{DateTime.Now:HH:mm:ss}] delivered {live.Rate,7:0} msg/s  total {live.Delivered,9}  p50 {live.P50,6:0.00} ms  p99 {live.P99,6:0.00} ms  | {healthy}");
-        }
+        }, ct);
     }
 
     /// <summary>The demo receiver's once-a-second JSON lines, as last seen.</summary>
