@@ -25,7 +25,7 @@ public sealed class ProjectDependencyTests
         ["SieveQ.Protocol"] = [],
         ["SieveQ.Rules"] = ["SieveQ.Sieve"],
         ["SieveQ.Bft.Simulation"] = ["SieveQ.Bft"],
-        ["SieveQ.Bft.Hosting"] = ["SieveQ.Bft"],
+        ["SieveQ.Bft.Hosting"] = ["SieveQ.Bft", "SieveQ.Transport"],
         ["SieveQ.Sieve.Hosting"] = ["SieveQ.Sieve"],
         ["SieveQ.Transport"] = [],
         ["SieveQ.Firewall"] = ["SieveQ.Policy"],
@@ -51,7 +51,7 @@ public sealed class ProjectDependencyTests
         ["SieveQ.Protocol"] = ["Google.Protobuf", "Grpc.Tools"],
         ["SieveQ.Transport"] = ["Google.Protobuf"],
         ["SieveQ.Firewall"] = ["Microsoft.Extensions.Logging.Abstractions"],
-        ["SieveQ.Cli"] = ["System.CommandLine"],
+        ["SieveQ.Cli"] = ["System.CommandLine", "ScottPlot"],
     };
 
     /// <summary>What a client application must not get with the SDK: the replica host, the WAL, the rules engine, deployment tooling.</summary>
