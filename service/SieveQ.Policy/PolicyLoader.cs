@@ -18,16 +18,4 @@ public static class PolicyLoader
         errors.AddRange(policy.Validate());
         return new PolicyEvaluation(snapshot.Source, snapshot.Fingerprint, errors.Count == 0 ? policy : null, [.. errors], [.. warnings]);
     }
-
-    /// <summary>Reads and judges a JSON mirror file once, without watching it; a missing file is an error here.</summary>
-    public static PolicyEvaluation EvaluateFile(string path)
-    {
-        ArgumentNullException.ThrowIfNull(path);
-        using var source = new JsonFilePolicySource(path);
-        if (!File.Exists(source.FullPath))
-        {
-            return new PolicyEvaluation(source.Name, "missing", null, [$"{source.FullPath}: no such file"], []);
-        }
-        return Evaluate(source.Read());
-    }
 }

@@ -10,10 +10,7 @@ namespace SieveQ.Cli.Tests;
 /// </summary>
 public sealed class ProjectDependencyTests
 {
-    /// <summary>
-    /// Deterministic classes only: what every replica must compute alike, and what the fuzzers instrument. (Policy is
-    /// pure in its references only so far: its registry and file sources are still to move; docs/architecture.md.)
-    /// </summary>
+    /// <summary>Deterministic classes only: what every replica must compute alike, and what the fuzzers instrument.</summary>
     private static readonly HashSet<string> Pure = ["SieveQ.Bft", "SieveQ.Sieve", "SieveQ.Policy", "SieveQ.Protocol"];
 
     /// <summary>Project → the projects it may reference directly.</summary>
@@ -28,7 +25,8 @@ public sealed class ProjectDependencyTests
         ["SieveQ.Bft.Hosting"] = ["SieveQ.Bft", "SieveQ.Transport"],
         ["SieveQ.Sieve.Hosting"] = ["SieveQ.Sieve"],
         ["SieveQ.Transport"] = [],
-        ["SieveQ.Firewall"] = ["SieveQ.Policy"],
+        ["SieveQ.Policy.Hosting"] = ["SieveQ.Policy"],
+        ["SieveQ.Firewall"] = ["SieveQ.Policy", "SieveQ.Policy.Hosting"],
         ["SieveQ.Sdk"] = ["SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Protocol", "SieveQ.Transport"],
         ["SieveQ.Deployment"] = ["SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Rules", "SieveQ.Bft.Hosting", "SieveQ.Protocol", "SieveQ.Transport"],
         ["SieveQ.PreSq"] = ["SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Deployment", "SieveQ.Protocol", "SieveQ.Transport", "SieveQ.Bft.Hosting"],
@@ -36,7 +34,7 @@ public sealed class ProjectDependencyTests
         ["SieveQ.Agent"] = ["SieveQ.Sdk", "SieveQ.Deployment", "SieveQ.Firewall"],
         ["SieveQ.Cli"] =
         [
-            "SieveQ.Bft", "SieveQ.Bft.Simulation", "SieveQ.Bft.Hosting", "SieveQ.ReplicaSq", "SieveQ.Firewall", "SieveQ.Policy",
+            "SieveQ.Bft", "SieveQ.Bft.Simulation", "SieveQ.Bft.Hosting", "SieveQ.ReplicaSq", "SieveQ.Firewall", "SieveQ.Policy", "SieveQ.Policy.Hosting",
             "SieveQ.PreSq", "SieveQ.Deployment", "SieveQ.Sieve.Hosting", "SieveQ.Rules", "SieveQ.Agent",
         ],
     };
@@ -47,7 +45,7 @@ public sealed class ProjectDependencyTests
     /// </summary>
     private static readonly Dictionary<string, string[]> AllowedPackages = new()
     {
-        ["SieveQ.Policy"] = ["Microsoft.Extensions.Logging.Abstractions"],
+        ["SieveQ.Policy.Hosting"] = ["Microsoft.Extensions.Logging.Abstractions"],
         ["SieveQ.Protocol"] = ["Google.Protobuf", "Grpc.Tools"],
         ["SieveQ.Transport"] = ["Google.Protobuf"],
         ["SieveQ.Firewall"] = ["Microsoft.Extensions.Logging.Abstractions"],
@@ -92,6 +90,41 @@ public sealed class ProjectDependencyTests
             var io = p.Packages.Except(AllowedPackages.GetValueOrDefault(name, [])).ToList();
             Assert.True(io.Count == 0, $"{name} references the packages {string.Join(", ", io)}");
         }
+    }
+
+    /// <summary>
+    /// What a pure project's code may not call: the disk, the registry, the clock, the environment, sleeping, and
+    /// randomness that no seed controls. (Process-wide state is caught by review: a static lock or cache does
+    /// not show in a name.)
+    /// </summary>
+    private static readonly System.Text.RegularExpressions.Regex ImpureCall = new(
+        @"\bFile\.|\bDirectory\.|\bFileStream\b|\bRegistry\b|Environment\.(GetEnvironmentVariable|TickCount|ProcessId|MachineName|CurrentDirectory|GetFolderPath)"
+        + @"|DateTime(Offset)?\.(Utc)?Now|\bStopwatch\b|\bTimeProvider\b|Thread\.Sleep|Task\.Delay|Random\.Shared|new Random\(\)|RandomNumberGenerator",
+        System.Text.RegularExpressions.RegexOptions.CultureInvariant);
+
+    [Fact]
+    public void Pure_projects_code_touches_no_disk_clock_environment_or_unseeded_randomness()
+    {
+        var projects = SrcProjects();
+        var problems = new List<string>();
+        foreach (var name in Pure)
+        {
+            var folder = Path.GetDirectoryName(projects[name].Path)!;
+            foreach (var file in Directory.EnumerateFiles(folder, "*.cs", SearchOption.AllDirectories)
+                .Where(f => !f.Split(Path.DirectorySeparatorChar).Any(part => part is "bin" or "obj")))
+            {
+                var lines = File.ReadAllLines(file);
+                for (var i = 0; i < lines.Length; i++)
+                {
+                    var code = lines[i].TrimStart();
+                    if (!code.StartsWith("//", StringComparison.Ordinal) && ImpureCall.Match(code) is { Success: true } m)
+                    {
+                        problems.Add($"{Path.GetRelativePath(RepositoryRoot(), file)}:{i + 1}: {m.Value}");
+                    }
+                }
+            }
+        }
+        Assert.True(problems.Count == 0, "pure code calls out of the process:" + Environment.NewLine + string.Join(Environment.NewLine, problems));
     }
 
     [Fact]

@@ -1,3 +1,4 @@
+using SieveQ.Policy.Hosting;
 using System.Collections.Immutable;
 using System.Net;
 using System.Security.Cryptography;

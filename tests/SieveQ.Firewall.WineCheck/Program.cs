@@ -1,3 +1,4 @@
+using SieveQ.Policy.Hosting;
 using System.ComponentModel;
 using System.Diagnostics;
 using System.Runtime.InteropServices;

@@ -1,3 +1,4 @@
+using SieveQ.Policy.Hosting;
 using System.Globalization;
 using System.Text.Json.Nodes;
 using Microsoft.Extensions.Logging;

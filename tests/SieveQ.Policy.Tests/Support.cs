@@ -1,3 +1,4 @@
+using SieveQ.Policy.Hosting;
 using System.Collections.Concurrent;
 using System.Diagnostics.Metrics;
 using System.Security.Cryptography;

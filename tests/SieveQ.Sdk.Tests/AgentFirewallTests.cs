@@ -1,3 +1,4 @@
+using SieveQ.Policy.Hosting;
 using System.Security.Cryptography;
 using System.Text;
 using SieveQ.Agent.Hosting;

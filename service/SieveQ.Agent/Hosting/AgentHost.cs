@@ -1,3 +1,4 @@
+using SieveQ.Policy.Hosting;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
@@ -123,7 +124,7 @@ public sealed class AgentHost : IAsyncDisposable
         return host;
     }
 
-    private static FirewallEnforcer StartFirewall(FirewallOptions options, SieveQ.Policy.PolicyMonitor? policy, ConnectedPeers peers,
+    private static FirewallEnforcer StartFirewall(FirewallOptions options, PolicyMonitor? policy, ConnectedPeers peers,
         PartyRegistry<SieveQSender> senders, PartyRegistry<HostedReceiver> receivers, ILoggerFactory logs)
     {
         var (bridge, unavailable) = DriverBridgeSelection.TryOpen(options, logs);
@@ -138,7 +139,7 @@ public sealed class AgentHost : IAsyncDisposable
     /// policy monitor only raises Applied for a complete, validated policy, so a refused edit keeps following
     /// the last good location.
     /// </summary>
-    private static PublishedRuleSetFollower FollowRuleSets(DeploymentConfig config, SieveQ.Policy.PolicyMonitor policy, TimeSpan pollInterval, ILoggerFactory logs)
+    private static PublishedRuleSetFollower FollowRuleSets(DeploymentConfig config, PolicyMonitor policy, TimeSpan pollInterval, ILoggerFactory logs)
     {
         var follower = new PublishedRuleSetFollower(config, logs.CreateLogger("SieveQ.Agent.RuleSets"), pollInterval: pollInterval);
         policy.Applied += (_, e) => follower.Follow(e.Applied.Policy.RuleSet?.Location, e.Applied.Policy.RuleSet?.SignerSpki);

@@ -1,3 +1,4 @@
+using SieveQ.Policy.Hosting;
 using SieveQ.Firewall.Enforcement;
 using SieveQ.Policy;
 using SieveQ.Sdk.Receiver;

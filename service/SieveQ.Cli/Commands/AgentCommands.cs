@@ -1,3 +1,4 @@
+using SieveQ.Policy.Hosting;
 using System.Buffers.Binary;
 using System.CommandLine;
 using System.Diagnostics;

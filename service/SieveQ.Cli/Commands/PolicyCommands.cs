@@ -1,3 +1,4 @@
+using SieveQ.Policy.Hosting;
 using System.CommandLine;
 using SieveQ.Policy;
 
@@ -53,7 +54,7 @@ internal static class PolicyCommands
         var cmd = new Command("check", "Validate a JSON policy file as the agent would, all errors at once.") { file };
         cmd.SetAction(parse =>
         {
-            var evaluation = PolicyLoader.EvaluateFile(parse.GetValue(file)!);
+            var evaluation = PolicyFiles.EvaluateFile(parse.GetValue(file)!);
             PrintWarnings(evaluation);
             if (!evaluation.IsValid)
             {

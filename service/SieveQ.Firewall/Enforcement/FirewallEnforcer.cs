@@ -1,3 +1,4 @@
+using SieveQ.Policy.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Firewall.Bridge;

@@ -1,6 +1,6 @@
 using System.Security.Cryptography;
 
-namespace SieveQ.Policy;
+namespace SieveQ.Policy.Hosting;
 
 /// <summary>
 /// The policy source off Windows: a JSON mirror of the registry layout (see <see cref="JsonPolicyMirror"/>).

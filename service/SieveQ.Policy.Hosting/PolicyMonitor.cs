@@ -1,7 +1,7 @@
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
-namespace SieveQ.Policy;
+namespace SieveQ.Policy.Hosting;
 
 /// <summary>
 /// Keeps the agent's policy in force. On every change it reads the whole source, validates it and only then

@@ -2,7 +2,7 @@ using System.Runtime.InteropServices;
 using System.Runtime.Versioning;
 using Microsoft.Win32.SafeHandles;
 
-namespace SieveQ.Policy;
+namespace SieveQ.Policy.Hosting;
 
 /// <summary>
 /// The Win32 calls behind <see cref="RegistryPolicySource"/>. Compiled on every platform, called only on

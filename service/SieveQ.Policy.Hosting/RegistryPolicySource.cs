@@ -4,7 +4,7 @@ using System.Runtime.Versioning;
 using System.Security;
 using Microsoft.Win32;
 
-namespace SieveQ.Policy;
+namespace SieveQ.Policy.Hosting;
 
 /// <summary>
 /// The policy source on Windows: HKLM\SOFTWARE\Policies\SieveQ as Group Policy writes it from
