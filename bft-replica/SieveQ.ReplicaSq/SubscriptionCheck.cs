@@ -11,7 +11,7 @@ namespace SieveQ.ReplicaSq;
 /// one signed by its ordering-client identity key (the key the cluster config pins), in both cases
 /// addressed to this replica and stamped within the freshness window of our clock, and not a replay: its
 /// time must not be older than the last one accepted from that subscriber, nor be that very subscription
-/// again (a recorded one, replayed within the window, used to replace the live stream). A subscriber that
+/// again (a recorded one, replayed within the window, would replace the live stream). A subscriber that
 /// subscribes twice in one millisecond still can: ECDSA signatures differ each time. Anything else ends the
 /// call with PermissionDenied (malformed bytes: InvalidArgument).
 /// </summary>

@@ -5,8 +5,8 @@ namespace SieveQ.Bft.Hosting.Transport;
 /// <summary>
 /// Request payloads this replica received straight from their clients, by (client, sequence), so that
 /// decoding the same request inside a leader's PROPOSE can share the array already held instead of
-/// copying the bytes into fresh heap. A follower otherwise copies every request twice; at full load
-/// that second copy was about 5% of a replica's CPU, most of it page faults on newly committed memory.
+/// copying the bytes into fresh heap. A follower otherwise copies every request twice, and at full load
+/// that second copy is a visible share of a replica's CPU (docs/design-figures.md).
 /// <para>
 /// Sharing happens only when the bytes in the PROPOSE are identical to the remembered ones, so what a
 /// decode returns never depends on what was remembered, only how much it allocates. An entry is taken

@@ -39,9 +39,9 @@ public sealed partial class ReplicaCore
             {
                 Counters.Add($"drop.{kind}.future-regency");
                 // Only the claimed leader's own message earns it a nudge: a nudge is a STOP naming that regency,
-                // which the leader counts as a wish, and one mutated WRITE from a Byzantine peer used to make a
-                // correct replica wish for regency 257 at its leader; with the liar's own wish that was f+1, the
-                // leader jumped there alone and the others could not form a quorum for minutes (seed 186613).
+                // which the leader counts as a wish. Were a peer's message enough, one mutated WRITE from a
+                // Byzantine peer would make a correct replica wish for a far regency at its leader; with the liar's
+                // own wish that is f+1, and the leader would jump there alone, out of reach of any quorum.
                 if (m.From == LeaderOf(regency))
                 {
                     NudgeLeaderOf(regency);
