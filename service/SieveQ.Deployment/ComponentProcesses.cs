@@ -47,24 +47,9 @@ public sealed class ComponentProcesses : IAsyncDisposable
         psi.UseShellExecute = false;
         psi.RedirectStandardOutput = true;
         psi.RedirectStandardError = true;
-        var log = new StreamWriter(LogPath(name), append: true) { AutoFlush = true };
+        var log = new ChildProcessLog(LogPath(name));
         var p = new Process { StartInfo = psi, EnableRaisingEvents = true };
-        p.OutputDataReceived += (_, e) =>
-        {
-            if (e.Data is null)
-            {
-                return;
-            }
-            if (onStdout is not null)
-            {
-                onStdout(e.Data);
-            }
-            else
-            {
-                Write(log, e.Data);
-            }
-        };
-        p.ErrorDataReceived += (_, e) => Write(log, e.Data);
+        log.Attach(p, onStdout);
         p.Exited += (_, _) =>
         {
             bool stopping;
@@ -77,10 +62,8 @@ public sealed class ComponentProcesses : IAsyncDisposable
                 Exited?.Invoke(name, SafeExitCode(p));
             }
         };
-        Write(log, $"---- {DateTime.UtcNow:O} start: {string.Join(' ', args)}");
-        p.Start();
-        p.BeginOutputReadLine();
-        p.BeginErrorReadLine();
+        log.Write($"---- {DateTime.UtcNow:O} start: {string.Join(' ', args)}");
+        log.Start(p);
         lock (_lock)
         {
             _children.Add((name, p));
@@ -206,25 +189,6 @@ public sealed class ComponentProcesses : IAsyncDisposable
         catch (InvalidOperationException)
         {
             return -1;
-        }
-    }
-
-    private static void Write(StreamWriter log, string? line)
-    {
-        if (line is null)
-        {
-            return;
-        }
-        lock (log)
-        {
-            try
-            {
-                log.WriteLine(line);
-            }
-            catch (ObjectDisposedException)
-            {
-                // the process exited and its log was closed
-            }
         }
     }
 

@@ -3,6 +3,7 @@ using System.Globalization;
 using Microsoft.Extensions.Logging;
 using SieveQ.Bft.Hosting.Config;
 using SieveQ.Bft.Hosting.Replica;
+using SieveQ.Deployment;
 
 namespace SieveQ.Cli.Commands;
 
@@ -74,35 +75,12 @@ internal sealed class ClusterProcesses(ClusterConfig config, string configPath) 
         psi.RedirectStandardOutput = true;
         psi.RedirectStandardError = true;
         var logPath = Path.Combine(config.BaseDirectory, $"replica-{id}{(extra.Length > 0 ? "-" + string.Join("", extra).Trim('-') : "")}.log");
-        var log = new StreamWriter(logPath, append: true) { AutoFlush = true };
+        var log = new ChildProcessLog(logPath);
         var p = new Process { StartInfo = psi, EnableRaisingEvents = true };
-        p.OutputDataReceived += (_, e) => Write(log, e.Data);
-        p.ErrorDataReceived += (_, e) => Write(log, e.Data);
-        p.Exited += (_, _) => { lock (log) { log.Dispose(); } };
-        p.Start();
-        p.BeginOutputReadLine();
-        p.BeginErrorReadLine();
+        log.Attach(p);
+        log.Start(p);
         _children.Add((id, p));
         return p;
-    }
-
-    private static void Write(StreamWriter log, string? line)
-    {
-        if (line is null)
-        {
-            return;
-        }
-        lock (log)
-        {
-            try
-            {
-                log.WriteLine(line);
-            }
-            catch (ObjectDisposedException)
-            {
-                // the process exited and its log was closed
-            }
-        }
     }
 
     /// <summary>How to run this same program with other arguments, whether it was started as an apphost or via `dotnet sieveq.dll`.</summary>
