@@ -99,6 +99,9 @@ public sealed partial class ReplicaHost : IAsyncDisposable
             LogRecovered(recovered.Count, _wal.Generation);
         }
         _core = new ReplicaCore(_config.Protocol, _self, _app, new EcdsaProofSigner(_identity), recovered, _clock.NowMs);
+        // What recovery restored is the first thing reported: a status written from the placeholder before the core
+        // loop's first drain would say instance 0, and a restarted replica would seem to have lost its log.
+        _status = Snapshot(_core, _clock.NowMs);
 
         foreach (var r in _config.Replicas.Where(r => r.Id != _self))
         {

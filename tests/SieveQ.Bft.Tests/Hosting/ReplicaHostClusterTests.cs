@@ -61,6 +61,46 @@ public sealed class ReplicaHostClusterTests
     }
 
     /// <summary>
+    /// A restarted replica's first status (and so the first status.json a supervisor reads) is what recovery
+    /// restored from its log, never the empty placeholder of a replica that has not drained yet.
+    /// </summary>
+    [Fact]
+    public async Task A_restarted_hosts_first_status_shows_what_it_recovered()
+    {
+        using var cluster = new TempCluster(replicas: 4, clients: 2, new ReplicaConfig { CheckpointInterval = 1000 }, durability: true);
+        var hosts = new List<ReplicaHost>();
+        long decided;
+        try
+        {
+            for (var i = 0; i < 4; i++)
+            {
+                var host = new ReplicaHost(cluster.Config, i, ClusterBootstrap.LoadKey(cluster.Config, i), new BenchmarkApplication(), NullLoggerFactory.Instance);
+                host.Start();
+                hosts.Add(host);
+            }
+            await using var client = new BftClient(cluster.Config, 4, ClusterBootstrap.LoadKey(cluster.Config, 4), new BftClientOptions { Window = 4 });
+            Assert.True(await client.WaitConnectedAsync(4, TimeSpan.FromSeconds(10)));
+            for (var i = 0; i < 20; i++)
+            {
+                await client.SubmitAsync(new byte[8], CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(30));
+            }
+            decided = hosts[0].Status.LastDecided;
+            Assert.True(decided > 0);
+        }
+        finally
+        {
+            foreach (var h in hosts)
+            {
+                await h.DisposeAsync();
+            }
+        }
+
+        await using var restarted = new ReplicaHost(cluster.Config, 0, ClusterBootstrap.LoadKey(cluster.Config, 0), new BenchmarkApplication(), NullLoggerFactory.Instance);
+        restarted.Start();
+        Assert.True(restarted.Status.LastDecided >= decided, $"first status after restart says {restarted.Status.LastDecided}, the log held {decided}");
+    }
+
+    /// <summary>
     /// Drains run on whichever thread queued the work when the core is idle (links' receive loops, the timer,
     /// the core loop), so this checks the property that makes that safe: the core, and so the application,
     /// is never entered by two threads at once. Two clients and three peer links feed each replica concurrently.
