@@ -86,10 +86,23 @@ for target in "${targets[@]}"; do
   dict=()
   [ -f "tests/fuzz/dict/$target.dict" ] && dict=(-x "tests/fuzz/dict/$target.dict")
   start=$(date +%s)
-  # -V stops afl after the budget; the outer timeout only catches an afl that fails to stop.
-  timeout --kill-after=10 $((seconds + 90)) afl-fuzz -i "$corpus" -o "$out" -t 2000 -m none -V "$seconds" "${dict[@]}" \
-    -- dotnet "$work/bin/SieveQ.Fuzz.dll" "$target" >"$work/afl-$target.log" 2>&1
-  rc=$?
+  for attempt in 1 2; do
+    # -V stops afl after the budget; the outer timeout only catches an afl that fails to stop.
+    timeout --kill-after=10 $((seconds + 90)) afl-fuzz -i "$corpus" -o "$out" -t 2000 -m none -V "$seconds" "${dict[@]}" \
+      -- dotnet "$work/bin/SieveQ.Fuzz.dll" "$target" >"$work/afl-$target.log" 2>&1
+    rc=$?
+    # On a machine at a load of 15 per core, afl's dry run once saw an empty coverage map for a target that
+    # runs fine alone ("No instrumentation detected"): a start-up that aborts before executing anything gets
+    # one more try. A target that really lacks instrumentation aborts twice and fails below.
+    if [ "$attempt" -eq 1 ] && [ "$rc" -ne 0 ] && grep -q "PROGRAM ABORT" "$work/afl-$target.log" \
+      && [ ! -s "$out/default/fuzzer_stats" ] && [ -z "$(ls "$out"/default/crashes/id:* 2>/dev/null)" ]; then
+      echo "afl-fuzz aborted before running: $(grep -A0 'PROGRAM ABORT' "$work/afl-$target.log" | sed 's/\x1b\[[0-9;]*m//g' | tr -s ' ' | head -1); trying once more"
+      rm -rf "$out"
+      sleep 5
+      continue
+    fi
+    break
+  done
   stats=$out/default/fuzzer_stats
   execs=$(stat_of execs_done "$stats"); execs=${execs:-0}
   paths=$(stat_of corpus_count "$stats"); paths=${paths:-$(stat_of paths_total "$stats")}; paths=${paths:-0}
