@@ -11,6 +11,8 @@ root.Subcommands.Add(ReplicaSqCommand.Build());
 root.Subcommands.Add(AgentCommands.Build());
 root.Subcommands.Add(AgentCommands.BuildDemo());
 root.Subcommands.Add(PreSqCommand.Build());
+root.Subcommands.Add(ControllerCommand.Build());
+root.Subcommands.Add(AdminCommands.Build());
 foreach (var c in DeployCommands.Build())
 {
     root.Subcommands.Add(c);

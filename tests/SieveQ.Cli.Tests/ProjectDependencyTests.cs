@@ -32,10 +32,11 @@ public sealed class ProjectDependencyTests
         ["SieveQ.PreSq"] = ["SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Deployment", "SieveQ.Protocol", "SieveQ.Transport", "SieveQ.Bft.Hosting"],
         ["SieveQ.ReplicaSq"] = ["SieveQ.Bft.Hosting", "SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Deployment", "SieveQ.Rules", "SieveQ.Protocol", "SieveQ.Transport"],
         ["SieveQ.Agent"] = ["SieveQ.Sdk", "SieveQ.Deployment", "SieveQ.Firewall"],
+        ["SieveQ.Controller"] = ["SieveQ.Deployment", "SieveQ.Protocol", "SieveQ.Transport"],
         ["SieveQ.Cli"] =
         [
             "SieveQ.Bft", "SieveQ.Bft.Simulation", "SieveQ.Bft.Hosting", "SieveQ.ReplicaSq", "SieveQ.Firewall", "SieveQ.Policy", "SieveQ.Policy.Hosting",
-            "SieveQ.PreSq", "SieveQ.Deployment", "SieveQ.Sieve.Hosting", "SieveQ.Rules", "SieveQ.Agent",
+            "SieveQ.PreSq", "SieveQ.Deployment", "SieveQ.Sieve.Hosting", "SieveQ.Rules", "SieveQ.Agent", "SieveQ.Controller",
         ],
     };
 

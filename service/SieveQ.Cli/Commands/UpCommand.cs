@@ -2,6 +2,7 @@ using System.CommandLine;
 using System.Globalization;
 using System.Text.Json;
 using SieveQ.Cli.Running;
+using SieveQ.Controller;
 using SieveQ.Deployment;
 using SieveQ.Rules;
 
@@ -76,6 +77,16 @@ internal static class UpCommand
                 Console.Error.WriteLine($"error: {e.Message}");
                 return 1;
             }
+            ControllerConfig controller;
+            try
+            {
+                controller = ControllerConfig.EnsureLocal(cfg);
+            }
+            catch (DeploymentException e)
+            {
+                Console.Error.WriteLine($"error: {e.Message}");
+                return 1;
+            }
             DeployCommands.PrintEndpoints(cfg);
             var logs = Path.Combine(d, "logs");
             Console.WriteLine($"  logs           {logs}");
@@ -88,6 +99,7 @@ internal static class UpCommand
             {
                 var started = DateTime.UtcNow;
                 await LocalDeploymentLauncher.LaunchAsync(cfg, processes, new LaunchOptions { LogLevel = parse.GetValue(logLevel)! }, stop.Token).ConfigureAwait(false);
+                await StartControllerAsync(cfg, controller, processes, parse.GetValue(logLevel)!, stop.Token).ConfigureAwait(false);
                 Console.WriteLine($"all components healthy after {(DateTime.UtcNow - started).TotalSeconds:0.0} s; Ctrl-C stops everything");
                 StartDemo(cfg, processes, live, r, bytes);
                 await ReportAsync(cfg, live, stop.Token).ConfigureAwait(false);
@@ -108,6 +120,20 @@ internal static class UpCommand
             return 0;
         });
         return cmd;
+    }
+
+    /// <summary>The controller, once the components it watches are up; `sieveq admin --key DIR/keys/management-*.pem` talks to it.</summary>
+    private static async Task StartControllerAsync(DeploymentConfig cfg, ControllerConfig controller, ComponentProcesses processes, string logLevel, CancellationToken ct)
+    {
+        processes.Start("controller", ["controller", "--deployment", cfg.BaseDirectory, "--log-level", logLevel]);
+        var healthy = await DeploymentHealth.WaitHealthyAsync(
+            async () => [await DeploymentHealth.ProbeAsync("controller", "controller", controller.Url, ControllerNames.Service, TimeSpan.FromSeconds(1), ct).ConfigureAwait(false)],
+            TimeSpan.FromSeconds(30), ct).ConfigureAwait(false);
+        if (!healthy)
+        {
+            throw new DeploymentException($"the controller did not answer on {controller.Url} within 30 s (see {processes.LogPath("controller")})");
+        }
+        Console.WriteLine($"  controller     {controller.Url}  (sieveq admin status --deployment {cfg.BaseDirectory} --key {ControllerConfig.LocalKeyFile(cfg, Controller.Access.ManagementRole.Viewer)})");
     }
 
     private static void StartDemo(DeploymentConfig cfg, ComponentProcesses processes, LiveFigures live, int rate, int size)

@@ -1,0 +1,134 @@
+using System.CommandLine;
+using System.Globalization;
+using SieveQ.Controller;
+using SieveQ.Deployment;
+using SieveQ.Transport;
+
+namespace SieveQ.Cli.Commands;
+
+/// <summary>
+/// `sieveq admin status|audit|quarantine|readmit --key FILE`: the controller's management API, each request signed with
+/// the caller's key (the controller checks it is pinned and what its role allows). Exit codes: 0 done, 1 refused or
+/// unreachable, 2 usage, 3 recorded but not applied.
+/// </summary>
+internal static class AdminCommands
+{
+    public static Command Build()
+    {
+        var admin = new Command("admin", "Manage a running deployment through its controller (signed, role-checked, audited).");
+        admin.Subcommands.Add(Status());
+        admin.Subcommands.Add(Audit());
+        admin.Subcommands.Add(SenderAction("quarantine", "Ask the controller to quarantine a sender (operator)."));
+        admin.Subcommands.Add(SenderAction("readmit", "Ask the controller to end a sender's quarantine (operator)."));
+        return admin;
+    }
+
+    private sealed record Common(Option<FileInfo> Key, Option<string?> Controller, Option<DirectoryInfo> Deployment);
+
+    private static Common AddCommon(Command cmd)
+    {
+        var key = new Option<FileInfo>("--key") { Description = "Your management key (PEM; a local deployment's are keys/management-{administrator,operator,viewer}.pem).", Required = true };
+        var controller = new Option<string?>("--controller") { Description = "The controller's URL (default: the one in the deployment's controller.json)." };
+        var deployment = new Option<DirectoryInfo>("--deployment") { Description = "Deployment directory, to find the controller's URL.", DefaultValueFactory = _ => new DirectoryInfo(Path.Combine(".sieveq", "local")) };
+        cmd.Options.Add(key);
+        cmd.Options.Add(controller);
+        cmd.Options.Add(deployment);
+        return new Common(key, controller, deployment);
+    }
+
+    private static Command Status()
+    {
+        var cmd = new Command("status", "Every component's health as the controller sees it, and the audit log's head (viewer).");
+        var common = AddCommon(cmd);
+        cmd.SetAction((parse, ct) => CallAsync(parse, common, async client =>
+        {
+            var status = await client.StatusAsync(ct).ConfigureAwait(false);
+            Console.WriteLine($"caller      {status.Caller}");
+            foreach (var c in status.Components)
+            {
+                var state = c.Healthy ? "healthy" : c.Reachable ? "UNHEALTHY" : "DOWN";
+                Console.WriteLine($"{c.Component,-11} {c.Name,-14} {state,-9} {c.Endpoint}  {c.Detail}");
+            }
+            Console.WriteLine($"{status.Components.Count(c => c.Healthy)}/{status.Components.Count} components healthy");
+            Console.WriteLine($"audit log   record {status.AuditLastSequence}, hash {status.AuditLastHash}");
+            return 0;
+        }));
+        return cmd;
+    }
+
+    private static Command Audit()
+    {
+        var count = new Option<int>("--count") { Description = $"How many of the newest records (at most {ManagementApi.MaxAuditTail}).", DefaultValueFactory = _ => 20 };
+        var cmd = new Command("audit", "The newest records of the controller's audit log (viewer).") { count };
+        var common = AddCommon(cmd);
+        cmd.SetAction((parse, ct) => CallAsync(parse, common, async client =>
+        {
+            var tail = await client.AuditTailAsync(parse.GetValue(count), ct).ConfigureAwait(false);
+            foreach (var e in tail.Entries)
+            {
+                var time = DateTimeOffset.FromUnixTimeMilliseconds(e.TimeUnixMs).UtcDateTime.ToString("yyyy-MM-dd HH:mm:ss.fff", CultureInfo.InvariantCulture);
+                Console.WriteLine($"{e.Sequence,6} {time}Z  {e.Actor}  {e.Action} {e.Target}: {e.Outcome}  [{e.Hash[..16]}]");
+            }
+            return 0;
+        }));
+        return cmd;
+    }
+
+    private static Command SenderAction(string name, string description)
+    {
+        var sender = new Option<uint>("--sender") { Description = "The sender's id.", Required = true };
+        var reason = new Option<string>("--reason") { Description = "Why (recorded in the audit log, up to 200 characters).", DefaultValueFactory = _ => "" };
+        var cmd = new Command(name, description) { sender, reason };
+        var common = AddCommon(cmd);
+        cmd.SetAction((parse, ct) => CallAsync(parse, common, async client =>
+        {
+            var s = parse.GetValue(sender);
+            var r = parse.GetValue(reason) ?? "";
+            var reply = name == "quarantine"
+                ? await client.QuarantineSenderAsync(s, r, ct).ConfigureAwait(false)
+                : await client.ReadmitSenderAsync(s, r, ct).ConfigureAwait(false);
+            Console.WriteLine($"{(reply.Applied ? "applied" : "NOT applied")} (audit record {reply.AuditSequence}): {reply.Status}");
+            return reply.Applied ? 0 : 3;
+        }));
+        return cmd;
+    }
+
+    private static async Task<int> CallAsync(ParseResult parse, Common common, Func<ManagementClient, Task<int>> call)
+    {
+        Uri url;
+        System.Security.Cryptography.ECDsa key;
+        try
+        {
+            var text = parse.GetValue(common.Controller) ?? ControllerConfig.Load(parse.GetValue(common.Deployment)!.FullName).Url;
+            if (!Uri.TryCreate(text, UriKind.Absolute, out url!) || url.Scheme != Uri.UriSchemeHttp)
+            {
+                await Console.Error.WriteLineAsync($"error: '{text}' is not an http:// URL").ConfigureAwait(false);
+                return 2;
+            }
+            key = ManagementKeyFile.Read(parse.GetValue(common.Key)!.FullName);
+        }
+        catch (DeploymentException e)
+        {
+            await Console.Error.WriteLineAsync($"error: {e.Message}").ConfigureAwait(false);
+            return 2;
+        }
+        using (key)
+        using (var client = new ManagementClient(url, key))
+        {
+            try
+            {
+                return await call(client).ConfigureAwait(false);
+            }
+            catch (GrpcCallException e)
+            {
+                await Console.Error.WriteLineAsync($"refused by {url}: {e.Message}").ConfigureAwait(false);
+                return 1;
+            }
+            catch (HttpRequestException e)
+            {
+                await Console.Error.WriteLineAsync($"cannot reach the controller at {url}: {e.Message}").ConfigureAwait(false);
+                return 1;
+            }
+        }
+    }
+}

@@ -1,0 +1,26 @@
+namespace SieveQ.Controller.Access;
+
+/// <summary>What a management caller may do; each role includes the ones below it.</summary>
+public enum ManagementRole
+{
+    /// <summary>Reads: status, audit log.</summary>
+    Viewer = 1,
+
+    /// <summary>Day-to-day changes: quarantine and readmit senders.</summary>
+    Operator = 2,
+
+    /// <summary>Everything, including (later) enrolment and the controller's own configuration.</summary>
+    Administrator = 3,
+}
+
+/// <summary>One pinned caller: a name for people, a role, and the public key that proves it is them.</summary>
+public sealed record PinnedCaller(string Name, ManagementRole Role, byte[] PublicKeySpki)
+{
+    public string KeyId => ManagementSignature.KeyIdOf(PublicKeySpki);
+}
+
+/// <summary>A caller the controller authenticated: how it appears in the audit log.</summary>
+public sealed record CallerIdentity(string KeyId, string Name, ManagementRole Role)
+{
+    public string AuditActor => $"key {KeyId} ({Name}, {Role.ToString().ToLowerInvariant()})";
+}

@@ -1,0 +1,187 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Security.Cryptography;
+using System.Text.Json;
+using System.Text.Json.Serialization;
+using SieveQ.Controller.Access;
+using SieveQ.Deployment;
+
+namespace SieveQ.Controller;
+
+/// <summary>One entry of <c>controller.json</c>'s caller list.</summary>
+public sealed record ControllerCallerEntry
+{
+    public required string Name { get; init; }
+    public required ManagementRole Role { get; init; }
+    /// <summary>Base64 DER SubjectPublicKeyInfo of the caller's ECDSA P-256 key.</summary>
+    public required string PublicKey { get; init; }
+}
+
+/// <summary>
+/// <c>controller.json</c> in the deployment directory: where the controller listens, where its audit log lives, and
+/// the pinned management callers with their roles. It has the same standing as <c>deployment.json</c> (which pins the
+/// administrator key for rule sets): it lives with the controller, is written by `sieveq up` / the administrator,
+/// and a caller's role is what this file says, never what a request says.
+/// </summary>
+public sealed record ControllerConfig
+{
+    public const string FileName = "controller.json";
+    private const long MaxBytes = 1024 * 1024;
+    private const int MaxCallers = 1024;
+
+    private static readonly JsonSerializerOptions Options = new()
+    {
+        PropertyNamingPolicy = JsonNamingPolicy.CamelCase,
+        WriteIndented = true,
+        ReadCommentHandling = JsonCommentHandling.Skip,
+        AllowTrailingCommas = true,
+        UnmappedMemberHandling = JsonUnmappedMemberHandling.Disallow,
+        Converters = { new JsonStringEnumConverter(JsonNamingPolicy.CamelCase, allowIntegerValues: false) },
+    };
+
+    public required string Url { get; init; }
+    public string AuditDirectory { get; init; } = Path.Combine("data", "controller", "audit");
+    public long MaxAuditFileBytes { get; init; } = 16 * 1024 * 1024;
+    public required IReadOnlyList<ControllerCallerEntry> Callers { get; init; }
+
+    public IReadOnlyList<PinnedCaller> PinnedCallers() =>
+        Callers.Select(c => new PinnedCaller(c.Name, c.Role, Convert.FromBase64String(c.PublicKey))).ToList();
+
+    public static string PathIn(string deploymentDirectory) => Path.Combine(deploymentDirectory, FileName);
+
+    public static ControllerConfig Load(string deploymentDirectory)
+    {
+        var path = PathIn(deploymentDirectory);
+        if (!File.Exists(path))
+        {
+            throw new DeploymentException($"{path}: no controller configuration (`sieveq up` creates one for a local deployment)");
+        }
+        if (new FileInfo(path).Length > MaxBytes)
+        {
+            throw new DeploymentException($"{path}: larger than {MaxBytes} bytes");
+        }
+        ControllerConfig? cfg;
+        try
+        {
+            cfg = JsonSerializer.Deserialize<ControllerConfig>(File.ReadAllText(path), Options);
+        }
+        catch (JsonException e)
+        {
+            throw new DeploymentException($"{path}: {e.Message}", e);
+        }
+        if (cfg is null || cfg.Callers is null || cfg.Callers.Count > MaxCallers || !Uri.TryCreate(cfg.Url, UriKind.Absolute, out var u) || u.Scheme != Uri.UriSchemeHttp)
+        {
+            throw new DeploymentException($"{path}: needs an http:// url and at most {MaxCallers} callers");
+        }
+        foreach (var c in cfg.Callers)
+        {
+            try
+            {
+                using var key = ECDsa.Create();
+                key.ImportSubjectPublicKeyInfo(Convert.FromBase64String(c.PublicKey), out _);
+            }
+            catch (Exception e) when (e is FormatException or CryptographicException)
+            {
+                throw new DeploymentException($"{path}: caller '{c.Name}': publicKey is not a base64 ECDSA P-256 SubjectPublicKeyInfo", e);
+            }
+        }
+        return cfg;
+    }
+
+    public void Save(string deploymentDirectory)
+    {
+        var path = PathIn(deploymentDirectory);
+        var tmp = path + ".tmp";
+        File.WriteAllText(tmp, JsonSerializer.Serialize(this, Options));
+        File.Move(tmp, path, overwrite: true);
+    }
+
+    /// <summary>The key file of a local deployment's caller of <paramref name="role"/> (private, in the deployment's key folder).</summary>
+    public static string LocalKeyFile(DeploymentConfig deployment, ManagementRole role)
+    {
+        ArgumentNullException.ThrowIfNull(deployment);
+        return Path.Combine(deployment.Resolve(deployment.KeyDirectory), $"management-{role.ToString().ToLowerInvariant()}.pem");
+    }
+
+    /// <summary>
+    /// For a local deployment (`sieveq up`): a controller.json with a free loopback port and one administrator, one
+    /// operator and one viewer key, private keys written only into the deployment's key folder (owner-only). Kept as
+    /// it is when it exists.
+    /// </summary>
+    public static ControllerConfig EnsureLocal(DeploymentConfig deployment)
+    {
+        ArgumentNullException.ThrowIfNull(deployment);
+        if (File.Exists(PathIn(deployment.BaseDirectory)))
+        {
+            return Load(deployment.BaseDirectory);
+        }
+        var callers = new List<ControllerCallerEntry>();
+        foreach (var role in (ManagementRole[])[ManagementRole.Administrator, ManagementRole.Operator, ManagementRole.Viewer])
+        {
+            var keyFile = LocalKeyFile(deployment, role);
+            using var key = File.Exists(keyFile) ? ManagementKeyFile.Read(keyFile) : ManagementKeyFile.Create(keyFile);
+            callers.Add(new ControllerCallerEntry
+            {
+                Name = role.ToString().ToLowerInvariant(),
+                Role = role,
+                PublicKey = Convert.ToBase64String(key.ExportSubjectPublicKeyInfo()),
+            });
+        }
+        var cfg = new ControllerConfig { Url = $"http://127.0.0.1:{FreeLoopbackPort()}", Callers = callers };
+        cfg.Save(deployment.BaseDirectory);
+        return cfg;
+    }
+
+    private static int FreeLoopbackPort()
+    {
+        using var probe = new TcpListener(IPAddress.Loopback, 0);
+        probe.Start();
+        return ((IPEndPoint)probe.LocalEndpoint).Port;
+    }
+}
+
+/// <summary>A management caller's private key: an unencrypted PKCS#8 PEM, readable by its owner only.</summary>
+public static class ManagementKeyFile
+{
+    private const long MaxBytes = 16 * 1024;
+
+    public static ECDsa Read(string path)
+    {
+        if (!File.Exists(path) || new FileInfo(path).Length > MaxBytes)
+        {
+            throw new DeploymentException($"{path}: no management key file (or larger than {MaxBytes} bytes)");
+        }
+        var key = ECDsa.Create();
+        try
+        {
+            key.ImportFromPem(File.ReadAllText(path));
+        }
+        catch (Exception e) when (e is ArgumentException or CryptographicException)
+        {
+            key.Dispose();
+            throw new DeploymentException($"{path}: not an ECDSA private key in PEM ({e.Message})", e);
+        }
+        if (key.KeySize != 256)
+        {
+            key.Dispose();
+            throw new DeploymentException($"{path}: not a P-256 key");
+        }
+        return key;
+    }
+
+    public static ECDsa Create(string path)
+    {
+        Directory.CreateDirectory(Path.GetDirectoryName(Path.GetFullPath(path))!);
+        var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
+        var options = new FileStreamOptions { Mode = FileMode.CreateNew, Access = FileAccess.Write };
+        if (!OperatingSystem.IsWindows())
+        {
+            options.UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite;
+        }
+        using (var file = new StreamWriter(path, System.Text.Encoding.ASCII, options))
+        {
+            file.Write(key.ExportPkcs8PrivateKeyPem());
+        }
+        return key;
+    }
+}

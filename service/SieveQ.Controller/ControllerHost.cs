@@ -1,0 +1,111 @@
+using Microsoft.AspNetCore.Builder;
+using Microsoft.Extensions.Logging;
+using SieveQ.Controller.Access;
+using SieveQ.Controller.Audit;
+using SieveQ.Deployment;
+using SieveQ.Transport.Hardening;
+
+namespace SieveQ.Controller;
+
+public sealed record ControllerHostOptions
+{
+    public CallerAuthenticatorOptions Authentication { get; init; } = new();
+    public AuditLogOptions Audit { get; init; } = new();
+    public int MaxConnectionsPerSource { get; init; } = 16;
+
+    /// <summary>A management endpoint has a handful of callers: small limits keep a flood from costing much.</summary>
+    public KestrelLimits KestrelLimits { get; init; } = new()
+    {
+        MaxConnections = 256,
+        KeepAliveTimeout = TimeSpan.FromSeconds(60),
+        RequestHeadersTimeout = TimeSpan.FromSeconds(10),
+        MaxStreamsPerConnection = 16,
+        MaxMessageBytes = ManagementApi.MaxRequestBytes,
+        KeepAlivePingDelay = TimeSpan.FromSeconds(30),
+        KeepAlivePingTimeout = TimeSpan.FromSeconds(20),
+        MaxRequestHeadersTotalBytes = 16 * 1024,
+        MaxRequestHeaderCount = 32,
+        MaxRequestHeaderFieldBytes = 8 * 1024,
+    };
+}
+
+/// <summary>
+/// The controller process's core: opens (and verifies) the audit log, pins the callers of <c>controller.json</c>, and
+/// serves the <see cref="ManagementApi"/> on the hardened Kestrel HTTP/2 listener at the configured URL.
+/// </summary>
+public sealed class ControllerHost : IAsyncDisposable
+{
+    private readonly WebApplication _web;
+
+    private readonly CallerAuthenticator _authenticator;
+
+    private ControllerHost(WebApplication web, CallerAuthenticator authenticator, AuditLog audit, Uri url)
+    {
+        _web = web;
+        _authenticator = authenticator;
+        Audit = audit;
+        Url = url;
+    }
+
+    public AuditLog Audit { get; }
+    public Uri Url { get; }
+
+    /// <summary>
+    /// Builds the host. <paramref name="probe"/> answers Status (normally <see cref="DeploymentHealth.ProbeAllAsync"/>
+    /// over the deployment); <paramref name="auditDirectory"/> is where the log lives.
+    /// </summary>
+    public static ControllerHost Create(Uri url, IReadOnlyList<PinnedCaller> callers, string auditDirectory,
+        Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> probe, ILoggerFactory logs, ControllerHostOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(url);
+        options ??= new ControllerHostOptions();
+        var audit = AuditLog.Open(auditDirectory, options.Audit);
+        CallerAuthenticator? authenticator = null;
+        try
+        {
+            authenticator = new CallerAuthenticator(callers, options.Authentication);
+            var api = new ManagementApi(authenticator, audit, probe);
+            var web = HardenedWebApplication.CreateBuilder(typeof(ControllerHost).Assembly, logs, url, options.KestrelLimits,
+                new SourceConnectionLimiter(options.MaxConnectionsPerSource), new PrefaceDeadline(options.KestrelLimits.RequestHeadersTimeout));
+            var app = web.Build();
+            api.Map(app);
+            return new ControllerHost(app, authenticator, audit, url);
+        }
+        catch
+        {
+            authenticator?.Dispose();
+            audit.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>The controller of a deployment directory: its controller.json, its audit log, health probes of its components.</summary>
+    public static ControllerHost ForDeployment(string deploymentDirectory, ILoggerFactory logs, ControllerHostOptions? options = null)
+    {
+        var deployment = DeploymentFile.Load(deploymentDirectory);
+        var cfg = ControllerConfig.Load(deployment.BaseDirectory);
+        options ??= new ControllerHostOptions();
+        options = options with { Audit = options.Audit with { MaxFileBytes = cfg.MaxAuditFileBytes } };
+        return Create(new Uri(cfg.Url), cfg.PinnedCallers(), deployment.Resolve(cfg.AuditDirectory),
+            ct => DeploymentHealth.ProbeAllAsync(deployment, TimeSpan.FromSeconds(2), ct), logs, options);
+    }
+
+    public async Task StartAsync(CancellationToken ct = default)
+    {
+        await _web.StartAsync(ct).ConfigureAwait(false);
+        await Audit.AppendAsync("controller", "start", Url.ToString(), $"serving; audit log verified up to record {Audit.LastSequence}", ct).ConfigureAwait(false);
+    }
+
+    public async Task StopAsync(CancellationToken ct = default)
+    {
+        await _web.StopAsync(ct).ConfigureAwait(false);
+        await Audit.AppendAsync("controller", "stop", Url.ToString(), "stopped", ct).ConfigureAwait(false);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await _web.DisposeAsync().ConfigureAwait(false);
+        await Audit.DisposeAsync().ConfigureAwait(false);
+        _authenticator.Dispose();
+    }
+}

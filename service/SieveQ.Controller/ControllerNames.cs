@@ -1,0 +1,15 @@
+namespace SieveQ.Controller;
+
+/// <summary>gRPC service and method names of sieveq.v1.Controller (controller.proto is the reference).</summary>
+public static class ControllerNames
+{
+    public const string Service = "sieveq.v1.Controller";
+    public const string Health = "Health";
+    public const string Status = "Status";
+    public const string AuditTail = "AuditTail";
+    public const string QuarantineSender = "QuarantineSender";
+    public const string ReadmitSender = "ReadmitSender";
+
+    /// <summary>What a signature names: the full method, so a signed request is good for that method only.</summary>
+    public static string FullMethod(string method) => Service + "/" + method;
+}

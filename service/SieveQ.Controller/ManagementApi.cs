@@ -1,0 +1,174 @@
+using Google.Protobuf;
+using Microsoft.AspNetCore.Routing;
+using SieveQ.Controller.Access;
+using SieveQ.Controller.Audit;
+using SieveQ.Deployment;
+using SieveQ.Protocol.V1;
+using SieveQ.Transport;
+
+namespace SieveQ.Controller;
+
+/// <summary>
+/// The management API, sieveq.v1.Controller: every call authenticated by <see cref="CallerAuthenticator"/> and its role
+/// checked here, on the server, before anything else happens; every change request (allowed or refused for its role)
+/// written to the <see cref="AuditLog"/> with the caller before it is answered. Reads are not audited: they change
+/// nothing, and auditing them would let a viewer grow the log at will.
+/// </summary>
+public sealed class ManagementApi
+{
+    /// <summary>A management request is a few hundred bytes; this leaves room and bounds what an unauthenticated peer can send.</summary>
+    public const int MaxRequestBytes = 64 * 1024;
+    public const int MaxAuditTail = 1000;
+
+    /// <summary>
+    /// Why a quarantine or readmission is recorded but not carried out: there is no ordered command for it. The
+    /// replicas take only rule-set commands (kind 0x05) from an administrator through the ordering; a sender's
+    /// quarantine is decided by the replicas' own suspicion counters, and nothing lets the controller set one.
+    /// </summary>
+    public const string SenderActionNotApplied =
+        "not yet applied: the ordering has no operator quarantine/readmit command (replicas accept only rule-set commands, kind 0x05), so the sieve is unchanged; the request is recorded in the audit log";
+
+    private readonly CallerAuthenticator _authenticator;
+    private readonly AuditLog _audit;
+    private readonly Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> _probe;
+    private readonly TimeSpan _readTimeout;
+
+    public ManagementApi(CallerAuthenticator authenticator, AuditLog audit, Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> probe, TimeSpan? readTimeout = null)
+    {
+        _authenticator = authenticator;
+        _audit = audit;
+        _probe = probe;
+        _readTimeout = readTimeout ?? TimeSpan.FromSeconds(10);
+    }
+
+    public void Map(IEndpointRouteBuilder routes)
+    {
+        routes.MapGrpcMethod<HealthRequest, HealthReply>(ControllerNames.Service, ControllerNames.Health, HealthRequest.Parser, HealthAsync, 1024);
+        routes.MapGrpcMethod<SignedManagementRequest, ControllerStatusReply>(ControllerNames.Service, ControllerNames.Status, SignedManagementRequest.Parser,
+            call => HandleAsync(call, ControllerNames.Status, ManagementRole.Viewer, ControllerStatusRequest.Parser, audited: false, StatusAsync), MaxRequestBytes);
+        routes.MapGrpcMethod<SignedManagementRequest, AuditTailReply>(ControllerNames.Service, ControllerNames.AuditTail, SignedManagementRequest.Parser,
+            call => HandleAsync(call, ControllerNames.AuditTail, ManagementRole.Viewer, AuditTailRequest.Parser, audited: false, AuditTailAsync), MaxRequestBytes);
+        routes.MapGrpcMethod<SignedManagementRequest, ManagementActionReply>(ControllerNames.Service, ControllerNames.QuarantineSender, SignedManagementRequest.Parser,
+            call => HandleAsync(call, ControllerNames.QuarantineSender, ManagementRole.Operator, SenderActionRequest.Parser, audited: true,
+                (caller, request, ct) => SenderActionAsync(caller, "quarantine-sender", request, ct)), MaxRequestBytes);
+        routes.MapGrpcMethod<SignedManagementRequest, ManagementActionReply>(ControllerNames.Service, ControllerNames.ReadmitSender, SignedManagementRequest.Parser,
+            call => HandleAsync(call, ControllerNames.ReadmitSender, ManagementRole.Operator, SenderActionRequest.Parser, audited: true,
+                (caller, request, ct) => SenderActionAsync(caller, "readmit-sender", request, ct)), MaxRequestBytes);
+    }
+
+    private async Task HandleAsync<TBody, TReply>(GrpcServerCall<SignedManagementRequest, TReply> call, string method, ManagementRole required,
+        MessageParser<TBody> bodyParser, bool audited, Func<CallerIdentity, TBody, CancellationToken, Task<TReply>> action)
+        where TBody : class, IMessage<TBody>
+        where TReply : class, IMessage<TReply>
+    {
+        var request = await ReadOneAsync(call).ConfigureAwait(false);
+        var caller = _authenticator.Authenticate(ControllerNames.FullMethod(method), request);
+        TBody body;
+        try
+        {
+            body = bodyParser.ParseFrom(request.Body);
+        }
+        catch (InvalidProtocolBufferException e)
+        {
+            throw new GrpcCallException(GrpcStatusCode.InvalidArgument, $"the request body is not a {typeof(TBody).Name}: {e.Message}");
+        }
+        if (caller.Role < required)
+        {
+            if (audited)
+            {
+                // A refused change attempt by a known key is worth a record: it is either a mistake or a probe.
+                await _audit.AppendAsync(caller.AuditActor, AuditAction(method), AuditTarget(body), "refused: " + CallerAuthenticator.RoleRefusal(caller, required),
+                    call.CallAborted).ConfigureAwait(false);
+            }
+            CallerAuthenticator.RequireRole(caller, required);
+        }
+        var reply = await action(caller, body, call.CallAborted).ConfigureAwait(false);
+        await call.WriteAsync(reply, ct: call.CallAborted).ConfigureAwait(false);
+    }
+
+    private async Task<ControllerStatusReply> StatusAsync(CallerIdentity caller, ControllerStatusRequest request, CancellationToken ct)
+    {
+        var components = await _probe(ct).ConfigureAwait(false);
+        var reply = new ControllerStatusReply
+        {
+            AuditLastSequence = _audit.LastSequence,
+            AuditLastHash = Convert.ToHexStringLower(_audit.LastHash),
+            Caller = $"{caller.KeyId} ({caller.Name}, {caller.Role.ToString().ToLowerInvariant()})",
+        };
+        foreach (var h in components)
+        {
+            var c = new ComponentStatus { Component = h.Component, Name = h.Name, Endpoint = h.Endpoint, Reachable = h.Reachable, Healthy = h.Healthy, Detail = h.Detail };
+            foreach (var (name, value) in h.Counters)
+            {
+                c.Counters[name] = value;
+            }
+            reply.Components.Add(c);
+        }
+        return reply;
+    }
+
+    private Task<AuditTailReply> AuditTailAsync(CallerIdentity caller, AuditTailRequest request, CancellationToken ct)
+    {
+        var count = request.Count == 0 ? 20 : (int)Math.Min(request.Count, MaxAuditTail);
+        var reply = new AuditTailReply();
+        foreach (var r in _audit.Tail(count))
+        {
+            reply.Entries.Add(new AuditEntry
+            {
+                Sequence = r.Sequence,
+                TimeUnixMs = r.TimeUnixMs,
+                Actor = r.Actor,
+                Action = r.Action,
+                Target = r.Target,
+                Outcome = r.Outcome,
+                PreviousHash = Convert.ToHexStringLower(r.PreviousHash),
+                Hash = Convert.ToHexStringLower(r.Hash),
+            });
+        }
+        return Task.FromResult(reply);
+    }
+
+    private async Task<ManagementActionReply> SenderActionAsync(CallerIdentity caller, string action, SenderActionRequest request, CancellationToken ct)
+    {
+        if (request.Reason.Length > 200)
+        {
+            throw new GrpcCallException(GrpcStatusCode.InvalidArgument, "the reason is limited to 200 characters");
+        }
+        var record = await _audit.AppendAsync(caller.AuditActor, action, AuditTarget(request), SenderActionNotApplied, ct).ConfigureAwait(false);
+        return new ManagementActionReply { Applied = false, Status = SenderActionNotApplied, AuditSequence = record.Sequence };
+    }
+
+    private static string AuditAction(string method) => method switch
+    {
+        ControllerNames.QuarantineSender => "quarantine-sender",
+        ControllerNames.ReadmitSender => "readmit-sender",
+        _ => method,
+    };
+
+    private static string AuditTarget(IMessage body) => body switch
+    {
+        SenderActionRequest s => string.IsNullOrEmpty(s.Reason) ? $"sender {s.Sender}" : $"sender {s.Sender} (reason: {Truncate(s.Reason, 200)})",
+        _ => "-",
+    };
+
+    private static string Truncate(string s, int max) => s.Length <= max ? s : s[..max];
+
+    private Task HealthAsync(GrpcServerCall<HealthRequest, HealthReply> call) =>
+        call.WriteAsync(new HealthReply { Component = "controller", Healthy = true, Detail = "ok" }, ct: call.CallAborted).AsTask();
+
+    private async Task<SignedManagementRequest> ReadOneAsync<TReply>(GrpcServerCall<SignedManagementRequest, TReply> call)
+        where TReply : class, IMessage<TReply>
+    {
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(call.CallAborted);
+        timeout.CancelAfter(_readTimeout);
+        try
+        {
+            return await call.ReadOneAsync(timeout.Token).ConfigureAwait(false)
+                ?? throw new GrpcCallException(GrpcStatusCode.Unauthenticated, "the call carried no signed request");
+        }
+        catch (OperationCanceledException) when (!call.CallAborted.IsCancellationRequested)
+        {
+            throw new GrpcCallException(GrpcStatusCode.DeadlineExceeded, "no request within the time limit");
+        }
+    }
+}

@@ -1,0 +1,71 @@
+using System.Security.Cryptography;
+using Google.Protobuf;
+using SieveQ.Controller.Access;
+using SieveQ.Protocol.V1;
+using SieveQ.Transport;
+
+namespace SieveQ.Controller;
+
+/// <summary>
+/// A management caller: signs each request with its private key (fresh timestamp and random nonce) and calls the
+/// controller over the project's gRPC transport. The key id is derived from the key, so only the key file is needed.
+/// </summary>
+public sealed class ManagementClient : IDisposable
+{
+    private readonly GrpcChannel _channel;
+    private readonly ECDsa _key;
+    private readonly TimeProvider _time;
+
+    public ManagementClient(Uri controller, ECDsa key, TimeProvider? time = null)
+    {
+        ArgumentNullException.ThrowIfNull(key);
+        _channel = GrpcChannel.ForAddress(controller, ManagementApi.MaxRequestBytes * 16);
+        _key = key;
+        _time = time ?? TimeProvider.System;
+        KeyId = ManagementSignature.KeyIdOf(key.ExportSubjectPublicKeyInfo());
+    }
+
+    public string KeyId { get; }
+
+    public Task<ControllerStatusReply> StatusAsync(CancellationToken ct = default) =>
+        CallAsync(ControllerNames.Status, new ControllerStatusRequest(), ControllerStatusReply.Parser, ct);
+
+    public Task<AuditTailReply> AuditTailAsync(int count, CancellationToken ct = default) =>
+        CallAsync(ControllerNames.AuditTail, new AuditTailRequest { Count = (uint)Math.Max(0, count) }, AuditTailReply.Parser, ct);
+
+    public Task<ManagementActionReply> QuarantineSenderAsync(uint sender, string reason, CancellationToken ct = default) =>
+        CallAsync(ControllerNames.QuarantineSender, new SenderActionRequest { Sender = sender, Reason = reason }, ManagementActionReply.Parser, ct);
+
+    public Task<ManagementActionReply> ReadmitSenderAsync(uint sender, string reason, CancellationToken ct = default) =>
+        CallAsync(ControllerNames.ReadmitSender, new SenderActionRequest { Sender = sender, Reason = reason }, ManagementActionReply.Parser, ct);
+
+    /// <summary>Signs <paramref name="body"/> for <paramref name="method"/> (exposed so tests can replay or tamper with a request).</summary>
+    public SignedManagementRequest Sign(string method, IMessage body)
+    {
+        ArgumentNullException.ThrowIfNull(body);
+        var bytes = body.ToByteArray();
+        var nonce = RandomNumberGenerator.GetBytes(ManagementSignature.NonceBytes);
+        var timestamp = _time.GetUtcNow().ToUnixTimeMilliseconds();
+        var signature = _key.SignData(ManagementSignature.SignedBytes(ControllerNames.FullMethod(method), bytes, timestamp, nonce),
+            HashAlgorithmName.SHA256, DSASignatureFormat.IeeeP1363FixedFieldConcatenation);
+        return new SignedManagementRequest
+        {
+            KeyId = KeyId,
+            TimestampMs = timestamp,
+            Nonce = ByteString.CopyFrom(nonce),
+            Body = ByteString.CopyFrom(bytes),
+            Signature = ByteString.CopyFrom(signature),
+        };
+    }
+
+    /// <summary>Sends an already signed (or deliberately unsigned) request as it is.</summary>
+    public Task<TReply> SendAsync<TReply>(string method, SignedManagementRequest request, MessageParser<TReply> parser, CancellationToken ct = default)
+        where TReply : class, IMessage<TReply> =>
+        _channel.UnaryAsync<SignedManagementRequest, TReply>(ControllerNames.Service, method, request, parser, ct);
+
+    private Task<TReply> CallAsync<TReply>(string method, IMessage body, MessageParser<TReply> parser, CancellationToken ct)
+        where TReply : class, IMessage<TReply> =>
+        SendAsync(method, Sign(method, body), parser, ct);
+
+    public void Dispose() => _channel.Dispose();
+}

@@ -1,0 +1,44 @@
+using SieveQ.Controller.Access;
+using SieveQ.Deployment;
+
+namespace SieveQ.Controller.Tests;
+
+public sealed class ControllerConfigTests : IDisposable
+{
+    private readonly string _dir = Directory.CreateTempSubdirectory("sieveq-controller-config-").FullName;
+
+    public void Dispose() => Directory.Delete(_dir, recursive: true);
+
+    [Fact]
+    public void A_local_deployment_gets_one_key_per_role_private_to_its_owner_and_pinned_by_public_key()
+    {
+        var deployment = DeploymentBootstrap.Create(_dir, new LocalDeploymentSpec { BasePort = PortPlan.FindFreeBase(4, 2), Durability = false });
+        var cfg = ControllerConfig.EnsureLocal(deployment);
+        Assert.Equal([ManagementRole.Administrator, ManagementRole.Operator, ManagementRole.Viewer], cfg.Callers.Select(c => c.Role));
+        foreach (var caller in cfg.PinnedCallers())
+        {
+            var file = ControllerConfig.LocalKeyFile(deployment, caller.Role);
+            using var key = ManagementKeyFile.Read(file);
+            Assert.Equal(caller.KeyId, ManagementSignature.KeyIdOf(key.ExportSubjectPublicKeyInfo()));
+            if (!OperatingSystem.IsWindows())
+            {
+                Assert.Equal(UnixFileMode.UserRead | UnixFileMode.UserWrite, File.GetUnixFileMode(file));
+            }
+        }
+        // controller.json holds public keys only.
+        Assert.DoesNotContain("PRIVATE", File.ReadAllText(ControllerConfig.PathIn(_dir)), StringComparison.Ordinal);
+        // A second call keeps what is there.
+        Assert.Equal(cfg.Url, ControllerConfig.EnsureLocal(deployment).Url);
+    }
+
+    [Theory]
+    [InlineData("""{ "url": "http://127.0.0.1:1", "callers": [{ "name": "x", "role": "root", "publicKey": "AAAA" }] }""")]
+    [InlineData("""{ "url": "http://127.0.0.1:1", "callers": [{ "name": "x", "role": "viewer", "publicKey": "AAAA" }] }""")]
+    [InlineData("""{ "url": "https://127.0.0.1:1", "callers": [] }""")]
+    [InlineData("""{ "url": "http://127.0.0.1:1", "callers": [], "selfAssertedRoles": true }""")]
+    public void A_controller_json_that_does_not_pin_keys_properly_is_refused(string json)
+    {
+        File.WriteAllText(ControllerConfig.PathIn(_dir), json);
+        Assert.Throws<DeploymentException>(() => ControllerConfig.Load(_dir));
+    }
+}
