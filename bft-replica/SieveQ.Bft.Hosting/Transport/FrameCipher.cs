@@ -28,10 +28,18 @@ public sealed class FrameCipher : IDisposable
     public const long MaxSealedBytesPerKey = 1L << 36;
     private readonly AesGcm _aead;
     private readonly byte[] _iv = new byte[DirectionKeys.IvBytes];
+    private readonly long _maxSealedBytes;
     private long _sealedBytes;
 
     public FrameCipher(DirectionKeys keys)
+        : this(keys, MaxSealedBytesPerKey)
     {
+    }
+
+    /// <summary>With a smaller budget than <see cref="MaxSealedBytesPerKey"/>, so tests can reach it.</summary>
+    internal FrameCipher(DirectionKeys keys, long maxSealedBytes)
+    {
+        _maxSealedBytes = maxSealedBytes;
         if (keys.Key.Length != DirectionKeys.KeyBytes || keys.Iv.Length != DirectionKeys.IvBytes)
         {
             throw new ArgumentException($"link keys must be {DirectionKeys.KeyBytes} + {DirectionKeys.IvBytes} bytes", nameof(keys));
@@ -41,7 +49,7 @@ public sealed class FrameCipher : IDisposable
     }
 
     /// <summary>True once this key has sealed its budget; the link must end and be redialled.</summary>
-    public bool Exhausted => _sealedBytes >= MaxSealedBytesPerKey;
+    public bool Exhausted => _sealedBytes >= _maxSealedBytes;
 
     /// <summary>Encrypts <paramref name="body"/> in place and writes its tag; the header is associated data.</summary>
     public void Seal(ulong sequence, ReadOnlySpan<byte> header, Span<byte> body, Span<byte> tag)

@@ -93,6 +93,18 @@ public sealed class FrameCodecTests
     }
 
     [Fact]
+    public void AKeyRefusesToSealBeyondItsBudget()
+    {
+        using var cipher = new FrameCipher(Keys, maxSealedBytes: 100);
+        var frame = new byte[FrameCodec.SingleMessageFrameSize(60)];
+        FrameCodec.Seal(frame, 0, new byte[60], cipher);
+        Assert.False(cipher.Exhausted);
+        FrameCodec.Seal(frame, 1, new byte[60], cipher);
+        Assert.True(cipher.Exhausted);
+        Assert.Throws<CryptographicException>(() => FrameCodec.Seal(frame, 2, new byte[60], cipher));
+    }
+
+    [Fact]
     public void ReaderWaitsForWholeFramesAcrossSegments()
     {
         var a = Seal(0, [1, 2, 3]);
