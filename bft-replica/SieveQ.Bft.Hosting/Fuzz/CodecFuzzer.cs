@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Security.Cryptography;
 using SieveQ.Bft.Codec;
 using SieveQ.Bft.Hosting.Transport;
 using SieveQ.Bft.Protocol;
@@ -24,10 +23,12 @@ public static class CodecFuzzer
     {
         var rng = new Random(seed);
         var seeds = SampleMessages.All(rng).Select(MessageCodec.Encode).ToArray();
-        var key = new byte[32];
-        rng.NextBytes(key);
-        using var sealMac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, key);
-        using var openMac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, key);
+        var keys = new DirectionKeys(new byte[DirectionKeys.KeyBytes], new byte[DirectionKeys.IvBytes]);
+        rng.NextBytes(keys.Key);
+        rng.NextBytes(keys.Iv);
+        using var sealCipher = new FrameCipher(keys);
+        using var openCipher = new FrameCipher(keys);
+        ulong sequence = 0;
         var failures = new List<string>();
         long accepted = 0, rejected = 0;
         for (long i = 0; i < iterations && failures.Count < 20; i++)
@@ -65,7 +66,7 @@ public static class CodecFuzzer
 
             try
             {
-                FrameRound(rng, input, sealMac, openMac);
+                FrameRound(rng, input, sealCipher, openCipher, sequence++);
             }
             catch (MalformedMessageException)
             {
@@ -115,7 +116,8 @@ public static class CodecFuzzer
     }
 
     /// <summary>Seals the input as a frame, damages the stream, and runs the reader and authenticator over it.</summary>
-    private static void FrameRound(Random rng, byte[] payload, IncrementalHash sealMac, IncrementalHash openMac)
+    /// <summary>Each round seals under its own sequence, so the fuzzer, too, never reuses a nonce.</summary>
+    private static void FrameRound(Random rng, byte[] payload, FrameCipher sealCipher, FrameCipher openCipher, ulong sequence)
     {
         // A body of one or two message records; the mutations below damage records, lengths and tags.
         var records = new List<byte[]> { payload.Length > 0 ? payload : [0] };
@@ -129,7 +131,7 @@ public static class CodecFuzzer
         {
             body = body[FrameCodec.WriteRecord(body, r)..];
         }
-        FrameCodec.SealInPlace(frame, 0, sealMac);
+        FrameCodec.SealInPlace(frame, sequence, sealCipher);
         var stream = rng.Next(4) switch
         {
             0 => frame,
@@ -142,9 +144,9 @@ public static class CodecFuzzer
         while (FrameCodec.TryReadFrame(ref seq, out var f))
         {
             var bytes = f.ToArray();
-            if (FrameCodec.TryOpen(bytes, 0, openMac, out var range))
+            if (FrameCodec.TryOpen(bytes, sequence, openCipher, FrameCodec.BodyOf(bytes)))
             {
-                ReadOnlySpan<byte> inner = bytes.AsSpan(range);
+                ReadOnlySpan<byte> inner = FrameCodec.BodyOf(bytes);
                 while (FrameCodec.TryNextRecord(ref inner, out var message))
                 {
                     _ = MessageCodec.Decode(message);

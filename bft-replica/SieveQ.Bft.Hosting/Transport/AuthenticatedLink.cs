@@ -3,7 +3,6 @@ using System.Diagnostics;
 using System.IO.Pipelines;
 using System.Net;
 using System.Net.Sockets;
-using System.Security.Cryptography;
 using SieveQ.Bft.Codec;
 using SieveQ.Bft.Hosting.Crypto;
 using SieveQ.Bft.Protocol;
@@ -12,8 +11,8 @@ namespace SieveQ.Bft.Hosting.Transport;
 
 /// <summary>
 /// One authenticated TCP connection to a known peer. Sending drains a <see cref="SendQueue"/> into the
-/// socket pipe, coalescing whatever is queued into one flush; receiving checks each frame's sequence and MAC,
-/// decodes it and hands it on only when its sender field names the authenticated peer.
+/// socket pipe, coalescing whatever is queued into one flush and encrypting each frame (AES-256-GCM) in
+/// place in the pipe's buffer; receiving checks each frame's sequence, decrypts and authenticates it, decodes it and hands it on only when its sender field names the authenticated peer.
 /// Any malformed or unauthenticated frame ends the connection: a peer that sends one is broken or hostile.
 /// </summary>
 public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
@@ -27,8 +26,8 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
     private readonly NetworkStream _stream;
     private readonly PipeReader _reader;
     private readonly PipeWriter _writer;
-    private readonly IncrementalHash _sendMac;
-    private readonly IncrementalHash _receiveMac;
+    private readonly FrameCipher _sendCipher;
+    private readonly FrameCipher _receiveCipher;
     private readonly TaskCompletionSource _sendEnded = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly List<OutboundPayload> _sealBatch = new(64);
     private SendQueue? _queue;
@@ -45,8 +44,8 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
         _socket = socket;
         _stream = stream;
         PeerId = secrets.PeerId;
-        _sendMac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, secrets.SendKey);
-        _receiveMac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, secrets.ReceiveKey);
+        _sendCipher = new FrameCipher(secrets.Send);
+        _receiveCipher = new FrameCipher(secrets.Receive);
         _reader = PipeReader.Create(stream, new StreamPipeReaderOptions(bufferSize: 128 * 1024, minimumReadSize: 16 * 1024, leaveOpen: true));
         _writer = PipeWriter.Create(stream, new StreamPipeWriterOptions(minimumBufferSize: 64 * 1024, leaveOpen: true));
         TransportCounters.LinkOpened();
@@ -97,7 +96,7 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
 
     /// <summary>
     /// Serves <paramref name="queue"/> until cancelled, the queue completes or the connection fails. Messages
-    /// queued together share one frame (up to <see cref="CoalesceBytes"/>), one MAC and one flush.
+    /// queued together share one frame (up to <see cref="CoalesceBytes"/>), one AEAD call and one flush.
     /// </summary>
     public async Task RunSendPumpAsync(SendQueue queue, CancellationToken ct)
     {
@@ -120,7 +119,7 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
     /// Sends what is queued. A small backlog is sealed and written on the caller's thread: a loopback send
     /// is one system call, while handing it to a pool thread costs a wake-up and two context switches,
     /// which on a small, busy (virtualised) machine cost more than the send and add a scheduling delay to
-    /// every protocol step. A large backlog (a big PROPOSE) goes to a pool thread, so its MAC and copy do
+    /// every protocol step. A large backlog (a big PROPOSE) goes to a pool thread, so its encryption and copy do
     /// not stall the producer, which is usually the core loop.
     /// </summary>
     public void Kick()
@@ -239,6 +238,16 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
         bytes = 0;
         while (true)
         {
+            if (_sendCipher.Exhausted)
+            {
+                // Checked before anything is dequeued, so no message is lost: what is queued goes out on the
+                // redialled link under fresh keys.
+                if (frames > 0)
+                {
+                    return frames;
+                }
+                throw new IOException($"link key to node {PeerId} has sealed its byte budget; redialling for fresh keys");
+            }
             batch.Clear();
             var body = 0;
             if (_carried is not null)
@@ -270,7 +279,7 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
                 at = at[FrameCodec.WriteRecord(at, p.Span)..];
                 p.Release();
             }
-            FrameCodec.SealInPlace(frame, _sendSequence++, _sendMac);
+            FrameCodec.SealInPlace(frame, _sendSequence++, _sendCipher);
             _writer.Advance(frameSize);
             frames++;
             bytes += frameSize;
@@ -322,33 +331,39 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
         }
     }
 
+    /// <summary>
+    /// Decrypts one frame into a pooled buffer and decodes its messages. A frame in one segment is decrypted
+    /// straight out of the pipe; one split across segments is first gathered, then decrypted in place.
+    /// </summary>
     private void Open(ReadOnlySequence<byte> frame, List<(BftMessage, int)> messages)
     {
         var start = Stopwatch.GetTimestamp();
         var length = (int)frame.Length;
-        byte[]? rented = null;
+        var rented = ArrayPool<byte>.Shared.Rent(length);
         try
         {
             ReadOnlySpan<byte> span;
+            Span<byte> body;
             if (frame.IsSingleSegment)
             {
                 span = frame.FirstSpan;
+                body = rented.AsSpan(0, FrameCodec.BodyLength(length));
             }
             else
             {
-                rented = ArrayPool<byte>.Shared.Rent(length);
                 frame.CopyTo(rented);
                 span = rented.AsSpan(0, length);
+                body = FrameCodec.BodyOf(rented.AsSpan(0, length));
             }
-            if (!FrameCodec.TryOpen(span, _receiveSequence, _receiveMac, out var range))
+            if (!FrameCodec.TryOpen(span, _receiveSequence, _receiveCipher, body))
             {
                 TransportCounters.Drop(DropReason.BadMac);
                 throw new LinkAuthenticationException($"frame {_receiveSequence} from node {PeerId} failed authentication");
             }
             _receiveSequence++;
             TransportCounters.FrameIn(length);
-            var body = span[range];
-            while (FrameCodec.TryNextRecord(ref body, out var record))
+            ReadOnlySpan<byte> records = body;
+            while (FrameCodec.TryNextRecord(ref records, out var record))
             {
                 messages.Add((MessageCodec.Decode(record, KnownRequests), record.Length));
             }
@@ -356,10 +371,7 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
         }
         finally
         {
-            if (rented is not null)
-            {
-                ArrayPool<byte>.Shared.Return(rented);
-            }
+            ArrayPool<byte>.Shared.Return(rented);
         }
     }
 
@@ -373,7 +385,7 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
     internal byte[] SealForTest(ReadOnlySpan<byte> payload)
     {
         var frame = new byte[FrameCodec.SingleMessageFrameSize(payload.Length)];
-        FrameCodec.Seal(frame, _sendSequence++, payload, _sendMac);
+        FrameCodec.Seal(frame, _sendSequence++, payload, _sendCipher);
         return frame;
     }
 
@@ -412,7 +424,7 @@ public sealed class AuthenticatedLink : IAsyncDisposable, ISendDrain
             // Completing writes out frames sealed but not yet flushed; on a closed socket they are lost anyway.
         }
         await _stream.DisposeAsync().ConfigureAwait(false);
-        _sendMac.Dispose();
-        _receiveMac.Dispose();
+        _sendCipher.Dispose();
+        _receiveCipher.Dispose();
     }
 }

@@ -1,23 +1,24 @@
 using System.Buffers;
 using System.Buffers.Binary;
-using System.Security.Cryptography;
 using SieveQ.Bft.Codec;
 
 namespace SieveQ.Bft.Hosting.Transport;
 
 /// <summary>
-/// Authenticated frame layout after the handshake:
-/// <code>[u32 length of what follows][u64 sequence][body][HMAC-SHA256 tag over length||sequence||body]</code>
-/// The body is one or more messages, each <c>[u32 length][encoded message]</c>: a sender coalesces whatever is
-/// queued for a peer into one frame, so under load one MAC and one syscall cover many messages.
-/// The sequence must be exactly the next expected one, so a replayed, dropped or reordered frame breaks
-/// the MAC check and the link; the length is bounded before anything is buffered.
+/// Frame layout after the handshake (SQLINK/v3):
+/// <code>[u32 length of what follows][u64 sequence][AES-256-GCM ciphertext of the body][16-byte GCM tag]</code>
+/// Length and sequence travel in clear as the AEAD's associated data (a reader must bound the length before
+/// buffering, and the sequence names the nonce); the body is encrypted, so payment and plant data on the
+/// ordering links are not readable on the wire. The body is one or more messages, each
+/// <c>[u32 length][encoded message]</c>: a sender coalesces whatever is queued for a peer into one frame, so
+/// under load one AEAD call and one syscall cover many messages. The sequence must be exactly the next
+/// expected one and is also the nonce, so a replayed, dropped or reordered frame fails and breaks the link.
 /// </summary>
 public static class FrameCodec
 {
     public const int LengthBytes = 4;
     public const int SequenceBytes = 8;
-    public const int TagBytes = 32;
+    public const int TagBytes = FrameCipher.TagBytes;
     public const int HeaderBytes = LengthBytes + SequenceBytes;
     public const int Overhead = HeaderBytes + TagBytes;
     public const int RecordHeaderBytes = 4;
@@ -28,6 +29,9 @@ public static class FrameCodec
     /// <summary>The part of a frame of <paramref name="frame"/>'s size that holds the body.</summary>
     public static Span<byte> BodyOf(Span<byte> frame) => frame[HeaderBytes..^TagBytes];
 
+    /// <summary>Bytes of body (plaintext) in a whole frame of <paramref name="frameBytes"/> bytes.</summary>
+    public static int BodyLength(int frameBytes) => frameBytes - Overhead;
+
     /// <summary>Writes one message record (length prefix and bytes) at the start of <paramref name="destination"/>.</summary>
     public static int WriteRecord(Span<byte> destination, ReadOnlySpan<byte> message)
     {
@@ -36,8 +40,8 @@ public static class FrameCodec
         return RecordHeaderBytes + message.Length;
     }
 
-    /// <summary>Fills in length, sequence and tag of a frame whose body is already written.</summary>
-    public static void SealInPlace(Span<byte> frame, ulong sequence, IncrementalHash mac)
+    /// <summary>Fills in length and sequence of a frame whose body is already written, encrypts the body in place and appends the tag.</summary>
+    public static void SealInPlace(Span<byte> frame, ulong sequence, FrameCipher cipher)
     {
         if (frame.Length - Overhead > MaxBodyBytes || frame.Length < Overhead + RecordHeaderBytes)
         {
@@ -45,18 +49,14 @@ public static class FrameCodec
         }
         BinaryPrimitives.WriteUInt32LittleEndian(frame, (uint)(frame.Length - LengthBytes));
         BinaryPrimitives.WriteUInt64LittleEndian(frame[LengthBytes..], sequence);
-        mac.AppendData(frame[..^TagBytes]);
-        if (!mac.TryGetHashAndReset(frame[^TagBytes..], out _))
-        {
-            throw new CryptographicException("HMAC output did not fit");
-        }
+        cipher.Seal(sequence, frame[..HeaderBytes], frame[HeaderBytes..^TagBytes], frame[^TagBytes..]);
     }
 
     /// <summary>Seals a single message as a whole frame (exactly message + <see cref="Overhead"/> + 4 bytes).</summary>
-    public static void Seal(Span<byte> destination, ulong sequence, ReadOnlySpan<byte> message, IncrementalHash mac)
+    public static void Seal(Span<byte> destination, ulong sequence, ReadOnlySpan<byte> message, FrameCipher cipher)
     {
         WriteRecord(BodyOf(destination), message);
-        SealInPlace(destination, sequence, mac);
+        SealInPlace(destination, sequence, cipher);
     }
 
     public static int SingleMessageFrameSize(int messageBytes) => Overhead + RecordHeaderBytes + messageBytes;
@@ -89,27 +89,24 @@ public static class FrameCodec
         return true;
     }
 
-    /// <summary>Checks sequence and tag of a whole frame; returns the body range on success.</summary>
-    public static bool TryOpen(ReadOnlySpan<byte> frame, ulong expectedSequence, IncrementalHash mac, out Range body)
+    /// <summary>
+    /// Checks length and sequence of a whole frame and decrypts its body into <paramref name="body"/>
+    /// (<see cref="BodyLength"/> bytes; it may be the frame's own body bytes, decrypting in place).
+    /// False when the frame is not the next one or its tag does not match.
+    /// </summary>
+    public static bool TryOpen(ReadOnlySpan<byte> frame, ulong expectedSequence, FrameCipher cipher, Span<byte> body)
     {
-        body = default;
-        if (frame.Length < Overhead || BinaryPrimitives.ReadUInt32LittleEndian(frame) != frame.Length - LengthBytes)
+        if (frame.Length < Overhead || BinaryPrimitives.ReadUInt32LittleEndian(frame) != frame.Length - LengthBytes
+            || body.Length != BodyLength(frame.Length))
         {
             return false;
         }
-        var end = frame.Length - TagBytes;
-        Span<byte> tag = stackalloc byte[TagBytes];
-        mac.AppendData(frame[..end]);
-        if (!mac.TryGetHashAndReset(tag, out _) || !CryptographicOperations.FixedTimeEquals(tag, frame[end..]))
-        {
-            return false;
-        }
+        // The sequence is public, so checking it before the AEAD leaks nothing and spares a decryption of a replay.
         if (BinaryPrimitives.ReadUInt64LittleEndian(frame[LengthBytes..]) != expectedSequence)
         {
             return false;
         }
-        body = new Range(HeaderBytes, end);
-        return true;
+        return cipher.TryOpen(expectedSequence, frame[..HeaderBytes], frame[HeaderBytes..^TagBytes], frame[^TagBytes..], body);
     }
 
     /// <summary>

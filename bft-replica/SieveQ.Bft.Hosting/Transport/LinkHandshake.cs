@@ -4,8 +4,8 @@ using SieveQ.Bft.Hosting.Crypto;
 
 namespace SieveQ.Bft.Hosting.Transport;
 
-/// <summary>Per-direction MAC keys of one authenticated connection.</summary>
-public sealed record LinkSecrets(int PeerId, byte[] SendKey, byte[] ReceiveKey);
+/// <summary>Per-direction AEAD keys and IVs of one authenticated connection.</summary>
+public sealed record LinkSecrets(int PeerId, DirectionKeys Send, DirectionKeys Receive);
 
 /// <summary>
 /// Mutual authentication with pinned P-256 identity keys and per-connection keys (SIGMA-style), in which
@@ -20,23 +20,28 @@ public sealed record LinkSecrets(int PeerId, byte[] SendKey, byte[] ReceiveKey);
 /// key agreement and no signature of its own, which an unauthenticated flood could otherwise buy for the
 /// price of a 106-byte HELLO. The proof covers N_R, so a recorded one is worthless on another connection;
 /// the response covers the initiator's HELLO (its id and N_I), so it cannot be replayed to another
-/// initiator. Both MAC keys come from HKDF-SHA256 over the ephemeral ECDH secret salted with T2, so frames
-/// of one connection can never be replayed into another and a stolen identity key does not expose old
-/// traffic. Chosen over mutual TLS because pinning raw keys in .NET's TLS stack needs certificates and
-/// custom validation; confidentiality of the links is a separate, open item (docs/bft-protocol.md).
+/// initiator. Both directions' AES-256-GCM keys and nonce IVs come from HKDF-SHA256 over the ephemeral ECDH
+/// secret salted with T2, so frames of one connection can never be replayed into another, and a stolen
+/// identity key neither exposes nor lets anyone read old traffic (forward secrecy). Chosen over mutual TLS
+/// because pinning raw keys in .NET's TLS stack needs certificates and custom validation, and the frames
+/// already carry the sequence an AEAD nonce needs.
+/// The HELLO's kind byte is the protocol version: v2 (HMAC frames, cleartext) sent 1, v3 (AEAD frames) sends
+/// <see cref="HelloKind"/>, so a mixed pair fails in the handshake with a message naming the version, not in
+/// the first frame. The transcript hashes the protocol name too, so a downgrade cannot pass the signatures.
 /// </summary>
 public static class LinkHandshake
 {
-    private const byte HelloKind = 1, ChallengeKind = 2, ProofKind = 3, ResponseKind = 4;
+    private const byte LegacyV2HelloKind = 1, HelloKind = 5, ChallengeKind = 2, ProofKind = 3, ResponseKind = 4;
     private const int PointBytes = 65, NonceBytes = 32, SignatureBytes = 64;
     private const int HelloBytes = 1 + 4 + 4 + PointBytes + NonceBytes;
     private const int ChallengeBytes = 1 + 4 + NonceBytes;
     private const int ProofBytes = 1 + SignatureBytes;
     private const int ResponseBytes = 1 + PointBytes + SignatureBytes;
-    private static ReadOnlySpan<byte> Protocol => "SQLINK/v2"u8;
-    private static ReadOnlySpan<byte> ResponderLabel => "SQLINK/v2/responder"u8;
-    private static ReadOnlySpan<byte> InitiatorLabel => "SQLINK/v2/initiator"u8;
-    private static ReadOnlySpan<byte> KeyInfo => "SQLINK/v2/link-keys"u8;
+    private const int KeyMaterialBytes = 2 * (DirectionKeys.KeyBytes + DirectionKeys.IvBytes);
+    private static ReadOnlySpan<byte> Protocol => "SQLINK/v3"u8;
+    private static ReadOnlySpan<byte> ResponderLabel => "SQLINK/v3/responder"u8;
+    private static ReadOnlySpan<byte> InitiatorLabel => "SQLINK/v3/initiator"u8;
+    private static ReadOnlySpan<byte> KeyInfo => "SQLINK/v3/aes-256-gcm-link-keys"u8;
 
     public static async Task<LinkSecrets> InitiateAsync(Stream stream, int self, int expectedPeer, IdentityKey identity, KeyRing ring, CancellationToken ct)
     {
@@ -81,6 +86,10 @@ public static class LinkHandshake
         var hello = new byte[HelloBytes];
         await stream.ReadExactlyAsync(hello, ct).ConfigureAwait(false);
         var peer = BinaryPrimitives.ReadInt32LittleEndian(hello.AsSpan(1));
+        if (hello[0] == LegacyV2HelloKind)
+        {
+            throw new LinkAuthenticationException($"node {peer} speaks SQLINK/v2 (cleartext frames); this node requires SQLINK/v3 (encrypted frames): upgrade it");
+        }
         if (hello[0] != HelloKind || BinaryPrimitives.ReadInt32LittleEndian(hello.AsSpan(5)) != self)
         {
             throw new LinkAuthenticationException("hello not addressed to this node");
@@ -147,7 +156,11 @@ public static class LinkHandshake
         q.Y.AsSpan().CopyTo(destination[33..65]);
     }
 
-    private static (byte[] ToResponder, byte[] ToInitiator) DeriveKeys(ECDiffieHellman eph, ReadOnlySpan<byte> peerPoint, byte[] transcript)
+    /// <summary>
+    /// HKDF-SHA256(secret, salt = T2) expanded to key(I->R) || key(R->I) || IV(I->R) || IV(R->I): each direction
+    /// has its own key, so a frame can never be reflected back to its sender.
+    /// </summary>
+    private static (DirectionKeys ToResponder, DirectionKeys ToInitiator) DeriveKeys(ECDiffieHellman eph, ReadOnlySpan<byte> peerPoint, byte[] transcript)
     {
         if (peerPoint[0] != 0x04)
         {
@@ -167,8 +180,11 @@ public static class LinkHandshake
         {
             throw new LinkAuthenticationException("invalid ephemeral key", e);
         }
-        var okm = HKDF.DeriveKey(HashAlgorithmName.SHA256, secret, 64, transcript, KeyInfo.ToArray());
+        var okm = HKDF.DeriveKey(HashAlgorithmName.SHA256, secret, KeyMaterialBytes, transcript, KeyInfo.ToArray());
         CryptographicOperations.ZeroMemory(secret);
-        return (okm[..32], okm[32..]);
+        const int K = DirectionKeys.KeyBytes, V = DirectionKeys.IvBytes;
+        var keys = (new DirectionKeys(okm[..K], okm[(2 * K)..(2 * K + V)]), new DirectionKeys(okm[K..(2 * K)], okm[(2 * K + V)..]));
+        CryptographicOperations.ZeroMemory(okm);
+        return keys;
     }
 }

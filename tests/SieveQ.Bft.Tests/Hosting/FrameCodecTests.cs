@@ -7,24 +7,25 @@ namespace SieveQ.Bft.Tests.Hosting;
 
 public sealed class FrameCodecTests
 {
-    private static readonly byte[] Key = SHA256.HashData("frame-test"u8);
+    private static readonly DirectionKeys Keys = new(SHA256.HashData("frame-test"u8), SHA256.HashData("frame-test-iv"u8)[..DirectionKeys.IvBytes]);
 
-    private static byte[] Seal(ulong seq, byte[] payload)
+    private static byte[] Seal(ulong seq, byte[] payload, DirectionKeys? keys = null)
     {
-        using var mac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, Key);
+        using var cipher = new FrameCipher(keys ?? Keys);
         var frame = new byte[FrameCodec.SingleMessageFrameSize(payload.Length)];
-        FrameCodec.Seal(frame, seq, payload, mac);
+        FrameCodec.Seal(frame, seq, payload, cipher);
         return frame;
     }
 
-    private static bool Open(byte[] frame, ulong seq, out byte[] payload)
+    private static bool Open(byte[] frame, ulong seq, out byte[] payload, DirectionKeys? keys = null)
     {
-        using var mac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, Key);
-        var ok = FrameCodec.TryOpen(frame, seq, mac, out var range);
+        using var cipher = new FrameCipher(keys ?? Keys);
+        var plain = new byte[Math.Max(0, FrameCodec.BodyLength(frame.Length))];
+        var ok = FrameCodec.TryOpen(frame, seq, cipher, plain);
         payload = [];
         if (ok)
         {
-            ReadOnlySpan<byte> body = frame.AsSpan(range);
+            ReadOnlySpan<byte> body = plain;
             Assert.True(FrameCodec.TryNextRecord(ref body, out var message));
             payload = message.ToArray();
             Assert.False(FrameCodec.TryNextRecord(ref body, out _));
@@ -61,6 +62,49 @@ public sealed class FrameCodecTests
     }
 
     [Fact]
+    public void TheBodyIsEncryptedAndOnlyTheHeaderTravelsInClear()
+    {
+        var payload = "payment 4711 EUR to plant 3"u8.ToArray();
+        var frame = Seal(3, payload);
+        Assert.Equal(-1, frame.AsSpan().IndexOf(payload));
+        // Not even a 4-byte run of the payload survives.
+        for (var i = 0; i + 4 <= payload.Length; i++)
+        {
+            Assert.Equal(-1, frame.AsSpan(FrameCodec.HeaderBytes).IndexOf(payload.AsSpan(i, 4)));
+        }
+        Assert.Equal(3ul, BitConverter.ToUInt64(frame, FrameCodec.LengthBytes));
+    }
+
+    [Fact]
+    public void EqualPayloadsUnderSuccessiveSequencesEncryptDifferently()
+    {
+        // Distinct nonces per sequence: a repeated message is not recognisable on the wire.
+        byte[] payload = [.. Enumerable.Repeat((byte)7, 64)];
+        Assert.False(Seal(0, payload).AsSpan(FrameCodec.HeaderBytes).SequenceEqual(Seal(1, payload).AsSpan(FrameCodec.HeaderBytes)));
+    }
+
+    [Fact]
+    public void AFrameSealedUnderTheOtherDirectionsKeysDoesNotOpen()
+    {
+        var other = new DirectionKeys(SHA256.HashData("other-direction"u8), Keys.Iv);
+        Assert.False(Open(Seal(0, [1, 2, 3], other), 0, out _));
+        var otherIv = new DirectionKeys(Keys.Key, SHA256.HashData("other-iv"u8)[..DirectionKeys.IvBytes]);
+        Assert.False(Open(Seal(0, [1, 2, 3], otherIv), 0, out _));
+    }
+
+    [Fact]
+    public void AKeyRefusesToSealBeyondItsBudget()
+    {
+        using var cipher = new FrameCipher(Keys, maxSealedBytes: 100);
+        var frame = new byte[FrameCodec.SingleMessageFrameSize(60)];
+        FrameCodec.Seal(frame, 0, new byte[60], cipher);
+        Assert.False(cipher.Exhausted);
+        FrameCodec.Seal(frame, 1, new byte[60], cipher);
+        Assert.True(cipher.Exhausted);
+        Assert.Throws<CryptographicException>(() => FrameCodec.Seal(frame, 2, new byte[60], cipher));
+    }
+
+    [Fact]
     public void ReaderWaitsForWholeFramesAcrossSegments()
     {
         var a = Seal(0, [1, 2, 3]);
@@ -79,13 +123,14 @@ public sealed class FrameCodecTests
         var body = FrameCodec.BodyOf(frame);
         body = body[FrameCodec.WriteRecord(body, [1, 2])..];
         FrameCodec.WriteRecord(body, [3, 4, 5]);
-        using (var mac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, Key))
+        using (var seal = new FrameCipher(Keys))
         {
-            FrameCodec.SealInPlace(frame, 0, mac);
+            FrameCodec.SealInPlace(frame, 0, seal);
         }
-        using var open = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, Key);
-        Assert.True(FrameCodec.TryOpen(frame, 0, open, out var range));
-        ReadOnlySpan<byte> records = frame.AsSpan(range);
+        using var open = new FrameCipher(Keys);
+        // Decrypted in place, as the receive loop does with a frame it had to gather from several segments.
+        Assert.True(FrameCodec.TryOpen(frame, 0, open, FrameCodec.BodyOf(frame)));
+        ReadOnlySpan<byte> records = FrameCodec.BodyOf(frame);
         Assert.True(FrameCodec.TryNextRecord(ref records, out var a));
         Assert.True(FrameCodec.TryNextRecord(ref records, out var b));
         Assert.Equal([1, 2], a.ToArray());
@@ -102,7 +147,7 @@ public sealed class FrameCodecTests
     [InlineData(0u)]
     [InlineData(10u)]
     [InlineData(uint.MaxValue)]
-    [InlineData((uint)(WireLimits.MaxFrameBytes + 41))]
+    [InlineData((uint)(WireLimits.MaxFrameBytes + FrameCodec.SequenceBytes + FrameCodec.TagBytes + 1))]
     public void LengthOutsideTheLimitsIsMalformed(uint length)
     {
         var bytes = new byte[64];

@@ -99,7 +99,7 @@ public sealed class LinkAuthenticationTests : IAsyncLifetime
 
         // A HELLO in client 4's name from someone without its key: ids right, point and nonce made up.
         var hello = new byte[1 + 4 + 4 + 65 + 32];
-        hello[0] = 1;
+        hello[0] = 5;  // SQLINK/v3
         System.Buffers.Binary.BinaryPrimitives.WriteInt32LittleEndian(hello.AsSpan(1), 4);
         System.Buffers.Binary.BinaryPrimitives.WriteInt32LittleEndian(hello.AsSpan(5), 0);
         hello[9] = 4;
@@ -145,6 +145,129 @@ public sealed class LinkAuthenticationTests : IAsyncLifetime
             // reset instead of a clean close: also the end
         }
         return total;
+    }
+
+    [Fact]
+    public async Task A_SQLINK_v2_hello_is_refused_by_version()
+    {
+        var before = TransportCounters.Dropped(DropReason.HandshakeFailed);
+        using var socket = new System.Net.Sockets.Socket(System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
+        await socket.ConnectAsync(Config.Replica(0).ParseEndpoint());
+        await using var stream = new System.Net.Sockets.NetworkStream(socket, ownsSocket: false);
+        var hello = new byte[1 + 4 + 4 + 65 + 32];
+        hello[0] = 1;  // what a v2 node (HMAC frames, cleartext) sends
+        System.Buffers.Binary.BinaryPrimitives.WriteInt32LittleEndian(hello.AsSpan(1), 4);
+        System.Buffers.Binary.BinaryPrimitives.WriteInt32LittleEndian(hello.AsSpan(5), 0);
+        await stream.WriteAsync(hello);
+        // No challenge: the responder hangs up at once.
+        Assert.Equal(0, await ReadToEndAsync(stream, new byte[64]).WaitAsync(Wait));
+        var deadline = DateTime.UtcNow + Wait;
+        while (TransportCounters.Dropped(DropReason.HandshakeFailed) <= before && DateTime.UtcNow < deadline)
+        {
+            await Task.Delay(10);
+        }
+        Assert.True(TransportCounters.Dropped(DropReason.HandshakeFailed) > before);
+    }
+
+    [Fact]
+    public async Task PayloadBytesNeverAppearOnTheWire()
+    {
+        await using var tap = WireTap.Start(Config.Replica(0).ParseEndpoint());
+        await using var link = await AuthenticatedLink.ConnectAsync(tap.Endpoint, 4, 0, Key(4), _ring, 5_000, CancellationToken.None);
+        var secret = "card 4111111111111111 exp 12/29; plant 3 valve 17 open"u8.ToArray();
+        var queue = new SendQueue(maxFrames: 100, maxBytes: 1 << 20);
+        using var stop = new CancellationTokenSource();
+        var pump = link.RunSendPumpAsync(queue, stop.Token);
+        Assert.True(queue.TryEnqueue(OutboundPayload.Encode(new ClientRequest(4, 1, secret))));
+        var m = await _received.Reader.ReadAsync().AsTask().WaitAsync(Wait);
+        Assert.Equal(secret, Assert.IsType<ClientRequest>(m).Payload);
+
+        // What the link wrote, as a tap on the cable sees it: the handshake and one sealed frame.
+        var wire = tap.ClientToServer();
+        Assert.True(wire.Length > secret.Length + FrameCodec.Overhead);
+        for (var i = 0; i + 6 <= secret.Length; i++)
+        {
+            Assert.True(wire.AsSpan().IndexOf(secret.AsSpan(i, 6)) < 0, $"payload bytes {i}..{i + 6} are readable on the wire");
+        }
+        await stop.CancelAsync();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => pump.WaitAsync(Wait));
+    }
+
+    /// <summary>A TCP relay in front of a listener that records what the dialling side writes.</summary>
+    private sealed class WireTap : IAsyncDisposable
+    {
+        private readonly System.Net.Sockets.TcpListener _listener = new(System.Net.IPAddress.Loopback, 0);
+        private readonly MemoryStream _clientToServer = new();
+        private readonly CancellationTokenSource _stop = new();
+        private Task _relay = Task.CompletedTask;
+
+        public System.Net.IPEndPoint Endpoint => (System.Net.IPEndPoint)_listener.LocalEndpoint;
+
+        public static WireTap Start(System.Net.IPEndPoint target)
+        {
+            var tap = new WireTap();
+            tap._listener.Start();
+            tap._relay = tap.RelayAsync(target);
+            return tap;
+        }
+
+        public byte[] ClientToServer()
+        {
+            lock (_clientToServer)
+            {
+                return _clientToServer.ToArray();
+            }
+        }
+
+        private async Task RelayAsync(System.Net.IPEndPoint target)
+        {
+            using var client = await _listener.AcceptTcpClientAsync(_stop.Token);
+            using var server = new System.Net.Sockets.TcpClient();
+            await server.ConnectAsync(target, _stop.Token);
+            var up = CopyAsync(client.GetStream(), server.GetStream(), _clientToServer);
+            var down = CopyAsync(server.GetStream(), client.GetStream(), null);
+            await Task.WhenAny(up, down);
+        }
+
+        private async Task CopyAsync(Stream from, Stream to, MemoryStream? record)
+        {
+            var buffer = new byte[16 * 1024];
+            try
+            {
+                int n;
+                while ((n = await from.ReadAsync(buffer, _stop.Token)) > 0)
+                {
+                    if (record is not null)
+                    {
+                        lock (record)
+                        {
+                            record.Write(buffer, 0, n);
+                        }
+                    }
+                    await to.WriteAsync(buffer.AsMemory(0, n), _stop.Token);
+                }
+            }
+            catch (Exception e) when (e is IOException or OperationCanceledException or ObjectDisposedException)
+            {
+                // one side closed: the relay ends
+            }
+        }
+
+        public async ValueTask DisposeAsync()
+        {
+            await _stop.CancelAsync();
+            _listener.Stop();
+            try
+            {
+                await _relay;
+            }
+            catch (Exception e) when (e is IOException or OperationCanceledException or ObjectDisposedException or System.Net.Sockets.SocketException)
+            {
+                // stopped before or while relaying
+            }
+            _stop.Dispose();
+            _clientToServer.Dispose();
+        }
     }
 
     [Fact]

@@ -19,7 +19,7 @@ namespace SieveQ.Fuzz;
 /// 1 = the product dials (the input holds the CHALLENGE, then the RESPONSE).</item>
 /// <item>bit 1: the peer holds its pinned key and signs honestly over whatever it sent (a Byzantine replica, not a stranger),
 /// so fuzzed ids, points and nonces get past the signature to the key derivation.</item>
-/// <item>bit 2: the frames are sealed with the link's real key (an authenticated peer), the rest read as
+/// <item>bit 2: the frames are sealed (AES-256-GCM) with the link's real key and IV (an authenticated peer), the rest read as
 /// <c>u16 length | body</c> chunks; otherwise the rest is the raw byte stream.</item>
 /// </list>
 /// Refusals: <see cref="LinkAuthenticationException"/>, <see cref="IOException"/> (the peer hung up),
@@ -64,14 +64,18 @@ internal sealed class HandshakeTarget : FuzzTarget
             Refused(e);
             return;
         }
-        if (secrets.PeerId != Peer || secrets.SendKey.Length != 32 || secrets.ReceiveKey.Length != 32)
+        if (secrets.PeerId != Peer || secrets.Send.Key.Length != 32 || secrets.Receive.Key.Length != 32 || secrets.Send.Iv.Length != 12 || secrets.Receive.Iv.Length != 12)
         {
-            throw new ContractViolation($"handshake accepted peer {secrets.PeerId} with keys of {secrets.SendKey.Length}/{secrets.ReceiveKey.Length} bytes");
+            throw new ContractViolation($"handshake accepted peer {secrets.PeerId} with keys of {secrets.Send.Key.Length}/{secrets.Receive.Key.Length} bytes");
         }
-        var stream = (flags & 4) != 0 ? Sealed(c, secrets.ReceiveKey) : c.Rest();
+        if (secrets.Send.Key.AsSpan().SequenceEqual(secrets.Receive.Key))
+        {
+            throw new ContractViolation("both directions of a link got the same key");
+        }
+        var stream = (flags & 4) != 0 ? Sealed(c, secrets.Receive) : c.Rest();
         try
         {
-            ReadFrames(stream, secrets.ReceiveKey);
+            ReadFrames(stream, secrets.Receive);
         }
         catch (MalformedMessageException e)
         {
@@ -100,7 +104,7 @@ internal sealed class HandshakeTarget : FuzzTarget
                 throw new ContractViolation($"CHALLENGE of {written.Length} bytes");
             }
             stream.Enqueue(honest
-                ? [3, .. Sign(_peer, "SQLINK/v2/initiator"u8, Transcript(hello, written, [], []))]
+                ? [3, .. Sign(_peer, "SQLINK/v3/initiator"u8, Transcript(hello, written, [], []))]
                 : c.Take(ProofBytes));
         };
         return LinkHandshake.RespondAsync(stream, Self, _self, _ring, id => id != 3, CancellationToken.None).GetAwaiter().GetResult();
@@ -122,7 +126,7 @@ internal sealed class HandshakeTarget : FuzzTarget
             var response = c.Take(ResponseBytes);
             if (honest && response.Length == ResponseBytes)
             {
-                Sign(_peer, "SQLINK/v2/responder"u8, Transcript(hello, challenge, written, response.AsSpan(1, PointBytes)))
+                Sign(_peer, "SQLINK/v3/responder"u8, Transcript(hello, challenge, written, response.AsSpan(1, PointBytes)))
                     .CopyTo(response.AsSpan(1 + PointBytes));
             }
             stream.Enqueue(response);
@@ -131,9 +135,9 @@ internal sealed class HandshakeTarget : FuzzTarget
     }
 
     /// <summary>The rest of the input as <c>u16 length | body</c> chunks, each sealed as the next frame.</summary>
-    private static byte[] Sealed(Cursor c, byte[] key)
+    private static byte[] Sealed(Cursor c, DirectionKeys keys)
     {
-        using var mac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, key);
+        using var cipher = new FrameCipher(keys);
         var output = new List<byte>();
         ulong sequence = 0;
         while (c.Remaining > 0)
@@ -141,29 +145,30 @@ internal sealed class HandshakeTarget : FuzzTarget
             var body = c.Take(c.U16());
             var frame = new byte[FrameCodec.Overhead + Math.Max(body.Length, FrameCodec.RecordHeaderBytes)];
             body.CopyTo(FrameCodec.BodyOf(frame));
-            FrameCodec.SealInPlace(frame, sequence++, mac);
+            FrameCodec.SealInPlace(frame, sequence++, cipher);
             output.AddRange(frame);
         }
         return [.. output];
     }
 
-    /// <summary>AuthenticatedLink's receive loop without the socket: a failed MAC ends the link.</summary>
-    private void ReadFrames(byte[] bytes, byte[] key)
+    /// <summary>AuthenticatedLink's receive loop without the socket: a frame that fails to decrypt ends the link.</summary>
+    private void ReadFrames(byte[] bytes, DirectionKeys keys)
     {
-        using var mac = IncrementalHash.CreateHMAC(HashAlgorithmName.SHA256, key);
+        using var cipher = new FrameCipher(keys);
         var buffer = new ReadOnlySequence<byte>(bytes);
         ulong sequence = 0;
         while (FrameCodec.TryReadFrame(ref buffer, out var frame))
         {
             var span = frame.ToArray();
-            if (!FrameCodec.TryOpen(span, sequence, mac, out var range))
+            var body = new byte[FrameCodec.BodyLength(span.Length)];
+            if (!FrameCodec.TryOpen(span, sequence, cipher, body))
             {
                 Refused($"frame {sequence} failed authentication");
                 return;
             }
             sequence++;
-            ReadOnlySpan<byte> body = span.AsSpan()[range];
-            while (FrameCodec.TryNextRecord(ref body, out var record))
+            ReadOnlySpan<byte> records = body;
+            while (FrameCodec.TryNextRecord(ref records, out var record))
             {
                 var message = MessageCodec.Decode(record);
                 // What decodes must encode to a form that decodes again: the canonical form is stable.
@@ -176,7 +181,7 @@ internal sealed class HandshakeTarget : FuzzTarget
     private static byte[] Transcript(ReadOnlySpan<byte> hello, ReadOnlySpan<byte> challenge, ReadOnlySpan<byte> proof, ReadOnlySpan<byte> responderPoint)
     {
         using var h = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
-        h.AppendData("SQLINK/v2"u8);
+        h.AppendData("SQLINK/v3"u8);
         h.AppendData(hello);
         h.AppendData(challenge);
         h.AppendData(proof);
@@ -215,6 +220,8 @@ internal sealed class HandshakeTarget : FuzzTarget
         yield return [1 | 2 | 4, .. challenge, .. response, .. chunk];
         yield return [1, .. challenge, .. response];
         yield return [2, .. hello!, 0x40, 0, 0, 0, .. new byte[60]];
+        // A SQLINK/v2 HELLO (kind 1): refused by version before anything else.
+        yield return [2, 1, .. hello!.AsSpan(1).ToArray()];
         // One sealed frame per message type, so every decoder of MessageCodec starts with a valid input.
         foreach (var sample in SieveQ.Bft.Hosting.Fuzz.SampleMessages.All(new Random(7)))
         {
