@@ -26,9 +26,11 @@ namespace SieveQ.Sdk.Sender;
 /// polling.
 /// </para>
 /// <para>
-/// A message numbered but not yet acknowledged when the sender is disposed (or the process dies) is
-/// not retransmitted by the next run: wait with <see cref="WaitAcknowledgedAsync"/> before disposing
-/// when that matters.
+/// With the durable outbox (<see cref="SieveQSenderOptions.Outbox"/>, on by default) SendAsync returns only once the
+/// message is fsynced in <c>stateDir/sender-N.outbox</c> (the messages numbered in one pass share one fsync), and a
+/// message is sent only once it is durable; the next run on the same state directory sends what was not acknowledged
+/// again with its original numbers, so a crash loses nothing SendAsync accepted. Without it, a message not yet
+/// acknowledged when the process stops is not retransmitted by the next run.
 /// </para>
 /// </summary>
 public sealed class SieveQSender : IAsyncDisposable
