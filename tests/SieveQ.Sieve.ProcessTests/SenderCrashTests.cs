@@ -75,6 +75,44 @@ public sealed class SenderCrashTests(ITestOutputHelper output)
     }
 
     /// <summary>
+    /// Every replica-SQ is killed while the sender keeps sending, then restarted from its durable state; the sender is
+    /// killed and restarted too, after the replicas are back. Nothing accepted is lost or delivered twice.
+    /// </summary>
+    [Fact]
+    public async Task All_replicas_and_the_sender_killed_while_it_sends_lose_and_duplicate_nothing_it_accepted()
+    {
+        await using var d = await SieveDeployment.StartAsync();
+        output.WriteLine($"deployment in {d.Directory}");
+        var state = Path.Combine(d.Directory, "outbox-sender");
+        var accepted = new ConcurrentDictionary<int, long>();
+        const int total = 1500;
+        await using (var first = SenderProcess.Start(d, "sender-run-1", SenderId, state, 0, total, accepted, delayMs: 2))
+        {
+            await first.WaitAcceptedAsync(300, Bound);
+            var replicas = Enumerable.Range(0, d.Config.N).ToList();
+            foreach (var r in replicas)
+            {
+                await d.KillReplicaAsync(r);
+            }
+            var atKill = accepted.Count;
+            await first.WaitAcceptedAsync(atKill + 200, Bound);
+            output.WriteLine($"replicas killed after {atKill} accepted; {accepted.Count - atKill} more accepted while they were down");
+            await d.RestartReplicasAsync(replicas, Bound);
+            await first.WaitAcceptedAsync(accepted.Count + 200, Bound);
+            await first.KillAsync();
+        }
+        var next = accepted.Keys.Max() + 1;
+        output.WriteLine($"sender killed after {accepted.Count} accepted");
+        await using (var second = SenderProcess.Start(d, "sender-run-2", SenderId, state, next, total - next, accepted))
+        {
+            output.WriteLine($"restarted with {await second.Started.WaitAsync(Bound)} messages in the outbox");
+            await second.Acknowledged.WaitAsync(Bound);
+        }
+        await AssertDeliveredExactlyOnceInOrderAsync(d, accepted);
+        d.Passed = true;
+    }
+
+    /// <summary>
     /// Every accepted message arrives once with its payload; the sender's messages come in increasing number order,
     /// none twice. A message whose "accepted" line the kill cut off may arrive too (SendAsync may have returned), once.
     /// </summary>

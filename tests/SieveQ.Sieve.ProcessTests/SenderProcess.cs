@@ -39,7 +39,7 @@ internal sealed class SenderProcess : IAsyncDisposable
     public static byte[] Payload(int index) =>
         System.Text.Encoding.UTF8.GetBytes(string.Create(CultureInfo.InvariantCulture, $"outbox message {index} ").PadRight(200, '.'));
 
-    public static SenderProcess Start(SieveDeployment d, string name, int senderId, string stateDir, int first, int count, ConcurrentDictionary<int, long> accepted)
+    public static SenderProcess Start(SieveDeployment d, string name, int senderId, string stateDir, int first, int count, ConcurrentDictionary<int, long> accepted, int delayMs = 0)
     {
         if (!File.Exists(Dll))
         {
@@ -57,7 +57,7 @@ internal sealed class SenderProcess : IAsyncDisposable
         }, Path.Combine(d.Directory, "logs"));
         var p = new SenderProcess(processes, name, accepted);
         var inv = CultureInfo.InvariantCulture;
-        processes.Start(name, [d.Directory, senderId.ToString(inv), stateDir, SieveDeployment.ReceiverId.ToString(inv), first.ToString(inv), count.ToString(inv)], p.OnLine);
+        processes.Start(name, [d.Directory, senderId.ToString(inv), stateDir, SieveDeployment.ReceiverId.ToString(inv), first.ToString(inv), count.ToString(inv), delayMs.ToString(inv)], p.OnLine);
         return p;
     }
 
