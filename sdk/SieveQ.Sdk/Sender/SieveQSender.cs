@@ -26,9 +26,11 @@ namespace SieveQ.Sdk.Sender;
 /// polling.
 /// </para>
 /// <para>
-/// A message numbered but not yet acknowledged when the sender is disposed (or the process dies) is
-/// not retransmitted by the next run: wait with <see cref="WaitAcknowledgedAsync"/> before disposing
-/// when that matters.
+/// With the durable outbox (<see cref="SieveQSenderOptions.Outbox"/>, on by default) SendAsync returns only once the
+/// message is fsynced in <c>stateDir/sender-N.outbox</c> (the messages numbered in one pass share one fsync), and a
+/// message is sent only once it is durable; the next run on the same state directory sends what was not acknowledged
+/// again with its original numbers, so a crash loses nothing SendAsync accepted. Without it, a message not yet
+/// acknowledged when the process stops is not retransmitted by the next run.
 /// </para>
 /// </summary>
 public sealed class SieveQSender : IAsyncDisposable
@@ -43,6 +45,8 @@ public sealed class SieveQSender : IAsyncDisposable
     private readonly AcknowledgementWaiters _acknowledged = new();
     private readonly CancellationTokenSource _stop = new();
     private readonly Task _pump;
+    private readonly OutboxFile? _outbox;
+    private readonly List<(SendRequest Request, long Seq)> _numbered = [];
     private Exception? _failure;
     private long _accepted;
     private long _lastSeq;
@@ -52,7 +56,7 @@ public sealed class SieveQSender : IAsyncDisposable
     private int _assignedPreSq;
     private SendAdmission? _admission;
 
-    internal SieveQSender(int senderId, SenderSq sq, IReadOnlyDictionary<int, Uri> preSqUrls, SieveQSenderOptions options, ILogger? log, params IDisposable[] owned)
+    internal SieveQSender(int senderId, SenderSq sq, IReadOnlyDictionary<int, Uri> preSqUrls, SieveQSenderOptions options, ILogger? log, OutboxFile? outbox, params IDisposable[] owned)
     {
         ArgumentNullException.ThrowIfNull(sq);
         ArgumentNullException.ThrowIfNull(preSqUrls);
@@ -66,6 +70,7 @@ public sealed class SieveQSender : IAsyncDisposable
         _links = preSqUrls.ToDictionary(kv => kv.Key, kv => new PreSqLink(kv.Key, kv.Value, options, OnAckResponseArrived, _log));
         _assignedPreSq = sq.AssignedPreSq;
         _lastSeq = sq.LastSentSeq;
+        _outbox = outbox;
         _pump = Task.Run(() => PumpAsync(_stop.Token));
     }
 
@@ -84,18 +89,23 @@ public sealed class SieveQSender : IAsyncDisposable
         options.Validate();
         var keys = ClientKeys.OpenSender(config, senderId);
         FileSequenceStore? store = null;
+        OutboxFile? outbox = null;
         try
         {
             Directory.CreateDirectory(stateDir);
             store = new FileSequenceStore(Path.Combine(stateDir, $"sender-{senderId}.seq"));
+            // After the sequence file, whose exclusive open keeps a second process of this sender out.
+            outbox = options.Outbox.Enabled ? OutboxFile.Open(Path.Combine(stateDir, $"sender-{senderId}.outbox")) : null;
             var preSqs = config.PreSqs.Keys.Order().ToArray();
             var initial = options.InitialPreSq ?? preSqs[(int)((uint)senderId % (uint)preSqs.Length)];
             var sq = new SenderSq(senderId, keys.Signing, new SenderSequencer(store), preSqs, initial, config.F,
                 p => keys.Ring(MacChannel.SenderPreSq, p), r => keys.Ring(MacChannel.ReplicaSender, r), options.Protocol);
-            return new SieveQSender(senderId, sq, config.PreSqs, options, log, store, keys) { _admission = SendAdmission.For(config, senderId) };
+            IDisposable[] owned = outbox is null ? [store, keys] : [outbox, store, keys];
+            return new SieveQSender(senderId, sq, config.PreSqs, options, log, outbox, owned) { _admission = SendAdmission.For(config, senderId) };
         }
         catch
         {
+            outbox?.Dispose();
             store?.Dispose();
             keys.Dispose();
             throw;
@@ -124,7 +134,10 @@ public sealed class SieveQSender : IAsyncDisposable
         _links.Values.Sum(l => l.Reconnects),
         _sq.Retransmissions,
         _sq.RetransmitTimeoutMs,
-        _sq.RootsSigned);
+        _sq.RootsSigned,
+        _outbox?.Index.PendingCount ?? 0,
+        _outbox?.Index.PendingBytes ?? 0,
+        _outbox?.Compactions ?? 0);
 
     /// <summary>
     /// Numbers <paramref name="data"/> for <paramref name="receiver"/> and queues it; returns its
@@ -164,7 +177,10 @@ public sealed class SieveQSender : IAsyncDisposable
     }
 
     private SieveQUnavailableException Unavailable() =>
-        new(Id, AcknowledgedUpTo, Volatile.Read(ref _outstanding), _options.UnavailableAfter);
+        new(Id, AcknowledgedUpTo, Volatile.Read(ref _outstanding), _options.UnavailableAfter, OutboxFull ? OutboxFullReason() : null);
+
+    private string OutboxFullReason() =>
+        $"its outbox is full ({_outbox!.Index.PendingCount} messages, {_outbox.Index.PendingBytes} bytes pending; bounds {_options.Outbox.MaxMessages} messages, {_options.Outbox.MaxBytes} bytes)";
 
     /// <summary>Completes when f+1 replica-SQs acknowledged <paramref name="seq"/> and everything before it.</summary>
     /// <exception cref="SieveQUnavailableException">The acknowledged prefix did not move for <see cref="SieveQSenderOptions.UnavailableAfter"/>.</exception>
@@ -202,6 +218,7 @@ public sealed class SieveQSender : IAsyncDisposable
         var staged = 0;
         try
         {
+            RestoreOutbox();
             while (!stop.IsCancellationRequested)
             {
                 var now = Clock.MonotonicMs;
@@ -221,18 +238,20 @@ public sealed class SieveQSender : IAsyncDisposable
                         continue;
                     }
                     StageTrace.Mark(StageNames.SenderNumbered, Id, seq);
-                    request.Complete(seq);
-                    Interlocked.Increment(ref _accepted);
-                    Interlocked.Exchange(ref _lastSeq, seq);
+                    _outbox?.Append(seq, request.Receiver, request.Data.Span);
+                    _numbered.Add((request, seq));
                     if (++staged >= _options.FlushAtStaged)
                     {
+                        CommitNumbered();
                         DispatchFlush(now);
                         lastFlushAt = now;
                         staged = 0;
                     }
                 }
+                // Group commit: every SendAsync numbered in this pass shares one fsync, and returns only after it.
+                CommitNumbered();
                 var flushDelayMs = FlushPacing.IntervalMs(minFlushMs, maxFlushMs, _sq.Outstanding, _options.Protocol.MaxOutstanding);
-                if (staged > 0 && now - lastFlushAt >= flushDelayMs)
+                if (_sq.Staged > 0 && now - lastFlushAt >= flushDelayMs)
                 {
                     DispatchFlush(now);
                     lastFlushAt = now;
@@ -245,7 +264,7 @@ public sealed class SieveQSender : IAsyncDisposable
                 Volatile.Write(ref _outstanding, _sq.Outstanding);
 
                 var deadline = long.MaxValue;
-                if (staged > 0)
+                if (_sq.Staged > 0)
                 {
                     deadline = lastFlushAt + flushDelayMs;
                 }
@@ -270,6 +289,11 @@ public sealed class SieveQSender : IAsyncDisposable
             _failure = e;
         }
         var reason = _failure ?? new ObjectDisposedException(nameof(SieveQSender));
+        foreach (var (numbered, _) in _numbered)
+        {
+            numbered.Fail(reason);
+        }
+        _numbered.Clear();
         _sends.Writer.TryComplete();
         while (_sends.Reader.TryRead(out var left))
         {
@@ -278,7 +302,44 @@ public sealed class SieveQSender : IAsyncDisposable
         _acknowledged.FailAll(reason);
     }
 
-    private bool HasRoom => _sq.Outstanding < _options.Protocol.MaxOutstanding;
+    private bool HasRoom => _sq.Outstanding < _options.Protocol.MaxOutstanding && !OutboxFull;
+
+    /// <summary>
+    /// The outbox holds its bound of pending bytes or messages: no more are numbered until acknowledgements free room
+    /// (back-pressure; the bound is soft by at most one message, whose size is not known before it is taken).
+    /// </summary>
+    private bool OutboxFull => _outbox is { } o
+        && (o.Index.PendingBytes >= _options.Outbox.MaxBytes || o.Index.PendingCount >= _options.Outbox.MaxMessages);
+
+    /// <summary>Sends again, with their own numbers, the messages an earlier run accepted and saw no acknowledgement for.</summary>
+    private void RestoreOutbox()
+    {
+        if (_outbox is not { Recovered.Count: > 0 } o)
+        {
+            return;
+        }
+        _log.LogInformation("sender {Sender}: sending again {Count} messages an earlier run accepted ({First}..{Last}){Torn}", Id, o.Recovered.Count,
+            o.Recovered[0].Seq, o.Recovered[^1].Seq, o.TornTailCut ? "; a torn last record was cut" : "");
+        Dispatch(_sq.Restore(o.Recovered.Select(m => (m.Seq, m.Receiver, m.Data)).ToList(), Clock.MonotonicMs));
+        Volatile.Write(ref _outstanding, _sq.Outstanding);
+    }
+
+    /// <summary>Makes the numbered messages durable (one fsync) and only then tells their callers their numbers.</summary>
+    private void CommitNumbered()
+    {
+        if (_numbered.Count == 0)
+        {
+            return;
+        }
+        _outbox?.Commit();
+        foreach (var (request, seq) in _numbered)
+        {
+            request.Complete(seq);
+            Interlocked.Increment(ref _accepted);
+            Interlocked.Exchange(ref _lastSeq, seq);
+        }
+        _numbered.Clear();
+    }
 
     private void TakeAckResponse(byte[] bytes, long now)
     {
@@ -294,6 +355,7 @@ public sealed class SieveQSender : IAsyncDisposable
             _log.LogInformation("sender {Sender}: the replica-SQs moved it to pre-SQ {PreSq}", Id, outcome.AssignedPreSq);
         }
         Volatile.Write(ref _assignedPreSq, outcome.AssignedPreSq);
+        _outbox?.AcknowledgeUpTo(outcome.AcknowledgedUpTo);
         _acknowledged.Advance(outcome.AcknowledgedUpTo);
     }
 

@@ -48,11 +48,15 @@ public sealed record SieveQSenderOptions
     /// </summary>
     public TimeSpan UnavailableAfter { get; init; } = TimeSpan.FromSeconds(30);
 
+    /// <summary>The durable outbox that keeps accepted messages across crashes until they are acknowledged (on by default).</summary>
+    public SenderOutboxOptions Outbox { get; init; } = new();
+
     internal void Validate()
     {
         ArgumentNullException.ThrowIfNull(Protocol);
+        ArgumentNullException.ThrowIfNull(Outbox);
         if (FlushAtStaged < 1 || FlushDelay < TimeSpan.Zero || MaxFlushDelay < FlushDelay || MaxFlushDelay > TimeSpan.FromSeconds(1) || ReconnectDelay <= TimeSpan.Zero || MaxReconnectDelay < ReconnectDelay
-            || LinkQueueCapacity < 1 || SendQueueCapacity < 1 || Protocol.MaxOutstanding < 1
+            || !Outbox.IsValid || LinkQueueCapacity < 1 || SendQueueCapacity < 1 || Protocol.MaxOutstanding < 1
             || (UnavailableAfter <= TimeSpan.Zero && UnavailableAfter != Timeout.InfiniteTimeSpan))
         {
             throw new ArgumentException("sender options out of range");

@@ -1,6 +1,9 @@
 namespace SieveQ.Sdk.Sender;
 
-/// <summary>A snapshot of one sender's counters, for health reports and benchmarks.</summary>
+/// <summary>
+/// A snapshot of one sender's counters, for health reports and benchmarks. <c>OutboxPending</c> and <c>OutboxBytes</c>
+/// are the accepted messages its durable outbox holds until acknowledged (0 with the outbox off).
+/// </summary>
 public sealed record SieveQSenderStats(
     int Sender,
     long Accepted,
@@ -15,4 +18,7 @@ public sealed record SieveQSenderStats(
     long Reconnects,
     long Retransmissions,
     long RetransmitTimeoutMs,
-    long RootsSigned);
+    long RootsSigned,
+    int OutboxPending,
+    long OutboxBytes,
+    long OutboxCompactions);

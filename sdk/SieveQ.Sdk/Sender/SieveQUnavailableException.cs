@@ -7,9 +7,11 @@ namespace SieveQ.Sdk.Sender;
 /// </summary>
 public sealed class SieveQUnavailableException : Exception
 {
-    public SieveQUnavailableException(int sender, long acknowledgedUpTo, int outstanding, TimeSpan waited)
-        : base($"sender {sender}: the deployment did not answer for {waited.TotalSeconds:0.#} s ({outstanding} messages outstanding, acknowledged up to {acknowledgedUpTo})")
+    public SieveQUnavailableException(int sender, long acknowledgedUpTo, int outstanding, TimeSpan waited, string? outboxFull = null)
+        : base($"sender {sender}: the deployment did not answer for {waited.TotalSeconds:0.#} s ({outstanding} messages outstanding, acknowledged up to {acknowledgedUpTo})"
+            + (outboxFull is null ? "" : $"; {outboxFull}"))
     {
+        OutboxFull = outboxFull is not null;
         Sender = sender;
         AcknowledgedUpTo = acknowledgedUpTo;
         Outstanding = outstanding;
@@ -18,4 +20,7 @@ public sealed class SieveQUnavailableException : Exception
     public int Sender { get; }
     public long AcknowledgedUpTo { get; }
     public int Outstanding { get; }
+
+    /// <summary>The sender's durable outbox was at its bound: nothing more can be accepted until the deployment acknowledges.</summary>
+    public bool OutboxFull { get; }
 }

@@ -56,6 +56,7 @@ public sealed class SenderSq
     private int _retransmitBudget;
     private int _backoff;
     private long _nextRoundAt = long.MinValue;
+    private long _restoredUpTo;
 
     public SenderSq(int sender, ECDsa signingKey, SenderSequencer sequencer, IReadOnlyList<int> preSqs, int initialPreSq, int f,
         Func<int, MacKeyRing?> preSqRing, Func<int, MacKeyRing?> replicaRing, SenderSqOptions? options = null)
@@ -91,6 +92,9 @@ public sealed class SenderSq
     public int AssignedPreSq { get; private set; }
 
     public int Outstanding => _outstanding.Count + _staged.Count;
+
+    /// <summary>Messages numbered and not yet flushed (signed and sent).</summary>
+    public int Staged => _staged.Count;
 
     /// <summary>Merkle roots signed so far: each one costs every replica-SQ a signature verification.</summary>
     public long RootsSigned { get; private set; }
@@ -128,9 +132,45 @@ public sealed class SenderSq
         return true;
     }
 
+    /// <summary>
+    /// Takes back the messages an earlier run accepted and kept in its outbox but did not see acknowledged, with
+    /// their own numbers and DATA (the replicas and the pre-SQs deduplicate by number, so the copy an earlier run may
+    /// already have sent is dropped as a replay; the signature may differ, the vote at the receivers is on the DATA
+    /// digest). Signs and sends them at once, so that no ACKREQ declares their numbers abandoned. New messages are
+    /// held (staged, not sent) until these are acknowledged: the numbers between the last restored one and this run's
+    /// first are settled only by an ACKREQ whose lowestPending is above the restored ones, and until then new messages
+    /// would only crowd the replicas' reorder buffer. Call before any <see cref="TryEnqueue"/>.
+    /// </summary>
+    /// <param name="messages">In increasing number order, all below this run's first number.</param>
+    public IReadOnlyList<OutgoingFrame> Restore(IReadOnlyList<(long Seq, int Receiver, byte[] Data)> messages, long nowMs)
+    {
+        ArgumentNullException.ThrowIfNull(messages);
+        if (_staged.Count > 0 || _outstanding.Count > 0)
+        {
+            throw new InvalidOperationException("restore before any message of this run");
+        }
+        var previous = 0L;
+        foreach (var (seq, receiver, data) in messages)
+        {
+            if (seq <= previous || seq >= _sequencer.Peek)
+            {
+                throw new ArgumentException($"restored message {seq} is out of order or not below this run's first number {_sequencer.Peek}", nameof(messages));
+            }
+            previous = seq;
+            _staged.Add((seq, SenderMessageCodec.EncodeSignedRegion(_sender, seq, receiver, data)));
+        }
+        var frames = Flush(nowMs);
+        _restoredUpTo = previous;
+        return frames;
+    }
+
     /// <summary>Signs what is staged (in Merkle batches of up to MaxBatch) and frames it for the assigned pre-SQ.</summary>
     public IReadOnlyList<OutgoingFrame> Flush(long nowMs)
     {
+        if (AcknowledgedUpTo < _restoredUpTo)
+        {
+            return [];
+        }
         var frames = new List<OutgoingFrame>(_staged.Count);
         var ring = RingFor(AssignedPreSq);
         for (var at = 0; at < _staged.Count; at += _options.MaxBatch)
