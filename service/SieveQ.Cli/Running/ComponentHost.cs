@@ -79,11 +79,11 @@ internal static class ComponentHost
         }
         catch (OptionsValidationException e)
         {
-            return await RefuseAsync(log, $"{name}: invalid options: {string.Join("; ", e.Failures)}").ConfigureAwait(false);
+            return await RefuseAsync(host, log, $"{name}: invalid options: {string.Join("; ", e.Failures)}").ConfigureAwait(false);
         }
         catch (ComponentStartException e)
         {
-            return await RefuseAsync(log, e.Message).ConfigureAwait(false);
+            return await RefuseAsync(host, log, e.Message).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (stop.IsCancellationRequested)
         {
@@ -94,11 +94,23 @@ internal static class ComponentHost
         return run.ExitCode;
     }
 
-    private static async Task<int> RefuseAsync(ILogger log, string message)
+    private static async Task<int> RefuseAsync(IHost host, ILogger log, string message)
     {
         // Both: stderr is what a console user and `sieveq up` read, the log what a service manager keeps.
         log.LogError("{Reason}", message);
         await Console.Error.WriteLineAsync(message).ConfigureAwait(false);
+        Environment.ExitCode = RefusedAtStart;
+        // The Windows service lifetime has already told the service control manager "running" (it does so before
+        // the hosted services start): stopping the host tells it "stopped" instead of leaving it to notice the exit
+        // (Wine's does not, and shows the service running forever).
+        try
+        {
+            await host.StopAsync(CancellationToken.None).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is InvalidOperationException or OperationCanceledException or AggregateException)
+        {
+            log.LogWarning("stopping after the refused start: {Reason}", e.Message);
+        }
         return RefusedAtStart;
     }
 
