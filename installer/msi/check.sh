@@ -397,6 +397,72 @@ wcheck "Wine: service SieveQPreSq registered: sieveq-pre-sq.exe pre-sq $dd_defau
 wcheck "Wine: service SieveQReplicaSq registered: sieveq-replica-sq.exe replica-sq $dd_default --id 0" \
     t_service SieveQReplicaSq sieveq-replica-sq.exe "replica-sq $dd_default --id 0"
 
+# --- A2: a service started and stopped through service control. The agent is the role that can reach running under
+# Wine 8.0: it loads no private key until an application first sends, whereas pre-SQ and replica-SQ load their ECDSA
+# P-256 keys at start, which Wine's CNG cannot do (NCryptCreatePersistedKey: "Algorithm not handled"). Its deployment
+# is made by a Linux build of the same program (`deploy init` makes ECDSA keys, so it cannot run under Wine either).
+# Right after msiexec, `sc start` sees the service go from START_PENDING to STOPPED without it ever running: a fresh,
+# persistent wineserver (killed, restarted with -p) and a wineboot give services.exe a session that stays up.
+agent_deployment="$WINEPREFIX/drive_c/ProgramData/SieveQ/deployment"
+linux_sieveq="$build/artifacts-linux/bin/SieveQ.Cli/release/sieveq.dll"
+sc_state() { timeout 60 wine64 sc query "$1" 2>/dev/null | tr -d '\r' | awk '$1 == "STATE" { print $4 } $1 == "WIN32_EXIT_CODE" { print "exit=" $3 }' | tr '\n' ' '; }
+# wait_state SERVICE STATE SECONDS: polls sc query until the state shows; prints the last answer.
+wait_state() {
+    local i last
+    for ((i = 0; i < $3; i++)); do
+        last="$(sc_state "$1")"
+        [[ "$last" == "$2 "* ]] && { printf '%s' "$last"; return 0; }
+        sleep 1
+    done
+    printf '%s' "$last"
+    return 1
+}
+agent_process() { pgrep -f 'sieveq-agent\.exe' >/dev/null; }
+if [[ -z "$wine_reason" ]]; then
+    timeout 30 wineserver -k >/dev/null 2>&1
+    sleep 1
+    timeout 30 wineserver -p 900 >/dev/null 2>&1
+    timeout 120 wine64 wineboot >>"$tmp/wine.log" 2>&1
+fi
+t_service_refused() {
+    local s
+    [[ -z "$(ls -A "$agent_deployment" 2>/dev/null)" ]] || { echo "the deployment folder is not empty"; return 1; }
+    timeout 60 wine64 sc start SieveQAgent >"$tmp/sc-start.out" 2>&1 || { echo "sc start: $(tr -d '\r' <"$tmp/sc-start.out" | tr '\n' ' ')"; return 1; }
+    s="$(wait_state SieveQAgent STOPPED 60)" || { echo "sc query after 60 s: $s"; return 1; }
+    sleep 2
+    ! agent_process || { echo "SCM says STOPPED but sieveq-agent.exe still runs"; return 1; }
+}
+wcheck "Wine: sc start SieveQAgent with an empty deployment folder: the program talks to the SCM (no error 1053), refuses to start and the service is STOPPED" t_service_refused
+t_service_runs() {
+    local s
+    if [[ ! -f "$linux_sieveq" ]]; then
+        dotnet build "$repo/service/SieveQ.Cli" -c Release --artifacts-path "$build/artifacts-linux" -nologo -v quiet >"$tmp/linux-build.log" 2>&1 \
+            || { echo "Linux build for deploy init: $(tail -n 3 "$tmp/linux-build.log" | tr '\n' ' ')"; return 1; }
+    fi
+    dotnet "$linux_sieveq" deploy init --dir "$agent_deployment" >"$tmp/deploy-init.log" 2>&1 \
+        || { echo "deploy init: $(tail -n 3 "$tmp/deploy-init.log" | tr '\n' ' ')"; return 1; }
+    timeout 60 wine64 sc start SieveQAgent >"$tmp/sc-start.out" 2>&1 || { echo "sc start: $(tr -d '\r' <"$tmp/sc-start.out" | tr '\n' ' ')"; return 1; }
+    s="$(wait_state SieveQAgent RUNNING 60)" || { echo "not RUNNING after 60 s: $s"; return 1; }
+    # RUNNING is reported when the service starts, before the agent is up; still running 10 s later (a refused start
+    # ends within 2, above) means the agent started.
+    sleep 10
+    s="$(sc_state SieveQAgent)"
+    [[ "$s" == "RUNNING "* ]] || { echo "10 s after start: $s"; return 1; }
+    agent_process || { echo "SCM says RUNNING but no sieveq-agent.exe process"; return 1; }
+}
+wcheck "Wine: with a deployment (made by deploy init on Linux), sc start SieveQAgent: RUNNING, and still running 10 s later" t_service_runs
+t_service_stops() {
+    local s
+    timeout 60 wine64 sc stop SieveQAgent >"$tmp/sc-stop.out" 2>&1 || { echo "sc stop: $(tr -d '\r' <"$tmp/sc-stop.out" | tr '\n' ' ')"; return 1; }
+    s="$(wait_state SieveQAgent STOPPED 60)" || { echo "not STOPPED 60 s after sc stop: $s"; return 1; }
+    [[ "$s" == "STOPPED exit=0 " ]] || { echo "sc query after the stop: $s"; return 1; }
+    sleep 2
+    ! agent_process || { echo "sieveq-agent.exe still runs"; return 1; }
+}
+wcheck "Wine: sc stop SieveQAgent: STOPPED with exit code 0, the process gone" t_service_stops
+# The uninstall below removes ProgramData\SieveQ only when it is empty, as it left it.
+rm -rf "${agent_deployment:?}"/*
+
 # --- B: uninstall
 t_uninstall() { # MSI LOG
     local rc

@@ -50,7 +50,7 @@ public sealed class ProjectDependencyTests
         ["SieveQ.Protocol"] = ["Google.Protobuf", "Grpc.Tools"],
         ["SieveQ.Transport"] = ["Google.Protobuf"],
         ["SieveQ.Firewall"] = ["Microsoft.Extensions.Logging.Abstractions"],
-        ["SieveQ.Cli"] = ["System.CommandLine", "ScottPlot"],
+        ["SieveQ.Cli"] = ["System.CommandLine", "ScottPlot", "Microsoft.Extensions.Hosting.Systemd", "Microsoft.Extensions.Hosting.WindowsServices", "Microsoft.Extensions.Logging.EventLog"],
     };
 
     /// <summary>What a client application must not get with the SDK: the replica host, the WAL, the rules engine, deployment tooling.</summary>

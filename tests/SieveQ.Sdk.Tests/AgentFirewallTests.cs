@@ -23,7 +23,6 @@ public sealed class AgentFirewallTests
         await using var agent = await AgentHost.StartAsync(world.Context, "agent", world.StateDir("agent"), options: new AgentHostOptions
         {
             Endpoint = Path.Combine(world.Directory, "fw.sock"),
-            Systemd = new SystemdNotifier(null),
             Firewall = new FirewallOptions { CoreLibraryPath = library },
         });
         using var channel = GrpcChannel.ForUnixSocket(agent.Endpoint);
@@ -103,7 +102,6 @@ public sealed class AgentRuleSetPolicyTests
         await using var agent = await AgentHost.StartAsync(world.Context, "agent", world.StateDir("agent"), options: new AgentHostOptions
         {
             Endpoint = Path.Combine(world.Directory, "rs.sock"),
-            Systemd = new SystemdNotifier(null),
             Policy = policy,
         });
 

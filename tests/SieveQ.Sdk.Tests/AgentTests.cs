@@ -19,7 +19,6 @@ public sealed class AgentTests
         await AgentHost.StartAsync(world.Context, "agent", world.StateDir("agent"), options: new AgentHostOptions
         {
             Endpoint = Path.Combine(world.Directory, "a.sock"),
-            Systemd = new SystemdNotifier(null),
             Sender = new SieveQSenderOptions { Protocol = new SenderSqOptions { RetransmitAfterMs = 150, AckRequestIntervalMs = 20, AckResponseWaitMs = 150 } },
         });
 

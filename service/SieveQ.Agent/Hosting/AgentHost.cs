@@ -23,23 +23,20 @@ namespace SieveQ.Agent.Hosting;
 /// The agent process's core: serves sieveq.v1.Agent on a Unix socket (HTTP/2 only; a named pipe on
 /// Windows) to local applications, identified by the kernel's peer credentials, and hosts the
 /// sender-SQs and post-SQs of the identities its deployment entry lists, each created on first use.
-/// Tells systemd when it is ready and when it stops. SIGTERM and Ctrl-C stop it through the host's
-/// console lifetime.
+/// Ready once <see cref="StartAsync"/> returns: `sieveq agent` runs it in the generic host, which tells systemd
+/// (READY=1, STOPPING=1, the watchdog) or the Windows service control manager.
 /// </summary>
 public sealed class AgentHost : IAsyncDisposable
 {
     private readonly WebApplication _app;
     private readonly PartyRegistry<SieveQSender> _senders;
     private readonly PartyRegistry<HostedReceiver> _receivers;
-    private readonly SystemdNotifier _systemd;
-    private readonly CancellationTokenSource _watchdogStop = new();
     private readonly ILogger _log;
     private readonly FirewallEnforcer? _firewall;
     private readonly PublishedRuleSetFollower? _ruleSets;
-    private Task _watchdog = Task.CompletedTask;
     private int _stopped;
 
-    private AgentHost(WebApplication app, string endpoint, AgentEntry entry, PartyRegistry<SieveQSender> senders, PartyRegistry<HostedReceiver> receivers, SystemdNotifier systemd, ILogger log,
+    private AgentHost(WebApplication app, string endpoint, AgentEntry entry, PartyRegistry<SieveQSender> senders, PartyRegistry<HostedReceiver> receivers, ILogger log,
         FirewallEnforcer? firewall, PublishedRuleSetFollower? ruleSets)
     {
         _app = app;
@@ -49,7 +46,6 @@ public sealed class AgentHost : IAsyncDisposable
         Entry = entry;
         _senders = senders;
         _receivers = receivers;
-        _systemd = systemd;
         _log = log;
     }
 
@@ -118,7 +114,7 @@ public sealed class AgentHost : IAsyncDisposable
         {
             AgentEndpoint.Restrict(endpoint);
         }
-        var host = new AgentHost(app, endpoint, entry, senders, receivers, options.Systemd ?? SystemdNotifier.FromEnvironment(), log, firewall, ruleSets);
+        var host = new AgentHost(app, endpoint, entry, senders, receivers, log, firewall, ruleSets);
         ruleSets?.Start();
         host.Announce(stateDir);
         return host;
@@ -152,27 +148,6 @@ public sealed class AgentHost : IAsyncDisposable
     {
         _log.LogInformation("agent '{Name}' listening on {Endpoint} (senders [{Senders}], receivers [{Receivers}], state {State})",
             Entry.Name, Endpoint, string.Join(",", Entry.Senders), string.Join(",", Entry.Receivers), stateDir);
-        _systemd.Ready($"agent '{Entry.Name}' on {Endpoint}");
-        if (_systemd.IsActive && SystemdNotifier.WatchdogInterval is { } interval)
-        {
-            _watchdog = PetWatchdogAsync(interval / 2, _watchdogStop.Token);
-        }
-    }
-
-    private async Task PetWatchdogAsync(TimeSpan every, CancellationToken ct)
-    {
-        using var timer = new PeriodicTimer(every);
-        try
-        {
-            while (await timer.WaitForNextTickAsync(ct).ConfigureAwait(false))
-            {
-                _systemd.Watchdog();
-            }
-        }
-        catch (OperationCanceledException)
-        {
-            // stopping
-        }
     }
 
     /// <summary>Completes when the host is asked to stop (SIGTERM, Ctrl-C) or <paramref name="ct"/> is cancelled.</summary>
@@ -184,10 +159,7 @@ public sealed class AgentHost : IAsyncDisposable
         {
             return;
         }
-        _systemd.Stopping();
         _log.LogInformation("agent '{Name}' stopping", Entry.Name);
-        await _watchdogStop.CancelAsync().ConfigureAwait(false);
-        await _watchdog.ConfigureAwait(false);
         await _app.StopAsync().ConfigureAwait(false);
         if (_firewall is not null)
         {
@@ -209,6 +181,5 @@ public sealed class AgentHost : IAsyncDisposable
     {
         await StopAsync().ConfigureAwait(false);
         await _app.DisposeAsync().ConfigureAwait(false);
-        _watchdogStop.Dispose();
     }
 }

@@ -20,9 +20,6 @@ public sealed record AgentHostOptions
     /// <summary>Socket path (pipe name on Windows) instead of the deployment's, e.g. for tests.</summary>
     public string? Endpoint { get; init; }
 
-    /// <summary>Readiness notifications; by default systemd's, when started by systemd.</summary>
-    public SystemdNotifier? Systemd { get; init; }
-
     /// <summary>Layer 0 (the WFP driver, or its core in-process off Windows); null: the agent runs no firewall.</summary>
     public FirewallOptions? Firewall { get; init; }
 

@@ -6,6 +6,7 @@ using System.Globalization;
 using Google.Protobuf;
 using Microsoft.Extensions.Logging;
 using SieveQ.Agent.Hosting;
+using SieveQ.Cli.Running;
 using SieveQ.Deployment;
 using SieveQ.Firewall.Enforcement;
 using SieveQ.Policy;
@@ -33,42 +34,59 @@ internal static class AgentCommands
         var cmd = new Command("agent", "Run the agent: sender-SQ and post-SQ for local applications on a Unix socket (SIGTERM or Ctrl-C stops it).") { deployment, name, state, logLevel, firewall, policyFile };
         cmd.SetAction(async (ParseResult parse, CancellationToken ct) =>
         {
-            var ctx = DeploymentContext.Load(parse.GetValue(deployment)!.FullName);
-            using var logs = AgentLogging(parse.GetValue(logLevel));
-            // The policy is read with --firewall (what it enforces) or --policy (its rule-set location is followed too).
-            using var source = parse.GetValue(firewall) || parse.GetValue(policyFile) is not null ? PolicyCommands.OpenSource(parse.GetValue(policyFile)) : null;
-            using var policy = source is null ? null : new PolicyMonitor(source, logs.CreateLogger<PolicyMonitor>());
-            policy?.Start();
-            var options = new AgentHostOptions { Firewall = parse.GetValue(firewall) ? new FirewallOptions() : null, Policy = policy };
-            var host = await AgentHost.StartAsync(ctx, parse.GetValue(name)!, parse.GetValue(state)?.FullName, logs, options, ct).ConfigureAwait(false);
-            await using (host.ConfigureAwait(false))
-            {
-                await Console.Out.WriteLineAsync($"agent '{host.Entry.Name}' listening on {host.Endpoint}").ConfigureAwait(false);
-                try
-                {
-                    await host.WaitForShutdownAsync(ct).ConfigureAwait(false);
-                }
-                catch (OperationCanceledException)
-                {
-                    // Ctrl-C
-                }
-            }
-            return 0;
+            using var stop = new StopSignal(ct);
+            var arguments = new AgentArguments(parse.GetValue(deployment)!.FullName, parse.GetValue(name)!, parse.GetValue(state)?.FullName,
+                parse.GetValue(firewall), parse.GetValue(policyFile));
+            return await ComponentHost.RunAsync($"agent '{arguments.Name}'", parse.GetValue(logLevel), arguments, Validate, StartAsync, stop.Token).ConfigureAwait(false);
         });
         return cmd;
     }
 
-    /// <summary>Logs on stderr like the other servers, without ASP.NET Core's line per request.</summary>
-    private static ILoggerFactory AgentLogging(LogLevel level) => LoggerFactory.Create(b => b
-        .SetMinimumLevel(level)
-        .AddFilter("Microsoft.AspNetCore", LogLevel.Warning)
-        .AddFilter("Microsoft.Hosting.Lifetime", LogLevel.Warning)
-        .AddConsole(o => o.LogToStandardErrorThreshold = LogLevel.Trace)
-        .AddSimpleConsole(o =>
+    /// <summary>What `agent` parsed: validated when its host starts.</summary>
+    private sealed record AgentArguments(string Directory, string Name, string? StateDirectory, bool Firewall, string? PolicyFile);
+
+    private static string? Validate(AgentArguments a) =>
+        string.IsNullOrWhiteSpace(a.Name) ? "--name must not be empty"
+        : a.PolicyFile is { } f && !File.Exists(f) ? $"no policy file {f}"
+        : null;
+
+    private static async Task<RunningComponent> StartAsync(AgentArguments a, ILoggerFactory logs, CancellationToken ct)
+    {
+        DeploymentContext ctx;
+        try
         {
-            o.SingleLine = true;
-            o.TimestampFormat = "HH:mm:ss.fff ";
-        }));
+            ctx = DeploymentContext.Load(a.Directory);
+            _ = ctx.Config.Agent(a.Name);
+        }
+        catch (DeploymentException e)
+        {
+            throw new ComponentStartException($"agent '{a.Name}': {e.Message}", e);
+        }
+        // The policy is read with --firewall (what it enforces) or --policy (its rule-set location is followed too).
+        var source = a.Firewall || a.PolicyFile is not null ? PolicyCommands.OpenSource(a.PolicyFile) : null;
+        var policy = source is null ? null : new PolicyMonitor(source, logs.CreateLogger<PolicyMonitor>());
+        AgentHost host;
+        try
+        {
+            policy?.Start();
+            var options = new AgentHostOptions { Firewall = a.Firewall ? new FirewallOptions() : null, Policy = policy };
+            host = await AgentHost.StartAsync(ctx, a.Name, a.StateDirectory, logs, options, ct).ConfigureAwait(false);
+        }
+        catch
+        {
+            policy?.Dispose();
+            source?.Dispose();
+            throw;
+        }
+        await Console.Out.WriteLineAsync($"agent '{host.Entry.Name}' listening on {host.Endpoint}").ConfigureAwait(false);
+        // The agent's web host also stops by itself on its own console signals; that ends the run cleanly.
+        return new RunningComponent(host.WaitForShutdownAsync(), $"agent '{a.Name}'", StatusJson: null, async () =>
+        {
+            await host.DisposeAsync().ConfigureAwait(false);
+            policy?.Dispose();
+            source?.Dispose();
+        });
+    }
 
     public static Command BuildDemo()
     {

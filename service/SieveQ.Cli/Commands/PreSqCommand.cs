@@ -77,35 +77,60 @@ internal static class PreSqCommand
         return cmd;
     }
 
-    private static async Task<int> RunAsync(string directory, int id, PreSqHostOptions options, LogLevel level, CancellationToken ct)
+    /// <summary>What `pre-sq` parsed: validated when its host starts.</summary>
+    private sealed record PreSqArguments(string Directory, int Id, PreSqHostOptions Options);
+
+    private static Task<int> RunAsync(string directory, int id, PreSqHostOptions options, LogLevel level, CancellationToken ct)
     {
         ClusterSupport.PreferInlineSocketCompletions();
-        using var logs = ClusterSupport.CreateLogging(level);
         using var stop = new StopSignal(ct);
+        return ComponentHost.RunAsync($"pre-sq {id}", level, new PreSqArguments(directory, id, options), Validate, StartAsync, stop.Token);
+    }
+
+    /// <summary>The pre-SQ's own option checks (<see cref="PreSqHostOptions.Validate"/>), as the host's start-time validation.</summary>
+    private static string? Validate(PreSqArguments a)
+    {
+        if (a.Id < 0)
+        {
+            return "--id must not be negative";
+        }
+        try
+        {
+            a.Options.Validate();
+            return null;
+        }
+        catch (ArgumentException e)
+        {
+            return e.Message;
+        }
+    }
+
+    private static async Task<RunningComponent> StartAsync(PreSqArguments a, ILoggerFactory logs, CancellationToken ct)
+    {
         PreSqHost host;
         try
         {
-            host = PreSqHost.Create(DeploymentContext.Load(directory), id, options, logs);
+            host = PreSqHost.Create(DeploymentContext.Load(a.Directory), a.Id, a.Options, logs);
         }
         catch (Exception e) when (e is DeploymentException or ArgumentException or IOException or System.Security.Cryptography.CryptographicException)
         {
-            await Console.Error.WriteLineAsync($"pre-sq {id}: {e.Message}").ConfigureAwait(false);
-            return 1;
+            throw new ComponentStartException($"pre-sq {a.Id}: {e.Message}", e);
         }
-        await using (host.ConfigureAwait(false))
+        try
         {
-            try
-            {
-                await host.StartAsync(stop.Token).ConfigureAwait(false);
-            }
-            catch (IOException e)
-            {
-                await Console.Error.WriteLineAsync($"pre-sq {id}: cannot listen on {host.Address}: {e.Message}").ConfigureAwait(false);
-                return 1;
-            }
-            Console.WriteLine($"pre-sq {id} listening on {host.Address}");
-            return await RunUntilStopped.WaitAsync(stop.Token, host.Completion, $"pre-sq {id} event loop").ConfigureAwait(false);
+            await host.StartAsync(ct).ConfigureAwait(false);
         }
+        catch (Exception e)
+        {
+            await host.DisposeAsync().ConfigureAwait(false);
+            if (e is IOException)
+            {
+                throw new ComponentStartException($"pre-sq {a.Id}: cannot listen on {host.Address}: {e.Message}", e);
+            }
+            throw;
+        }
+        Console.WriteLine($"pre-sq {a.Id} listening on {host.Address}");
+        return new RunningComponent(host.Completion, $"pre-sq {a.Id} event loop", StatusJson: null, host.DisposeAsync);
     }
 
     private static string Seconds(TimeSpan t) => t.TotalSeconds.ToString(CultureInfo.InvariantCulture) + "s";

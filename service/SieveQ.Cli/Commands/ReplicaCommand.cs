@@ -21,26 +21,46 @@ internal static class ReplicaCommand
         cmd.SetAction(async (parse, ct) =>
         {
             ClusterSupport.PreferInlineSocketCompletions();
-            var cluster = ClusterConfigFile.Load(parse.GetValue(config)!.FullName);
-            var self = parse.GetValue(id);
-            using var logs = ClusterSupport.CreateLogging(parse.GetValue(logLevel));
-            using var key = ClusterBootstrap.LoadKey(cluster, self);
             using var stop = new StopSignal(ct);
-            var app = new BenchmarkApplication();
-            if (parse.GetValue(unreplicated))
-            {
-                await using var server = new UnreplicatedServer(cluster, self, key, app, logs);
-                server.Start();
-                return await RunUntilStopped.WaitAsync(stop.Token, completion: null, $"unreplicated server {self}").ConfigureAwait(false);
-            }
-            var host = new ReplicaHost(cluster, self, key, app, logs, appState: () => app.StateDescription);
-            await using (host.ConfigureAwait(false))
-            {
-                host.Start();
-                return await RunUntilStopped.WaitAsync(stop.Token, host.Completion, $"replica {self} core loop",
-                    parse.GetValue(statusLines) ? () => host.Status.ToJson() : null).ConfigureAwait(false);
-            }
+            var arguments = new ReplicaArguments(parse.GetValue(config)!.FullName, parse.GetValue(id), parse.GetValue(unreplicated), parse.GetValue(statusLines));
+            return await ComponentHost.RunAsync($"replica {arguments.Id}", parse.GetValue(logLevel), arguments, Validate, StartAsync, stop.Token).ConfigureAwait(false);
         });
         return cmd;
+    }
+
+    /// <summary>What `replica` parsed: validated when its host starts.</summary>
+    private sealed record ReplicaArguments(string ConfigFile, int Id, bool Unreplicated, bool StatusLines);
+
+    private static string? Validate(ReplicaArguments a) =>
+        a.Id < 0 ? "--id must not be negative"
+        : !File.Exists(a.ConfigFile) ? $"no cluster configuration file {a.ConfigFile}"
+        : null;
+
+    private static Task<RunningComponent> StartAsync(ReplicaArguments a, ILoggerFactory logs, CancellationToken ct)
+    {
+        var cluster = ClusterConfigFile.Load(a.ConfigFile);
+        if (a.Id >= cluster.N)
+        {
+            throw new ComponentStartException($"replica {a.Id}: the cluster has replicas 0..{cluster.N - 1}");
+        }
+        var key = ClusterBootstrap.LoadKey(cluster, a.Id);
+        var app = new BenchmarkApplication();
+        if (a.Unreplicated)
+        {
+            var server = new UnreplicatedServer(cluster, a.Id, key, app, logs);
+            server.Start();
+            return Task.FromResult(new RunningComponent(null, $"unreplicated server {a.Id}", StatusJson: null, async () =>
+            {
+                await server.DisposeAsync().ConfigureAwait(false);
+                key.Dispose();
+            }));
+        }
+        var host = new ReplicaHost(cluster, a.Id, key, app, logs, appState: () => app.StateDescription);
+        host.Start();
+        return Task.FromResult(new RunningComponent(host.Completion, $"replica {a.Id} core loop", a.StatusLines ? () => host.Status.ToJson() : null, async () =>
+        {
+            await host.DisposeAsync().ConfigureAwait(false);
+            key.Dispose();
+        }));
     }
 }

@@ -19,27 +19,55 @@ internal static class ReplicaSqCommand
         cmd.SetAction(async (parse, ct) =>
         {
             ClusterSupport.PreferInlineSocketCompletions();
-            var self = parse.GetValue(id);
-            DeploymentContext context;
-            try
-            {
-                context = DeploymentContext.Load(parse.GetValue(deployment)!.FullName);
-            }
-            catch (DeploymentException e)
-            {
-                await Console.Error.WriteLineAsync(e.Message).ConfigureAwait(false);
-                return 1;
-            }
-            using var logs = ClusterSupport.CreateLogging(parse.GetValue(logLevel));
             using var stop = new StopSignal(ct);
-            var host = ReplicaSqHost.Create(context, self, new ReplicaSqHostOptions(), logs);
-            await using (host.ConfigureAwait(false))
-            {
-                await host.StartAsync(stop.Token).ConfigureAwait(false);
-                return await RunUntilStopped.WaitAsync(stop.Token, host.Completion, $"replica-SQ {self} core loop",
-                    parse.GetValue(statusLines) ? () => host.Ordering.Status.ToJson() : null).ConfigureAwait(false);
-            }
+            var arguments = new ReplicaSqArguments(parse.GetValue(deployment)!.FullName, parse.GetValue(id), parse.GetValue(statusLines), new ReplicaSqHostOptions());
+            return await ComponentHost.RunAsync($"replica-SQ {arguments.Id}", parse.GetValue(logLevel), arguments, Validate, StartAsync, stop.Token).ConfigureAwait(false);
         });
         return cmd;
+    }
+
+    /// <summary>What `replica-sq` parsed: validated when its host starts.</summary>
+    private sealed record ReplicaSqArguments(string Directory, int Id, bool StatusLines, ReplicaSqHostOptions Options);
+
+    /// <summary>The replica-SQ's own option checks (<see cref="ReplicaSqHostOptions.Validate"/>), as the host's start-time validation.</summary>
+    private static string? Validate(ReplicaSqArguments a)
+    {
+        if (a.Id < 0)
+        {
+            return "--id must not be negative";
+        }
+        try
+        {
+            a.Options.Validate();
+            return null;
+        }
+        catch (ArgumentException e)
+        {
+            return e.Message;
+        }
+    }
+
+    private static async Task<RunningComponent> StartAsync(ReplicaSqArguments a, ILoggerFactory logs, CancellationToken ct)
+    {
+        DeploymentContext context;
+        try
+        {
+            context = DeploymentContext.Load(a.Directory);
+        }
+        catch (DeploymentException e)
+        {
+            throw new ComponentStartException(e.Message, e);
+        }
+        var host = ReplicaSqHost.Create(context, a.Id, a.Options, logs);
+        try
+        {
+            await host.StartAsync(ct).ConfigureAwait(false);
+        }
+        catch
+        {
+            await host.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+        return new RunningComponent(host.Completion, $"replica-SQ {a.Id} core loop", a.StatusLines ? () => host.Ordering.Status.ToJson() : null, host.DisposeAsync);
     }
 }

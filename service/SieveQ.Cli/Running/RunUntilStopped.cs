@@ -1,7 +1,7 @@
 namespace SieveQ.Cli.Running;
 
 /// <summary>
-/// The wait of a command that runs one component in the foreground (pre-sq, replica-sq, replica): until it is
+/// The wait of a command that runs one component (pre-sq, replica-sq, replica, agent; inside <see cref="ComponentHost"/>): until it is
 /// asked to stop or the component ends by itself, printing a status line every second meanwhile if asked to.
 /// </summary>
 internal static class RunUntilStopped
@@ -31,9 +31,12 @@ internal static class RunUntilStopped
     }
 
     /// <summary>Runs <paramref name="tick"/> once a second until <paramref name="stop"/>; a tick cut short by the stop ends quietly.</summary>
-    public static async Task EverySecondAsync(Func<CancellationToken, Task> tick, CancellationToken stop)
+    public static Task EverySecondAsync(Func<CancellationToken, Task> tick, CancellationToken stop) => EverySecondsAsync(TimeSpan.FromSeconds(1), tick, stop);
+
+    /// <summary>Runs <paramref name="tick"/> every <paramref name="period"/> until <paramref name="stop"/>; a tick cut short by the stop ends quietly.</summary>
+    public static async Task EverySecondsAsync(TimeSpan period, Func<CancellationToken, Task> tick, CancellationToken stop)
     {
-        using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
+        using var timer = new PeriodicTimer(period);
         try
         {
             while (await timer.WaitForNextTickAsync(stop).ConfigureAwait(false))
