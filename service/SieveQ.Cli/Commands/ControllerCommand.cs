@@ -21,46 +21,55 @@ internal static class ControllerCommand
         var cmd = new Command("controller", "Run the controller: the audit log and the management API `sieveq admin` uses (SIGTERM or Ctrl-C stops it).") { deployment, create, logLevel };
         cmd.SetAction(async (parse, ct) =>
         {
-            var dir = parse.GetValue(deployment)!.FullName;
-            using var logs = ClusterSupport.CreateLogging(parse.GetValue(logLevel));
             using var stop = new StopSignal(ct);
-            ControllerHost host;
-            try
-            {
-                if (parse.GetValue(create))
-                {
-                    ControllerConfig.EnsureLocal(DeploymentFile.Load(dir));
-                }
-                host = ControllerHost.ForDeployment(dir, logs);
-            }
-            catch (AuditLogBrokenException e)
-            {
-                // Refusing to start is the point: a controller that appended to a broken chain would hide the break.
-                await Console.Error.WriteLineAsync($"controller: the audit log is broken, not starting: {e.Message}").ConfigureAwait(false);
-                return 3;
-            }
-            catch (Exception e) when (e is DeploymentException or ArgumentException or IOException or UnauthorizedAccessException or System.Security.Cryptography.CryptographicException)
-            {
-                await Console.Error.WriteLineAsync($"controller: {e.Message}").ConfigureAwait(false);
-                return 1;
-            }
-            await using (host.ConfigureAwait(false))
-            {
-                try
-                {
-                    await host.StartAsync(stop.Token).ConfigureAwait(false);
-                }
-                catch (IOException e)
-                {
-                    await Console.Error.WriteLineAsync($"controller: cannot listen on {host.Url}: {e.Message}").ConfigureAwait(false);
-                    return 1;
-                }
-                Console.WriteLine($"controller listening on {host.Url} (audit log {host.Audit.CurrentFile}, record {host.Audit.LastSequence})");
-                var code = await RunUntilStopped.WaitAsync(stop.Token, null, "controller").ConfigureAwait(false);
-                await host.StopAsync(CancellationToken.None).ConfigureAwait(false);
-                return code;
-            }
+            var arguments = new ControllerArguments(parse.GetValue(deployment)!.FullName, parse.GetValue(create));
+            return await ComponentHost.RunAsync("controller", parse.GetValue(logLevel), arguments, _ => null, StartAsync, stop.Token).ConfigureAwait(false);
         });
         return cmd;
+    }
+
+    /// <summary>What `controller` parsed.</summary>
+    private sealed record ControllerArguments(string Directory, bool CreateLocal);
+
+    private static async Task<RunningComponent> StartAsync(ControllerArguments a, ILoggerFactory logs, CancellationToken ct)
+    {
+        ControllerHost host;
+        try
+        {
+            if (a.CreateLocal)
+            {
+                ControllerConfig.EnsureLocal(DeploymentFile.Load(a.Directory));
+            }
+            host = ControllerHost.ForDeployment(a.Directory, logs);
+        }
+        catch (AuditLogBrokenException e)
+        {
+            // Refusing to start is the point: a controller that appended to a broken chain would hide the break.
+            throw new ComponentStartException($"controller: the audit log is broken, not starting: {e.Message}", e);
+        }
+        catch (Exception e) when (e is DeploymentException or ArgumentException or IOException or UnauthorizedAccessException or System.Security.Cryptography.CryptographicException)
+        {
+            throw new ComponentStartException($"controller: {e.Message}", e);
+        }
+        try
+        {
+            await host.StartAsync(ct).ConfigureAwait(false);
+        }
+        catch (IOException e)
+        {
+            await host.DisposeAsync().ConfigureAwait(false);
+            throw new ComponentStartException($"controller: cannot listen on {host.Url}: {e.Message}", e);
+        }
+        catch
+        {
+            await host.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+        Console.WriteLine($"controller listening on {host.Url} (audit log {host.Audit.CurrentFile}, record {host.Audit.LastSequence})");
+        return new RunningComponent(null, "controller", null, async () =>
+        {
+            await host.StopAsync(CancellationToken.None).ConfigureAwait(false);
+            await host.DisposeAsync().ConfigureAwait(false);
+        });
     }
 }
