@@ -61,6 +61,7 @@ internal static class E2eSieveRun
             // The load generator awaits each SendAsync in turn, so with the durable outbox every message would wait for
             // its own fsync and the run would measure the disk, not the sieve: the bench sends without it (sdk/README.md).
             var senderOptions = new SieveQSenderOptions { Outbox = new SenderOutboxOptions { Enabled = false } };
+            Console.WriteLine("senders      in-process SDK, durable outbox off (each awaited send would wait for its own fsync)");
             var senders = spec.Senders.Select(id => SieveQSender.Create(clients, id, Path.Combine(state, "senders"), senderOptions)).ToList();
             long RootsSigned() => senders.Sum(x => x.Stats.RootsSigned);
             try
