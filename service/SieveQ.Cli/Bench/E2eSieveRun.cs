@@ -58,10 +58,12 @@ internal static class E2eSieveRun
                     meter.Record(m.Data.Span);
                 }
             }, CancellationToken.None);
-            // The load generator awaits each SendAsync in turn, so with the durable outbox every message would wait for
-            // its own fsync and the run would measure the disk, not the sieve: the bench sends without it (sdk/README.md).
-            var senderOptions = new SieveQSenderOptions { Outbox = new SenderOutboxOptions { Enabled = false } };
-            Console.WriteLine("senders      in-process SDK, durable outbox off (each awaited send would wait for its own fsync)");
+            // The load generator awaits each SendAsync in turn, so with the durable outbox every message waits for its
+            // own fsync and the run measures the disk as much as the sieve: off unless --outbox (sdk/README.md).
+            var senderOptions = new SieveQSenderOptions { Outbox = new SenderOutboxOptions { Enabled = s.SenderOutbox } };
+            Console.WriteLine(s.SenderOutbox
+                ? "senders      in-process SDK with the durable outbox (each awaited send waits for its fsync)"
+                : "senders      in-process SDK, durable outbox off (--outbox to measure with it)");
             var senders = spec.Senders.Select(id => SieveQSender.Create(clients, id, Path.Combine(state, "senders"), senderOptions)).ToList();
             long RootsSigned() => senders.Sum(x => x.Stats.RootsSigned);
             try

@@ -33,12 +33,13 @@ internal static class BenchE2eCommand
         var rules = new Option<FileInfo?>("--rules") { Description = "Also measure this rule set's cost (stage f): one more deployment whose rule set alternates, through the ordering, between it and the same rules without patterns." };
         var phase = new Option<string>("--phase") { Description = "With --rules: length of each A/B phase (the measured duration is split into phases, ABBA order).", DefaultValueFactory = _ => "5s" };
         var noDurability = new Option<bool>("--no-durability") { Description = "Replicas without the write-ahead log." };
+        var outbox = new Option<bool>("--outbox") { Description = "Senders with their durable outbox, as applications run them (each accepted message fsynced before SendAsync returns); off by default." };
         var trace = new Option<bool>("--trace") { Description = "Profile where the time goes: every process marks a sample of messages at each stage (SIEVEQ_STAGE_TRACE_EVERY, default 64)." };
         var keep = new Option<bool>("--keep") { Description = "Keep the deployment directory (logs) afterwards." };
         var logLevel = new Option<string>("--log-level") { Description = "Components' log level (their logs go to the deployment's logs folder; see --keep).", DefaultValueFactory = _ => "warning" };
         var cmd = new Command("e2e", "End-to-end throughput and latency through SieveQ vs direct delivery, in one run.")
         {
-            size, rate, duration, warmup, json, plot, rules, phase, noDurability, trace, keep, logLevel,
+            size, rate, duration, warmup, json, plot, rules, phase, noDurability, outbox, trace, keep, logLevel,
         };
         cmd.SetAction(async (parse, ct) =>
         {
@@ -50,7 +51,7 @@ internal static class BenchE2eCommand
                 parse.GetValue(rules)?.FullName,
                 !parse.GetValue(noDurability),
                 parse.GetValue(keep),
-                parse.GetValue(logLevel)!);
+                parse.GetValue(logLevel)!) { SenderOutbox = parse.GetValue(outbox) };
             var phaseLength = ClusterSupport.ParseDuration(parse.GetValue(phase)!);
             if (SettingsError(s, phaseLength) is { } error)
             {
@@ -124,6 +125,7 @@ internal static class BenchE2eCommand
                     durationSeconds = s.Duration.TotalSeconds,
                     rules = s.Rules,
                     durability = s.Durability,
+                    senderOutbox = s.SenderOutbox,
                     machine = new { Environment.ProcessorCount, os = Environment.OSVersion.ToString() },
                     sieveq = Json(sieve),
                     direct = Json(direct),
@@ -214,4 +216,8 @@ internal static class BenchE2eCommand
     }
 }
 
-internal sealed record E2eSettings(int Size, int? Rate, TimeSpan Duration, TimeSpan Warmup, string? Rules, bool Durability, bool Keep, string LogLevel);
+internal sealed record E2eSettings(int Size, int? Rate, TimeSpan Duration, TimeSpan Warmup, string? Rules, bool Durability, bool Keep, string LogLevel)
+{
+    /// <summary>Whether the SDK senders keep their durable outbox (off: the run measures the sieve, not one fsync per awaited send).</summary>
+    public bool SenderOutbox { get; init; }
+}
