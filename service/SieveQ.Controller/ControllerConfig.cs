@@ -52,23 +52,7 @@ public sealed record ControllerConfig
     public static ControllerConfig Load(string deploymentDirectory)
     {
         var path = PathIn(deploymentDirectory);
-        if (!File.Exists(path))
-        {
-            throw new DeploymentException($"{path}: no controller configuration (`sieveq up` creates one for a local deployment)");
-        }
-        if (new FileInfo(path).Length > MaxBytes)
-        {
-            throw new DeploymentException($"{path}: larger than {MaxBytes} bytes");
-        }
-        ControllerConfig? cfg;
-        try
-        {
-            cfg = JsonSerializer.Deserialize<ControllerConfig>(File.ReadAllText(path), Options);
-        }
-        catch (JsonException e)
-        {
-            throw new DeploymentException($"{path}: {e.Message}", e);
-        }
+        var cfg = BoundedJsonFile.Read<ControllerConfig>(path, MaxBytes, Options, "no controller configuration (`sieveq up` creates one for a local deployment)");
         if (cfg is null || cfg.Callers is null || cfg.Callers.Count > MaxCallers || !Uri.TryCreate(cfg.Url, UriKind.Absolute, out var u) || u.Scheme != Uri.UriSchemeHttp)
         {
             throw new DeploymentException($"{path}: needs an http:// url and at most {MaxCallers} callers");

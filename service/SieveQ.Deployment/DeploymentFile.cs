@@ -22,23 +22,7 @@ public static class DeploymentFile
     public static DeploymentConfig Load(string path)
     {
         var full = Path.GetFullPath(Directory.Exists(path) ? Path.Combine(path, FileName) : path);
-        if (!File.Exists(full))
-        {
-            throw new DeploymentException($"{full}: no deployment file (create one with `sieveq deploy init`)");
-        }
-        if (new FileInfo(full).Length > MaxBytes)
-        {
-            throw new DeploymentException($"{full}: larger than {MaxBytes} bytes");
-        }
-        DeploymentConfig? cfg;
-        try
-        {
-            cfg = JsonSerializer.Deserialize<DeploymentConfig>(File.ReadAllText(full), Options);
-        }
-        catch (JsonException e)
-        {
-            throw new DeploymentException($"{full}: {e.Message}", e);
-        }
+        var cfg = BoundedJsonFile.Read<DeploymentConfig>(full, MaxBytes, Options, "no deployment file (create one with `sieveq deploy init`)");
         if (cfg is null)
         {
             throw new DeploymentException($"{full}: empty deployment file");

@@ -88,22 +88,7 @@ internal static class PreSqCommand
     }
 
     /// <summary>The pre-SQ's own option checks (<see cref="PreSqHostOptions.Validate"/>), as the host's start-time validation.</summary>
-    private static string? Validate(PreSqArguments a)
-    {
-        if (a.Id < 0)
-        {
-            return "--id must not be negative";
-        }
-        try
-        {
-            a.Options.Validate();
-            return null;
-        }
-        catch (ArgumentException e)
-        {
-            return e.Message;
-        }
-    }
+    private static string? Validate(PreSqArguments a) => ComponentArguments.Problem(a.Id, a.Options.Validate);
 
     private static async Task<RunningComponent> StartAsync(PreSqArguments a, ILoggerFactory logs, CancellationToken ct)
     {

@@ -30,22 +30,7 @@ internal static class ReplicaSqCommand
     private sealed record ReplicaSqArguments(string Directory, int Id, bool StatusLines, ReplicaSqHostOptions Options);
 
     /// <summary>The replica-SQ's own option checks (<see cref="ReplicaSqHostOptions.Validate"/>), as the host's start-time validation.</summary>
-    private static string? Validate(ReplicaSqArguments a)
-    {
-        if (a.Id < 0)
-        {
-            return "--id must not be negative";
-        }
-        try
-        {
-            a.Options.Validate();
-            return null;
-        }
-        catch (ArgumentException e)
-        {
-            return e.Message;
-        }
-    }
+    private static string? Validate(ReplicaSqArguments a) => ComponentArguments.Problem(a.Id, a.Options.Validate);
 
     private static async Task<RunningComponent> StartAsync(ReplicaSqArguments a, ILoggerFactory logs, CancellationToken ct)
     {
