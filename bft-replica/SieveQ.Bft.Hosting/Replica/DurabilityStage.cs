@@ -17,9 +17,9 @@ public readonly record struct PendingSend(int To, OutboundPayload Payload)
 /// releases the messages. The core keeps stepping meanwhile, so a slow disk delays messages, not ordering
 /// work. Work stays in FIFO order, so no message ever overtakes a record it might depend on.
 /// Records that gate nothing (<see cref="DurableRecord.GatesLaterSends"/> false: decisions) come as lazy
-/// work: appended at once, made durable by the next sync of gating work, or after the lazy sync delay
-/// (<see cref="DefaultLazySyncDelay"/>) if none comes, so a quiet replica's last decisions do not stay
-/// volatile for long.
+/// work: appended and handed to the operating system at once (a process crash loses none), made durable
+/// by the next sync of gating work, or after the lazy sync delay (<see cref="DefaultLazySyncDelay"/>) if
+/// none comes, so a quiet replica's last decisions do not stay exposed to a power loss for long.
 /// </summary>
 public sealed class DurabilityStage : IAsyncDisposable
 {
@@ -112,6 +112,9 @@ public sealed class DurabilityStage : IAsyncDisposable
             }
             if (!gating)
             {
+                // Decisions of a whole cluster killed at once must come back from the logs, or the queues
+                // they filled read empty until certificates decide them again.
+                _wal.WriteThrough();
                 unsynced = true;
                 continue;
             }

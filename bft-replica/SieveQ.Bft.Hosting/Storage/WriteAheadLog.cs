@@ -151,6 +151,19 @@ public sealed class WriteAheadLog : IDisposable
         StageTimings.Add(Stage.Wal, start, 0);
     }
 
+    /// <summary>
+    /// Hands every appended record to the operating system without waiting for the disk: a crash of this
+    /// process alone (kill -9, an unhandled exception) then loses none of them; only a power loss can, and
+    /// what it loses is what <see cref="Sync"/> has not yet covered.
+    /// </summary>
+    public void WriteThrough()
+    {
+        if (_dirty)
+        {
+            _file.Flush(flushToDisk: false);
+        }
+    }
+
     /// <summary>Drops records at or below <paramref name="upToConsensusId"/> by rolling to a compacted segment.</summary>
     public void Truncate(long upToConsensusId)
     {

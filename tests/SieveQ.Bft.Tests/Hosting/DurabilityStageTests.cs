@@ -104,6 +104,25 @@ public sealed class DurabilityStageTests : IDisposable
     }
 
     [Fact]
+    public async Task A_lazy_decision_reaches_the_file_before_any_sync_so_a_process_crash_keeps_it()
+    {
+        await using var stage = NewStage(TimeSpan.FromHours(1));
+        await stage.SubmitLazyAsync(Records(new DecisionRecord(1, Batch(1))), CancellationToken.None);
+        // What another process reads now is what a kill -9 of this one would leave behind.
+        List<DurableRecord> onDisk = [];
+        await Until(() =>
+        {
+            using var read = new FileStream(Directory.GetFiles(_dir, "wal-*.log").Single(), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+            var bytes = new byte[read.Length];
+            read.ReadExactly(bytes);
+            onDisk = WriteAheadLog.ReadSegment(bytes, out _);
+            return onDisk.Count == 1;
+        }, "the decision in the file");
+        Assert.Equal(1L, Assert.IsType<DecisionRecord>(onDisk[0]).ConsensusId);
+        Assert.Equal(0, _wal!.Syncs);
+    }
+
+    [Fact]
     public async Task Records_survive_a_reopen_whichever_way_they_were_synced()
     {
         var stage = NewStage(TimeSpan.FromMilliseconds(20));
