@@ -94,12 +94,16 @@ internal static class UpCommand
             stop.StopAfter(limit);
             await using var processes = new ComponentProcesses(a => ClusterProcesses.SelfCommand(a), logs);
             processes.Exited += (name, code) => Console.WriteLine($"!! {name} exited with code {code} (see {processes.LogPath(name)})");
+            await using var consoleProcess = new ComponentProcesses(ConsoleProcess.Command, logs);
+            consoleProcess.Exited += (name, code) => Console.WriteLine($"!! {name} exited with code {code} (see {consoleProcess.LogPath(name)})");
             var live = new LiveFigures();
             try
             {
+                var consoleUrl = await InitConsoleAsync(cfg, stop.Token).ConfigureAwait(false);
                 var started = DateTime.UtcNow;
                 await LocalDeploymentLauncher.LaunchAsync(cfg, processes, new LaunchOptions { LogLevel = parse.GetValue(logLevel)! }, stop.Token).ConfigureAwait(false);
                 await StartControllerAsync(cfg, controller, processes, parse.GetValue(logLevel)!, stop.Token).ConfigureAwait(false);
+                await StartConsoleAsync(cfg, consoleUrl, consoleProcess, stop.Token).ConfigureAwait(false);
                 Console.WriteLine($"all components healthy after {(DateTime.UtcNow - started).TotalSeconds:0.0} s; Ctrl-C stops everything");
                 StartDemo(cfg, processes, live, r, bytes);
                 await ReportAsync(cfg, live, stop.Token).ConfigureAwait(false);
@@ -111,10 +115,12 @@ internal static class UpCommand
             catch (DeploymentException e)
             {
                 Console.Error.WriteLine($"error: {e.Message}");
+                await consoleProcess.StopAllAsync(TimeSpan.FromSeconds(5)).ConfigureAwait(false);
                 await processes.StopAllAsync(TimeSpan.FromSeconds(5)).ConfigureAwait(false);
                 return 1;
             }
             Console.WriteLine("stopping ...");
+            await consoleProcess.StopAllAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
             await processes.StopAllAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
             Console.WriteLine($"stopped. delivered {live.Delivered} messages in all.");
             return 0;
@@ -134,6 +140,62 @@ internal static class UpCommand
             throw new DeploymentException($"the controller did not answer on {controller.Url} within 30 s (see {processes.LogPath("controller")})");
         }
         Console.WriteLine($"  controller     {controller.Url}  (sieveq admin status --deployment {cfg.BaseDirectory} --key {ControllerConfig.LocalKeyFile(cfg, Controller.Access.ManagementRole.Viewer)})");
+    }
+
+    /// <summary>
+    /// The console's set-up, before the controller starts (the controller pins the console's key at start). The first
+    /// administrator's password is printed here, the one time it exists in clear.
+    /// </summary>
+    private static async Task<string?> InitConsoleAsync(DeploymentConfig cfg, CancellationToken ct)
+    {
+        if (!ConsoleProcess.IsBuilt)
+        {
+            Console.WriteLine($"  console        not started: {ConsoleProcess.Dll} is missing (build admin-ui/SieveQ.AdminUi)");
+            return null;
+        }
+        var (code, lines, errors) = await ConsoleProcess.InitAsync(cfg.BaseDirectory, ct).ConfigureAwait(false);
+        if (code != 0)
+        {
+            throw new DeploymentException($"the console's set-up failed: {errors.Trim()}");
+        }
+        foreach (var line in lines.Where(l => l.StartsWith("administrator ", StringComparison.Ordinal)))
+        {
+            Console.WriteLine($"  console login  {line}  (shown once: note it now; `SieveQ.AdminUi add-user` adds accounts)");
+        }
+        return lines.FirstOrDefault(l => l.StartsWith("console ", StringComparison.Ordinal))?["console ".Length..];
+    }
+
+    private static async Task StartConsoleAsync(DeploymentConfig cfg, string? url, ComponentProcesses console, CancellationToken ct)
+    {
+        if (url is null)
+        {
+            return;
+        }
+        console.Start("console", ["serve", "--deployment", cfg.BaseDirectory]);
+        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(2) };
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        while (DateTime.UtcNow < deadline)
+        {
+            try
+            {
+                using var reply = await http.GetAsync(new Uri(new Uri(url), "/healthz"), ct).ConfigureAwait(false);
+                if (reply.IsSuccessStatusCode)
+                {
+                    Console.WriteLine($"  console        {url}");
+                    return;
+                }
+            }
+            catch (HttpRequestException)
+            {
+                // not listening yet
+            }
+            catch (TaskCanceledException) when (!ct.IsCancellationRequested)
+            {
+                // this attempt timed out
+            }
+            await Task.Delay(200, ct).ConfigureAwait(false);
+        }
+        throw new DeploymentException($"the console did not answer on {url} within 30 s (see {console.LogPath("console")})");
     }
 
     private static void StartDemo(DeploymentConfig cfg, ComponentProcesses processes, LiveFigures live, int rate, int size)

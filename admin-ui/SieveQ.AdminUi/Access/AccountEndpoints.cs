@@ -1,0 +1,72 @@
+using System.Security.Claims;
+using Microsoft.AspNetCore.Authentication;
+using Microsoft.AspNetCore.Authentication.Cookies;
+using Microsoft.AspNetCore.Mvc;
+using SieveQ.AdminUi.Hosting;
+
+namespace SieveQ.AdminUi.Access;
+
+/// <summary>
+/// Sign-in and sign-out as plain form posts (the cookie must be set on an HTTP response, not over a circuit), and
+/// the senders' change endpoints for scripts and direct posts. Form endpoints validate the antiforgery token
+/// (UseAntiforgery); the change endpoints also require the operator policy.
+/// </summary>
+public static class AccountEndpoints
+{
+    public const string LoginPath = "/account/login";
+
+    public static void MapAccountEndpoints(this IEndpointRouteBuilder routes)
+    {
+        routes.MapPost(LoginPath, LoginAsync).AllowAnonymous();
+        routes.MapPost("/account/logout", async (HttpContext context) =>
+        {
+            await context.SignOutAsync(CookieAuthenticationDefaults.AuthenticationScheme).ConfigureAwait(false);
+            return Results.LocalRedirect(LoginPath);
+        });
+        routes.MapPost("/api/senders/{sender}/quarantine", (uint sender, [FromForm] string? reason, HttpContext context, SenderActions actions) =>
+            SenderActionAsync(actions.QuarantineAsync(context.User, sender, reason, context.RequestAborted)))
+            .RequireAuthorization(ConsolePolicies.Operator);
+        routes.MapPost("/api/senders/{sender}/readmit", (uint sender, [FromForm] string? reason, HttpContext context, SenderActions actions) =>
+            SenderActionAsync(actions.ReadmitAsync(context.User, sender, reason, context.RequestAborted)))
+            .RequireAuthorization(ConsolePolicies.Operator);
+        routes.MapGet("/healthz", () => Results.Text("ok")).AllowAnonymous();
+    }
+
+    private static async Task<IResult> SenderActionAsync(Task<ActionResult> action)
+    {
+        var result = await action.ConfigureAwait(false);
+        return result.Refused ? Results.Forbid() : result.Sent ? Results.Ok(result) : Results.BadRequest(result);
+    }
+
+    private static async Task<IResult> LoginAsync([FromForm] string? username, [FromForm] string? password, [FromForm] string? returnUrl,
+        HttpContext context, ConsoleUserStore users, ConsoleMetrics metrics, ConsoleConfig config, ILogger<ConsoleUserStore> log)
+    {
+        username ??= "";
+        password ??= "";
+        if (!ConsoleUserStore.IsValidName(username) || password.Length is 0 or > 256)
+        {
+            metrics.Logins.Add(1, new KeyValuePair<string, object?>("outcome", "refused"));
+            return Results.LocalRedirect(LoginPath + "?error=1");
+        }
+        var (outcome, user) = await users.CheckAsync(username, password, context.RequestAborted).ConfigureAwait(false);
+        metrics.Logins.Add(1, new KeyValuePair<string, object?>("outcome", outcome switch
+        {
+            LoginOutcome.Accepted => "accepted",
+            LoginOutcome.LockedOut => "locked_out",
+            _ => "refused",
+        }));
+        if (outcome != LoginOutcome.Accepted || user is null)
+        {
+            log.LogWarning("console login refused for {User} from {Address}: {Outcome}", username, context.Connection.RemoteIpAddress, outcome);
+            // One message for every refusal: a caller cannot tell a wrong name from a wrong password or a locked account.
+            return Results.LocalRedirect(LoginPath + "?error=1");
+        }
+        var identity = new ClaimsIdentity(
+            [new Claim(ClaimTypes.Name, user.Name), new Claim(ClaimTypes.Role, ConsolePolicies.RoleName(user.Role))],
+            CookieAuthenticationDefaults.AuthenticationScheme);
+        await context.SignInAsync(CookieAuthenticationDefaults.AuthenticationScheme, new ClaimsPrincipal(identity),
+            new AuthenticationProperties { IsPersistent = false, ExpiresUtc = DateTimeOffset.UtcNow.AddMinutes(config.SessionMinutes) }).ConfigureAwait(false);
+        log.LogInformation("console login: {User} ({Role}) from {Address}", user.Name, user.Role, context.Connection.RemoteIpAddress);
+        return Results.LocalRedirect(returnUrl is { Length: > 0 } r && r.StartsWith('/') && !r.StartsWith("//", StringComparison.Ordinal) && !r.StartsWith("/\\", StringComparison.Ordinal) ? r : "/");
+    }
+}

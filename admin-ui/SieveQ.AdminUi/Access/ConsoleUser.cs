@@ -1,0 +1,11 @@
+namespace SieveQ.AdminUi.Access;
+
+/// <summary>One local account as stored: the password only as an ASP.NET Core Identity PBKDF2 hash.</summary>
+public sealed record ConsoleUser
+{
+    public required string Name { get; init; }
+    public required ConsoleRole Role { get; init; }
+    public required string PasswordHash { get; init; }
+    public int FailedLogins { get; init; }
+    public DateTimeOffset? LockedUntil { get; init; }
+}

@@ -1,0 +1,166 @@
+using System.Security.Cryptography;
+using System.Text.Json;
+using Microsoft.AspNetCore.Identity;
+using SieveQ.AdminUi.Hosting;
+using SieveQ.Deployment;
+
+namespace SieveQ.AdminUi.Access;
+
+/// <summary>The outcome of a password check.</summary>
+public enum LoginOutcome
+{
+    Accepted,
+    Refused,
+    LockedOut,
+}
+
+/// <summary>
+/// The local accounts of a standalone install (users.json, owner-only): PBKDF2 hashes from Identity's
+/// <see cref="PasswordHasher{TUser}"/>, and the lockout after <see cref="ConsoleConfig.MaxFailedLogins"/> failures,
+/// persisted so a restart does not reset it. Passwords are generated here and never stored or logged in clear.
+/// </summary>
+public sealed class ConsoleUserStore
+{
+    public const int MaxUsers = 64;
+    private const long MaxFileBytes = 256 * 1024;
+
+    private readonly string _path;
+    private readonly ConsoleConfig _config;
+    private readonly TimeProvider _time;
+    private readonly PasswordHasher<ConsoleUser> _hasher = new();
+    private readonly SemaphoreSlim _gate = new(1, 1);
+    private readonly Dictionary<string, ConsoleUser> _users;
+
+    private ConsoleUserStore(string path, ConsoleConfig config, TimeProvider time, Dictionary<string, ConsoleUser> users)
+    {
+        _path = path;
+        _config = config;
+        _time = time;
+        _users = users;
+    }
+
+    public int Count => _users.Count;
+
+    public static ConsoleUserStore Open(string path, ConsoleConfig config, TimeProvider? time = null)
+    {
+        var users = new Dictionary<string, ConsoleUser>(StringComparer.Ordinal);
+        if (File.Exists(path))
+        {
+            var list = BoundedJsonFile.Read<List<ConsoleUser>>(path, MaxFileBytes, ConsoleConfig.Options, "no user file") ?? [];
+            foreach (var u in list.Take(MaxUsers))
+            {
+                users[u.Name] = u;
+            }
+        }
+        return new ConsoleUserStore(path, config, time ?? TimeProvider.System, users);
+    }
+
+    public static bool IsValidName(string name) =>
+        name.Length is >= 1 and <= 64 && name.All(c => char.IsAsciiLetterOrDigit(c) || c is '-' or '_' or '.');
+
+    /// <summary>Creates a user with a generated password and returns that password (the only time it exists in clear).</summary>
+    public async Task<string> AddAsync(string name, ConsoleRole role, CancellationToken ct)
+    {
+        if (!IsValidName(name))
+        {
+            throw new ArgumentException("a user name is 1-64 characters of letters, digits, '-', '_' or '.'", nameof(name));
+        }
+        if (!Enum.IsDefined(role))
+        {
+            throw new ArgumentException("unknown role", nameof(role));
+        }
+        var password = GeneratePassword();
+        await _gate.WaitAsync(ct).ConfigureAwait(false);
+        try
+        {
+            if (_users.ContainsKey(name))
+            {
+                throw new ArgumentException($"user '{name}' exists already", nameof(name));
+            }
+            if (_users.Count >= MaxUsers)
+            {
+                throw new InvalidOperationException($"at most {MaxUsers} local users");
+            }
+            var user = new ConsoleUser { Name = name, Role = role, PasswordHash = "" };
+            _users[name] = user with { PasswordHash = _hasher.HashPassword(user, password) };
+            await SaveAsync(ct).ConfigureAwait(false);
+        }
+        finally
+        {
+            _gate.Release();
+        }
+        return password;
+    }
+
+    /// <summary>Checks a password; counts failures and locks the account after too many. A locked account is refused even with the right password.</summary>
+    public async Task<(LoginOutcome Outcome, ConsoleUser? User)> CheckAsync(string name, string password, CancellationToken ct)
+    {
+        await _gate.WaitAsync(ct).ConfigureAwait(false);
+        try
+        {
+            var now = _time.GetUtcNow();
+            if (!_users.TryGetValue(name, out var user))
+            {
+                // Same work as for a real user, so timing does not tell which names exist.
+                _hasher.VerifyHashedPassword(Dummy, Dummy.PasswordHash, password);
+                return (LoginOutcome.Refused, null);
+            }
+            if (user.LockedUntil is { } until && until > now)
+            {
+                return (LoginOutcome.LockedOut, null);
+            }
+            var verdict = _hasher.VerifyHashedPassword(user, user.PasswordHash, password);
+            if (verdict == PasswordVerificationResult.Failed)
+            {
+                var failed = user.FailedLogins + 1;
+                var locked = failed >= _config.MaxFailedLogins;
+                _users[name] = user with { FailedLogins = locked ? 0 : failed, LockedUntil = locked ? now.AddMinutes(_config.LockoutMinutes) : null };
+                await SaveAsync(ct).ConfigureAwait(false);
+                return (locked ? LoginOutcome.LockedOut : LoginOutcome.Refused, null);
+            }
+            var updated = user with
+            {
+                FailedLogins = 0,
+                LockedUntil = null,
+                PasswordHash = verdict == PasswordVerificationResult.SuccessRehashNeeded ? _hasher.HashPassword(user, password) : user.PasswordHash,
+            };
+            if (updated != user)
+            {
+                _users[name] = updated;
+                await SaveAsync(ct).ConfigureAwait(false);
+            }
+            return (LoginOutcome.Accepted, updated);
+        }
+        finally
+        {
+            _gate.Release();
+        }
+    }
+
+    private static readonly ConsoleUser Dummy = new()
+    {
+        Name = "",
+        Role = ConsoleRole.Viewer,
+        PasswordHash = new PasswordHasher<ConsoleUser>().HashPassword(new ConsoleUser { Name = "", Role = ConsoleRole.Viewer, PasswordHash = "" }, "not a password"),
+    };
+
+    /// <summary>20 characters from a 56-symbol alphabet without look-alikes: about 116 bits.</summary>
+    private static string GeneratePassword() =>
+        RandomNumberGenerator.GetString("abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789", 20);
+
+    private async Task SaveAsync(CancellationToken ct)
+    {
+        Directory.CreateDirectory(Path.GetDirectoryName(Path.GetFullPath(_path))!);
+        var tmp = _path + ".tmp";
+        var options = new FileStreamOptions { Mode = FileMode.Create, Access = FileAccess.Write };
+        if (!OperatingSystem.IsWindows())
+        {
+            options.UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite;
+        }
+        await using (var file = new FileStream(tmp, options))
+        {
+            await JsonSerializer.SerializeAsync(file, _users.Values.OrderBy(u => u.Name, StringComparer.Ordinal).ToList(), ConsoleConfig.Options, ct).ConfigureAwait(false);
+        }
+        File.Move(tmp, _path, overwrite: true);
+    }
+}

@@ -1,0 +1,70 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Text.Json;
+using System.Text.Json.Serialization;
+using SieveQ.Deployment;
+
+namespace SieveQ.AdminUi.Hosting;
+
+/// <summary>
+/// <c>console.json</c> in the deployment directory: where the console listens, its own management key (pinned in
+/// controller.json as the caller <see cref="CallerName"/>), its user file and the lockout rule.
+/// </summary>
+public sealed record ConsoleConfig
+{
+    public const string FileName = "console.json";
+    public const string CallerName = "console";
+    private const long MaxBytes = 64 * 1024;
+
+    internal static readonly JsonSerializerOptions Options = new()
+    {
+        PropertyNamingPolicy = JsonNamingPolicy.CamelCase,
+        WriteIndented = true,
+        ReadCommentHandling = JsonCommentHandling.Skip,
+        AllowTrailingCommas = true,
+        UnmappedMemberHandling = JsonUnmappedMemberHandling.Disallow,
+        Converters = { new JsonStringEnumConverter(JsonNamingPolicy.CamelCase, allowIntegerValues: false) },
+    };
+
+    public required string Url { get; init; }
+    /// <summary>The console's management key (PKCS#8 PEM, owner-only), relative to the deployment directory.</summary>
+    public string KeyFile { get; init; } = Path.Combine("keys", "management-console.pem");
+    public string UsersFile { get; init; } = Path.Combine("console", "users.json");
+    public string DataProtectionDirectory { get; init; } = Path.Combine("console", "data-protection");
+    public int MaxFailedLogins { get; init; } = 5;
+    public int LockoutMinutes { get; init; } = 15;
+    public int SessionMinutes { get; init; } = 60;
+
+    public static string PathIn(string deploymentDirectory) => Path.Combine(deploymentDirectory, FileName);
+
+    public static ConsoleConfig Load(string deploymentDirectory)
+    {
+        var path = PathIn(deploymentDirectory);
+        var cfg = BoundedJsonFile.Read<ConsoleConfig>(path, MaxBytes, Options, "no console configuration (`sieveq up` or `SieveQ.AdminUi init` creates one)");
+        if (cfg is null || !Uri.TryCreate(cfg.Url, UriKind.Absolute, out var u) || u.Scheme != Uri.UriSchemeHttp || !IPAddress.TryParse(u.Host, out var ip) || !IPAddress.IsLoopback(ip))
+        {
+            throw new DeploymentException($"{path}: url must be http:// on a loopback address (TLS for remote access is not built; docs/console.md)");
+        }
+        if (cfg.MaxFailedLogins is < 1 or > 100 || cfg.LockoutMinutes is < 1 or > 24 * 60 || cfg.SessionMinutes is < 1 or > 24 * 60)
+        {
+            throw new DeploymentException($"{path}: maxFailedLogins 1..100, lockoutMinutes and sessionMinutes 1..1440");
+        }
+        return cfg;
+    }
+
+    public void Save(string deploymentDirectory)
+    {
+        var path = PathIn(deploymentDirectory);
+        File.WriteAllText(path + ".tmp", JsonSerializer.Serialize(this, Options));
+        File.Move(path + ".tmp", path, overwrite: true);
+    }
+
+    public static ConsoleConfig CreateLocal() => new() { Url = $"http://127.0.0.1:{FreeLoopbackPort()}" };
+
+    private static int FreeLoopbackPort()
+    {
+        using var probe = new TcpListener(IPAddress.Loopback, 0);
+        probe.Start();
+        return ((IPEndPoint)probe.LocalEndpoint).Port;
+    }
+}

@@ -1,0 +1,25 @@
+using System.Diagnostics.Metrics;
+
+namespace SieveQ.AdminUi.Hosting;
+
+/// <summary>The console's instruments (meter "SieveQ.AdminUi").</summary>
+public sealed class ConsoleMetrics : IDisposable
+{
+    public const string MeterName = "SieveQ.AdminUi";
+    private readonly Meter _meter;
+
+    public ConsoleMetrics(IMeterFactory meters)
+    {
+        ArgumentNullException.ThrowIfNull(meters);
+        _meter = meters.Create(MeterName);
+        Logins = _meter.CreateCounter<long>("sieveq.console.logins", description: "Login attempts, by outcome (accepted, refused, locked_out).");
+        Actions = _meter.CreateCounter<long>("sieveq.console.actions", description: "Change requests, by action and outcome (sent, refused_role, failed).");
+        Polls = _meter.CreateCounter<long>("sieveq.console.status_polls", description: "Status polls of the controller, by outcome.");
+    }
+
+    public Counter<long> Logins { get; }
+    public Counter<long> Actions { get; }
+    public Counter<long> Polls { get; }
+
+    public void Dispose() => _meter.Dispose();
+}

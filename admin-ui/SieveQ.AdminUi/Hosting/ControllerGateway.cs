@@ -1,0 +1,26 @@
+using SieveQ.Controller;
+using SieveQ.Protocol.V1;
+
+namespace SieveQ.AdminUi.Hosting;
+
+/// <summary>
+/// The console's one way into the deployment: the controller's management API, signed with the console's own key.
+/// The controller sees the console as one operator caller; which console user asked is carried in the reason, so the
+/// audit record names both.
+/// </summary>
+public interface IControllerGateway
+{
+    Task<ControllerStatusReply> StatusAsync(CancellationToken ct);
+    Task<AuditTailReply> AuditTailAsync(int count, CancellationToken ct);
+    Task<ManagementActionReply> QuarantineSenderAsync(uint sender, string reason, CancellationToken ct);
+    Task<ManagementActionReply> ReadmitSenderAsync(uint sender, string reason, CancellationToken ct);
+}
+
+public sealed class ControllerGateway(ManagementClient client) : IControllerGateway, IDisposable
+{
+    public Task<ControllerStatusReply> StatusAsync(CancellationToken ct) => client.StatusAsync(ct);
+    public Task<AuditTailReply> AuditTailAsync(int count, CancellationToken ct) => client.AuditTailAsync(count, ct);
+    public Task<ManagementActionReply> QuarantineSenderAsync(uint sender, string reason, CancellationToken ct) => client.QuarantineSenderAsync(sender, reason, ct);
+    public Task<ManagementActionReply> ReadmitSenderAsync(uint sender, string reason, CancellationToken ct) => client.ReadmitSenderAsync(sender, reason, ct);
+    public void Dispose() => client.Dispose();
+}

@@ -1,0 +1,70 @@
+using System.CommandLine;
+using SieveQ.AdminUi.Access;
+using SieveQ.AdminUi.Hosting;
+using SieveQ.Deployment;
+
+// The console process: `serve` runs the web console; `init` and `add-user` manage its local accounts. A password is
+// generated and printed once, when its account is created, and never again (docs/console.md).
+var deployment = new Option<DirectoryInfo>("--deployment") { Description = "Deployment directory (holding deployment.json, controller.json, console.json).", Required = true };
+
+var serve = new Command("serve", "Run the web console until SIGTERM, Ctrl-C or a service stop.") { deployment };
+serve.SetAction(async (parse, ct) =>
+{
+    WebApplication app;
+    try
+    {
+        app = ConsoleWebApp.Build(parse.GetValue(deployment)!.FullName, []);
+    }
+    catch (DeploymentException e)
+    {
+        Console.Error.WriteLine($"error: {e.Message}");
+        return 1;
+    }
+    await app.RunAsync(ct).ConfigureAwait(false);
+    return 0;
+});
+
+var administrator = new Option<string>("--administrator") { Description = "Name of the first administrator account.", DefaultValueFactory = _ => "admin" };
+var init = new Command("init", "Create console.json, the console's management key (pinned in controller.json) and the first administrator; prints that password once.") { deployment, administrator };
+init.SetAction(async (parse, ct) =>
+{
+    try
+    {
+        var (cfg, password) = await ConsoleSetup.InitAsync(parse.GetValue(deployment)!.FullName, parse.GetValue(administrator)!, ct).ConfigureAwait(false);
+        Console.WriteLine($"console {cfg.Url}");
+        if (password is not null)
+        {
+            Console.WriteLine($"administrator {parse.GetValue(administrator)} password {password}");
+        }
+        return 0;
+    }
+    catch (Exception e) when (e is DeploymentException or ArgumentException or IOException or UnauthorizedAccessException)
+    {
+        Console.Error.WriteLine($"error: {e.Message}");
+        return 1;
+    }
+});
+
+var user = new Option<string>("--user") { Description = "Account name (letters, digits, '-', '_', '.').", Required = true };
+var role = new Option<ConsoleRole>("--role") { Description = "viewer, operator or administrator.", Required = true };
+var addUser = new Command("add-user", "Add a local account with a generated password, printed once.") { deployment, user, role };
+addUser.SetAction(async (parse, ct) =>
+{
+    try
+    {
+        var dir = DeploymentFile.Load(parse.GetValue(deployment)!.FullName);
+        var cfg = ConsoleConfig.Load(dir.BaseDirectory);
+        var store = ConsoleUserStore.Open(dir.Resolve(cfg.UsersFile), cfg);
+        var password = await store.AddAsync(parse.GetValue(user)!, parse.GetValue(role), ct).ConfigureAwait(false);
+        Console.WriteLine($"user {parse.GetValue(user)} ({ConsolePolicies.RoleName(parse.GetValue(role))}) password {password}");
+        return 0;
+    }
+    catch (Exception e) when (e is DeploymentException or ArgumentException or InvalidOperationException or IOException)
+    {
+        Console.Error.WriteLine($"error: {e.Message}");
+        return 1;
+    }
+});
+
+var root = new RootCommand("SieveQ web admin console") { serve, init, addUser };
+return await root.Parse(args).InvokeAsync().ConfigureAwait(false);
