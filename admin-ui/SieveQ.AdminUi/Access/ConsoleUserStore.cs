@@ -29,7 +29,8 @@ public sealed class ConsoleUserStore
     private readonly TimeProvider _time;
     private readonly PasswordHasher<ConsoleUser> _hasher = new();
     private readonly SemaphoreSlim _gate = new(1, 1);
-    private readonly Dictionary<string, ConsoleUser> _users;
+    private Dictionary<string, ConsoleUser> _users;
+    private DateTime _loadedWriteTime;
 
     private ConsoleUserStore(string path, ConsoleConfig config, TimeProvider time, Dictionary<string, ConsoleUser> users)
     {
@@ -37,11 +38,15 @@ public sealed class ConsoleUserStore
         _config = config;
         _time = time;
         _users = users;
+        _loadedWriteTime = File.Exists(path) ? File.GetLastWriteTimeUtc(path) : default;
     }
 
     public int Count => _users.Count;
 
-    public static ConsoleUserStore Open(string path, ConsoleConfig config, TimeProvider? time = null)
+    public static ConsoleUserStore Open(string path, ConsoleConfig config, TimeProvider? time = null) =>
+        new(path, config, time ?? TimeProvider.System, Read(path));
+
+    private static Dictionary<string, ConsoleUser> Read(string path)
     {
         var users = new Dictionary<string, ConsoleUser>(StringComparer.Ordinal);
         if (File.Exists(path))
@@ -52,7 +57,18 @@ public sealed class ConsoleUserStore
                 users[u.Name] = u;
             }
         }
-        return new ConsoleUserStore(path, config, time ?? TimeProvider.System, users);
+        return users;
+    }
+
+    /// <summary>`add-user` writes the file while the console runs: a changed file is read again before it is used.</summary>
+    private void ReloadIfChanged()
+    {
+        var written = File.Exists(_path) ? File.GetLastWriteTimeUtc(_path) : default;
+        if (written != _loadedWriteTime)
+        {
+            _users = Read(_path);
+            _loadedWriteTime = written;
+        }
     }
 
     public static bool IsValidName(string name) =>
@@ -73,6 +89,7 @@ public sealed class ConsoleUserStore
         await _gate.WaitAsync(ct).ConfigureAwait(false);
         try
         {
+            ReloadIfChanged();
             if (_users.ContainsKey(name))
             {
                 throw new ArgumentException($"user '{name}' exists already", nameof(name));
@@ -98,6 +115,7 @@ public sealed class ConsoleUserStore
         await _gate.WaitAsync(ct).ConfigureAwait(false);
         try
         {
+            ReloadIfChanged();
             var now = _time.GetUtcNow();
             if (!_users.TryGetValue(name, out var user))
             {
@@ -162,5 +180,6 @@ public sealed class ConsoleUserStore
             await JsonSerializer.SerializeAsync(file, _users.Values.OrderBy(u => u.Name, StringComparer.Ordinal).ToList(), ConsoleConfig.Options, ct).ConfigureAwait(false);
         }
         File.Move(tmp, _path, overwrite: true);
+        _loadedWriteTime = File.GetLastWriteTimeUtc(_path);
     }
 }

@@ -117,7 +117,7 @@ public static class ConsoleWebApp
         app.UseAntiforgery();
         app.MapStaticAssets().AllowAnonymous();
         app.MapAccountEndpoints();
-        app.MapRazorComponents<App>().AddInteractiveServerRenderMode();
+        app.MapRazorComponents<App>().AddInteractiveServerRenderMode(o => o.ContentSecurityFrameAncestorsPolicy = "'none'");
         return app;
     }
 }

@@ -1,0 +1,206 @@
+using System.Globalization;
+using System.Net;
+using System.Text.RegularExpressions;
+using Deque.AxeCore.Playwright;
+using Microsoft.Playwright;
+
+namespace SieveQ.AdminUi.BrowserTests;
+
+/// <summary>
+/// The console as an operator meets it, in Chromium, against one `sieveq up` deployment shared by the class:
+/// sign-in and lockout, live figures under the demo traffic, a quarantine and its audit record, a viewer refused
+/// every change through the page and by posting directly, and axe-core on every page.
+/// </summary>
+public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixture<LocalDeployment>
+{
+    private static readonly string[] Pages = ["/", "/senders", "/replicas", "/audit"];
+
+    private async Task<IPage> SignInAsync(string user)
+    {
+        var context = await deployment.Browser.NewContextAsync(new BrowserNewContextOptions { BaseURL = deployment.ConsoleUrl.ToString() });
+        var page = await context.NewPageAsync();
+        await page.GotoAsync("/account/login");
+        await page.GetByLabel("User name").FillAsync(user);
+        await page.GetByLabel("Password").FillAsync(deployment.Passwords[user]);
+        await page.GetByRole(AriaRole.Button, new() { Name = "Sign in" }).ClickAsync();
+        await page.WaitForURLAsync(new Regex("/$"));
+        await Assertions.Expect(page.GetByTestId("signed-in-as")).ToContainTextAsync(user);
+        return page;
+    }
+
+    /// <summary>A click before the circuit is connected would land on the prerendered page and do nothing.</summary>
+    private static Task InteractiveAsync(IPage page) =>
+        Assertions.Expect(page.GetByTestId("interactive")).ToBeAttachedAsync(new() { Timeout = 20_000 });
+
+    private static async Task ScreenshotAsync(IPage page, string name) =>
+        await page.ScreenshotAsync(new PageScreenshotOptions { Path = Path.Combine(LocalDeployment.Artefacts, name + ".png"), FullPage = true });
+
+    [Fact]
+    public async Task A_wrong_password_is_refused_and_repeated_failures_lock_the_account()
+    {
+        var context = await deployment.Browser.NewContextAsync(new BrowserNewContextOptions { BaseURL = deployment.ConsoleUrl.ToString() });
+        var page = await context.NewPageAsync();
+        async Task TryAsync(string password)
+        {
+            await page.GotoAsync("/account/login");
+            await page.GetByLabel("User name").FillAsync("locktest");
+            await page.GetByLabel("Password").FillAsync(password);
+            await page.GetByRole(AriaRole.Button, new() { Name = "Sign in" }).ClickAsync();
+            await page.WaitForLoadStateAsync();
+        }
+        await TryAsync("wrong-password");
+        await Assertions.Expect(page.GetByTestId("login-error")).ToBeVisibleAsync();
+        await ScreenshotAsync(page, "login-refused");
+        for (var i = 1; i < 5; i++)
+        {
+            await TryAsync("wrong-password");
+        }
+        // Five failures (console.json's maxFailedLogins): now even the right password is refused.
+        await TryAsync(deployment.Passwords["locktest"]);
+        await Assertions.Expect(page.GetByTestId("login-error")).ToBeVisibleAsync();
+        Assert.Contains("/account/login", page.Url, StringComparison.Ordinal);
+        var home = await context.APIRequest.GetAsync("/", new() { MaxRedirects = 0 });
+        Assert.Equal(302, home.Status);
+        await context.CloseAsync();
+    }
+
+    [Fact]
+    public async Task The_overview_shows_live_figures_that_change_under_traffic()
+    {
+        var page = await SignInAsync("admin");
+        var total = page.GetByTestId("delivered-total");
+        await Assertions.Expect(total).ToBeVisibleAsync(new() { Timeout = 20_000 });
+        var first = await total.TextContentAsync();
+        // Pushed by the server (the circuit's subscription to the poller): no reload between the two readings.
+        await Assertions.Expect(total).Not.ToHaveTextAsync(first!, new() { Timeout = 20_000 });
+        await Assertions.Expect(page.GetByTestId("delivered-rate")).Not.ToHaveTextAsync("0 msg/s", new() { Timeout = 20_000 });
+        await Assertions.Expect(page.GetByTestId("components")).ToContainTextAsync("replica-sq");
+        await Assertions.Expect(page.GetByTestId("drops")).ToContainTextAsync("(f) rules");
+        await page.WaitForTimeoutAsync(6_000); // a few more points on the chart for the screenshot
+        await ScreenshotAsync(page, "console-overview");
+        await page.Context.CloseAsync();
+    }
+
+    [Fact]
+    public async Task An_operator_quarantines_a_sender_and_reads_the_audit_record()
+    {
+        var page = await SignInAsync("operator1");
+        await page.GotoAsync("/senders");
+        await InteractiveAsync(page);
+        await page.GetByLabel("Reason (recorded in the audit log)").FillAsync("browser test quarantine");
+        await page.GetByRole(AriaRole.Button, new() { Name = "Quarantine sender 1" }).ClickAsync();
+        // The controller records it and says, today, that it is not applied (docs/controller.md).
+        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("recorded in the audit log");
+        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("not yet applied");
+        await ScreenshotAsync(page, "senders-quarantined");
+        await page.GotoAsync("/audit");
+        await InteractiveAsync(page);
+        var row = page.GetByTestId("audit").Locator("tr", new() { HasText = "quarantine-sender" }).First;
+        await Assertions.Expect(row).ToContainTextAsync("console user 'operator1': browser test quarantine");
+        await Assertions.Expect(row).ToContainTextAsync("sender 1");
+        await ScreenshotAsync(page, "audit");
+        await page.Context.CloseAsync();
+    }
+
+    [Fact]
+    public async Task A_viewer_is_refused_every_change_through_the_page_and_by_posting_directly()
+    {
+        var page = await SignInAsync("viewer1");
+        await page.GotoAsync("/audit");
+        await InteractiveAsync(page);
+        var before = await page.GetByTestId("audit").Locator("tbody tr").CountAsync();
+        var head = await page.GetByTestId("audit").Locator("tbody tr").First.TextContentAsync();
+
+        await page.GotoAsync("/senders");
+        await InteractiveAsync(page);
+        await page.GetByRole(AriaRole.Button, new() { Name = "Quarantine sender 2" }).ClickAsync();
+        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("refused");
+        await page.GetByRole(AriaRole.Button, new() { Name = "Readmit sender 2" }).ClickAsync();
+        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("refused");
+        await ScreenshotAsync(page, "viewer-refused");
+
+        // Directly, with the viewer's own cookie: without the antiforgery token, then with a valid one.
+        var api = page.Context.APIRequest;
+        foreach (var action in new[] { "quarantine", "readmit" })
+        {
+            // The role is checked before the token: refused for the role either way.
+            var noToken = await api.PostAsync($"/api/senders/2/{action}", new() { Form = FormWith(api, ("reason", "direct")), MaxRedirects = 0 });
+            Assert.Equal((int)HttpStatusCode.Forbidden, noToken.Status);
+            var token = await page.Locator("form[action='/account/logout'] input[name='__RequestVerificationToken']").GetAttributeAsync("value");
+            Assert.False(string.IsNullOrEmpty(token));
+            var withToken = await api.PostAsync($"/api/senders/2/{action}",
+                new() { Form = FormWith(api, ("reason", "direct"), ("__RequestVerificationToken", token!)), MaxRedirects = 0 });
+            Assert.Equal((int)HttpStatusCode.Forbidden, withToken.Status);
+        }
+        // Nobody signed in: 401.
+        var anonymous = await deployment.Browser.NewContextAsync(new BrowserNewContextOptions { BaseURL = deployment.ConsoleUrl.ToString() });
+        var unauthenticated = await anonymous.APIRequest.PostAsync("/api/senders/2/quarantine", new() { Form = FormWith(anonymous.APIRequest, ("reason", "x")), MaxRedirects = 0 });
+        Assert.Equal((int)HttpStatusCode.Unauthorized, unauthenticated.Status);
+        await anonymous.CloseAsync();
+
+        // Nothing reached the controller: the audit log's newest record is the one seen before.
+        await page.GotoAsync("/audit");
+        await InteractiveAsync(page);
+        await Assertions.Expect(page.GetByTestId("audit").Locator("tbody tr").First).ToHaveTextAsync(head!);
+        Assert.DoesNotContain("viewer1", await page.GetByTestId("audit").TextContentAsync() ?? "", StringComparison.Ordinal);
+        Assert.True(before > 0);
+        await page.Context.CloseAsync();
+    }
+
+    [Fact]
+    public async Task An_operator_posting_directly_with_the_token_is_audited()
+    {
+        var page = await SignInAsync("operator1");
+        var token = await page.Locator("form[action='/account/logout'] input[name='__RequestVerificationToken']").GetAttributeAsync("value");
+        var api = page.Context.APIRequest;
+        // The operator's own cookie without the antiforgery token (what a cross-site form would send): refused.
+        var forged = await api.PostAsync("/api/senders/2/readmit", new() { Form = FormWith(api, ("reason", "forged post")), MaxRedirects = 0 });
+        Assert.Equal((int)HttpStatusCode.BadRequest, forged.Status);
+        var reply = await api.PostAsync("/api/senders/2/readmit",
+            new() { Form = FormWith(api, ("reason", "direct post"), ("__RequestVerificationToken", token!)), MaxRedirects = 0 });
+        Assert.Equal(200, reply.Status);
+        await page.GotoAsync("/audit");
+        await InteractiveAsync(page);
+        await Assertions.Expect(page.GetByTestId("audit").Locator("tr", new() { HasText = "console user 'operator1': direct post" }).First).ToContainTextAsync("readmit-sender");
+        Assert.DoesNotContain("forged post", await page.GetByTestId("audit").TextContentAsync() ?? "", StringComparison.Ordinal);
+        await page.Context.CloseAsync();
+    }
+
+    [Fact]
+    public async Task Every_page_has_no_serious_accessibility_violation_and_sends_the_security_headers()
+    {
+        var page = await SignInAsync("admin");
+        foreach (var path in Pages)
+        {
+            var response = await page.GotoAsync(path);
+            Assert.NotNull(response);
+            var headers = await response!.AllHeadersAsync();
+            Assert.Contains("frame-ancestors 'none'", headers["content-security-policy"], StringComparison.Ordinal);
+            Assert.Contains("script-src 'self'", headers["content-security-policy"], StringComparison.Ordinal);
+            Assert.Equal("DENY", headers["x-frame-options"]);
+            Assert.Equal("nosniff", headers["x-content-type-options"]);
+            Assert.Equal("no-referrer", headers["referrer-policy"]);
+            await page.WaitForTimeoutAsync(500);
+            var result = await page.RunAxe();
+            var serious = result.Violations.Where(v => v.Impact is "serious" or "critical").Select(v => $"{path}: {v.Id} ({v.Impact}) {v.Help}: {string.Join(" | ", v.Nodes.Select(n => n.Html))}").ToList();
+            Assert.True(serious.Count == 0, string.Join("\n", serious));
+            await ScreenshotAsync(page, "page" + path.Replace('/', '-'));
+        }
+        await page.Context.CloseAsync();
+        var login = await (await deployment.Browser.NewContextAsync(new BrowserNewContextOptions { BaseURL = deployment.ConsoleUrl.ToString() })).NewPageAsync();
+        await login.GotoAsync("/account/login");
+        var loginResult = await login.RunAxe();
+        Assert.DoesNotContain(loginResult.Violations, v => v.Impact is "serious" or "critical");
+        await login.Context.CloseAsync();
+    }
+
+    private static IFormData FormWith(IAPIRequestContext api, params (string Name, string Value)[] fields)
+    {
+        var form = api.CreateFormData();
+        foreach (var (name, value) in fields)
+        {
+            form.Set(name, value);
+        }
+        return form;
+    }
+}

@@ -1,0 +1,140 @@
+using System.Diagnostics;
+using System.Reflection;
+using System.Text.RegularExpressions;
+using Microsoft.Playwright;
+
+namespace SieveQ.AdminUi.BrowserTests;
+
+/// <summary>
+/// `sieveq up` in a temporary directory with demo traffic, as a real process, plus three console accounts made with
+/// the console's own `add-user`: the deployment every test of the class shares. Every wait is bounded; disposing
+/// stops `up` with SIGTERM (it stops its children) and removes the directory.
+/// </summary>
+public sealed partial class LocalDeployment : IAsyncLifetime
+{
+    private Process? _up;
+    private readonly List<string> _output = [];
+
+    public string Directory { get; } = System.IO.Directory.CreateTempSubdirectory("sieveq-console-").FullName;
+    public Uri ConsoleUrl { get; private set; } = null!;
+    public string AdministratorPassword { get; private set; } = "";
+    public Dictionary<string, string> Passwords { get; } = [];
+    public IBrowser Browser { get; private set; } = null!;
+    private IPlaywright? _playwright;
+
+    /// <summary>Screenshots are kept here as test artefacts.</summary>
+    public static string Artefacts { get; } = System.IO.Directory.CreateDirectory(
+        Environment.GetEnvironmentVariable("SIEVEQ_TEST_ARTEFACTS") ?? Path.Combine(AppContext.BaseDirectory, "artefacts")).FullName;
+
+    public static string SieveqDll =>
+        typeof(LocalDeployment).Assembly.GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == "SieveqDll").Value!;
+
+    public static string ConsoleDll => Path.Combine(Path.GetDirectoryName(SieveqDll)!, "console", "SieveQ.AdminUi.dll");
+
+    public async Task InitializeAsync()
+    {
+        var psi = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
+        foreach (var a in new[] { SieveqDll, "up", "--dir", Directory, "--rate", "200" })
+        {
+            psi.ArgumentList.Add(a);
+        }
+        _up = Process.Start(psi)!;
+        var ready = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        _up.OutputDataReceived += (_, e) =>
+        {
+            if (e.Data is null)
+            {
+                ready.TrySetException(new InvalidOperationException("sieveq up ended: " + string.Join('\n', _output)));
+                return;
+            }
+            lock (_output)
+            {
+                _output.Add(e.Data);
+            }
+            if (AdminPassword().Match(e.Data) is { Success: true } m)
+            {
+                AdministratorPassword = m.Groups[1].Value;
+            }
+            if (ConsoleLine().Match(e.Data) is { Success: true } c)
+            {
+                ConsoleUrl = new Uri(c.Groups[1].Value);
+            }
+            if (e.Data.StartsWith("all components healthy", StringComparison.Ordinal))
+            {
+                ready.TrySetResult();
+            }
+        };
+        _up.ErrorDataReceived += (_, e) => { if (e.Data is not null) { lock (_output) { _output.Add("stderr: " + e.Data); } } };
+        _up.BeginOutputReadLine();
+        _up.BeginErrorReadLine();
+        await ready.Task.WaitAsync(TimeSpan.FromSeconds(120));
+        Assert.NotNull(ConsoleUrl);
+        Assert.Matches("^[A-Za-z0-9]{20}$", AdministratorPassword);
+        Passwords["admin"] = AdministratorPassword;
+        _playwright = await Playwright.CreateAsync();
+        // Debian's Chromium, never a downloaded browser; Playwright gives each launch a new empty profile directory.
+        Browser = await _playwright.Chromium.LaunchAsync(new BrowserTypeLaunchOptions
+        {
+            ExecutablePath = "/usr/bin/chromium",
+            Headless = true,
+            Args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        });
+        foreach (var (user, role) in new[] { ("operator1", "operator"), ("viewer1", "viewer"), ("locktest", "viewer") })
+        {
+            Passwords[user] = await AddUserAsync(user, role);
+        }
+    }
+
+    private async Task<string> AddUserAsync(string user, string role)
+    {
+        var psi = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
+        foreach (var a in new[] { "exec", ConsoleDll, "add-user", "--deployment", Directory, "--user", user, "--role", role })
+        {
+            psi.ArgumentList.Add(a);
+        }
+        using var p = Process.Start(psi)!;
+        var output = await p.StandardOutput.ReadToEndAsync();
+        await p.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(60));
+        Assert.True(p.ExitCode == 0, output + await p.StandardError.ReadToEndAsync());
+        return UserPassword().Match(output).Groups[1].Value;
+    }
+
+    public async Task DisposeAsync()
+    {
+        if (Browser is not null)
+        {
+            await Browser.DisposeAsync();
+        }
+        _playwright?.Dispose();
+        if (_up is { HasExited: false })
+        {
+            Process.Start("kill", ["-TERM", _up.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)])?.WaitForExit();
+            try
+            {
+                await _up.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(40));
+            }
+            catch (TimeoutException)
+            {
+                _up.Kill(entireProcessTree: true);
+            }
+        }
+        _up?.Dispose();
+        try
+        {
+            System.IO.Directory.Delete(Directory, recursive: true);
+        }
+        catch (IOException)
+        {
+            // a child still closing a log file; the temp folder is cleaned by the system
+        }
+    }
+
+    [GeneratedRegex(@"administrator admin password ([A-Za-z0-9]+)")]
+    private static partial Regex AdminPassword();
+
+    [GeneratedRegex(@"^\s+console\s+(http://\S+)$")]
+    private static partial Regex ConsoleLine();
+
+    [GeneratedRegex(@"password ([A-Za-z0-9]+)")]
+    private static partial Regex UserPassword();
+}

@@ -1,0 +1,51 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Security.Cryptography;
+using Microsoft.Extensions.Logging.Abstractions;
+using SieveQ.AdminUi.Hosting;
+using SieveQ.Controller;
+using SieveQ.Controller.Access;
+using SieveQ.Deployment;
+
+namespace SieveQ.AdminUi.Tests;
+
+/// <summary>A real controller on loopback with the console's key pinned as an operator, and the console's gateway to it.</summary>
+internal sealed class RealController : IAsyncDisposable
+{
+    private readonly string _dir = Directory.CreateTempSubdirectory("sieveq-console-ctl-").FullName;
+    private readonly ECDsa _key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
+
+    public static IReadOnlyList<ComponentHealth> Components { get; } =
+    [
+        new("replica-sq", "replica-sq-0", "http://127.0.0.1:1", true, true, "ok", new Dictionary<string, long> { ["regency"] = 5, ["last_decided"] = 42, ["dropped"] = 3, ["drop.Rules.RuleDenied"] = 3 }),
+        new("replica-sq", "replica-sq-1", "http://127.0.0.1:2", true, true, "ok", new Dictionary<string, long> { ["regency"] = 5, ["last_decided"] = 41, ["dropped"] = 3, ["drop.Rules.RuleDenied"] = 3 }),
+        new("pre-sq", "pre-sq-4", "http://127.0.0.1:3", false, false, "connection refused", new Dictionary<string, long> { ["drop.Mac.BadMac"] = 2 }),
+        new("agent", "agent", "unix:/x", true, true, "ok", new Dictionary<string, long> { ["receiver.100.delivered"] = 1000, ["sender.1.accepted"] = 77 }),
+    ];
+
+    public ControllerHost Host { get; private set; } = null!;
+    public ControllerGateway Gateway { get; private set; } = null!;
+
+    public static async Task<RealController> StartAsync()
+    {
+        var c = new RealController();
+        using var probe = new TcpListener(IPAddress.Loopback, 0);
+        probe.Start();
+        var port = ((IPEndPoint)probe.LocalEndpoint).Port;
+        probe.Stop();
+        c.Host = ControllerHost.Create(new Uri($"http://127.0.0.1:{port}"), [new PinnedCaller("console", ManagementRole.Operator, c._key.ExportSubjectPublicKeyInfo())],
+            Path.Combine(c._dir, "audit"), _ => Task.FromResult(Components), NullLoggerFactory.Instance);
+        await c.Host.StartAsync();
+        c.Gateway = new ControllerGateway(new ManagementClient(c.Host.Url, c._key));
+        return c;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        Gateway.Dispose();
+        await Host.StopAsync();
+        await Host.DisposeAsync();
+        _key.Dispose();
+        Directory.Delete(_dir, recursive: true);
+    }
+}
