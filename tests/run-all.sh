@@ -38,6 +38,14 @@ if ! command -v bc >/dev/null 2>&1 || ! { command -v fc-list >/dev/null 2>&1 && 
   apt-get install -y -qq bc fontconfig fonts-dejavu-core >/dev/null 2>&1 || true
 fi
 
+# Debian's Chromium for the web console's browser tests (tests/SieveQ.AdminUi.BrowserTests): Playwright drives it at
+# /usr/bin/chromium and never downloads a browser of its own.
+if [ ! -x /usr/bin/chromium ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null 2>&1 || true
+  apt-get install -y -qq chromium >/dev/null 2>&1 || true
+fi
+
 if [ -f driver/Makefile ]; then
   section "driver (C core, fuzz, mingw cross-build, the real .sys under Wine)"
   make -C driver test 2>&1 | tee "$results/driver.log"

@@ -3,7 +3,7 @@ using System.Xml.Linq;
 namespace SieveQ.Cli.Tests;
 
 /// <summary>
-/// The project graph of docs/architecture.md, checked against every src .csproj (bft-replica/, service/, sdk/):
+/// The project graph of docs/architecture.md, checked against every src .csproj (bft-replica/, service/, sdk/, admin-ui/):
 /// a reference or package not in the table fails, so a new dependency is a decision written here, not an
 /// accident. In particular the pure projects (deterministic; no disk, clock or environment) reference only
 /// pure projects and no package that does I/O, and the SDK's closure holds no replica, deployment or rules code.
@@ -37,7 +37,10 @@ public sealed class ProjectDependencyTests
         [
             "SieveQ.Bft", "SieveQ.Bft.Simulation", "SieveQ.Bft.Hosting", "SieveQ.ReplicaSq", "SieveQ.Firewall", "SieveQ.Policy", "SieveQ.Policy.Hosting",
             "SieveQ.PreSq", "SieveQ.Deployment", "SieveQ.Sieve.Hosting", "SieveQ.Rules", "SieveQ.Agent", "SieveQ.Controller",
+            // Build order only (ReferenceOutputAssembly=false): the console is its own process, copied beside sieveq.
+            "SieveQ.AdminUi",
         ],
+        ["SieveQ.AdminUi"] = ["SieveQ.Controller", "SieveQ.Deployment", "SieveQ.Transport"],
     };
 
     /// <summary>
@@ -50,6 +53,7 @@ public sealed class ProjectDependencyTests
         ["SieveQ.Protocol"] = ["Google.Protobuf", "Grpc.Tools"],
         ["SieveQ.Transport"] = ["Google.Protobuf"],
         ["SieveQ.Firewall"] = ["Microsoft.Extensions.Logging.Abstractions"],
+        ["SieveQ.AdminUi"] = ["MudBlazor", "System.CommandLine", "Microsoft.Extensions.Hosting.Systemd", "Microsoft.Extensions.Hosting.WindowsServices"],
         ["SieveQ.Cli"] = ["System.CommandLine", "ScottPlot", "Microsoft.Extensions.Hosting.Systemd", "Microsoft.Extensions.Hosting.WindowsServices", "Microsoft.Extensions.Logging.EventLog"],
     };
 
@@ -157,7 +161,7 @@ public sealed class ProjectDependencyTests
     private static Dictionary<string, ProjectFile> SrcProjects()
     {
         var root = RepositoryRoot();
-        var files = new[] { "bft-replica", "service", "sdk" }
+        var files = new[] { "bft-replica", "service", "sdk", "admin-ui" }
             .SelectMany(d => Directory.EnumerateFiles(Path.Combine(root, d), "*.csproj", SearchOption.AllDirectories))
             .Where(f => !f.Split(Path.DirectorySeparatorChar).Any(part => part is "bin" or "obj"));
         return files.Select(Read).ToDictionary(p => p.Name, StringComparer.Ordinal);
