@@ -48,6 +48,7 @@ listing() { unzip -l "$pkg"/"$1".[0-9]*.nupkg; }
 export pkg
 export -f nuspec listing
 
+head=$(git rev-parse HEAD)
 # ---- the packages
 check "dotnet pack makes SieveQ.Protocol and SieveQ.Sdk with symbol packages" \
   bash -c "dotnet pack service/SieveQ.Protocol -c Release $build_flag -o '$pkg' && dotnet pack sdk/SieveQ.Sdk -c Release $build_flag -o '$pkg' \
@@ -69,12 +70,12 @@ check "SieveQ.Sdk has its README, XML documentation and licence expression" bash
   && unzip -p '$pkg'/SieveQ.Sdk.$version.nupkg README.md | grep -q 'dotnet add package SieveQ.Sdk' \
   && unzip -p '$pkg'/SieveQ.Sdk.$version.nupkg lib/net10.0/SieveQ.Sdk.xml | grep -q 'M:SieveQ.Sdk.Sender.SieveQSender.SendAsync' \
   && nuspec SieveQ.Sdk | grep -q '<license type=\"expression\">'"
-head=$(git rev-parse HEAD)
 check "both packages name the repository and the commit they were built from" bash -c "
   for p in SieveQ.Sdk SieveQ.Protocol; do nuspec \$p | grep -E '<repository type=\"git\" url=\"https?://[^\"]+\"' | grep -q 'commit=\"$head\"' || { nuspec \$p | grep repository; echo \"\$p: no repository/commit $head\"; exit 1; }; done"
-check "the symbol package holds SieveQ.Sdk.pdb with a SourceLink map to the repository" bash -c "
-  unzip -o -q '$pkg'/SieveQ.Sdk.$version.snupkg -d '$work/snupkg' && test -f '$work/snupkg/lib/net10.0/SieveQ.Sdk.pdb' \
-  && grep -a -q '\"documents\"' '$work/snupkg/lib/net10.0/SieveQ.Sdk.pdb'"
+check "the symbol package holds every bundled assembly's PDB, with a SourceLink map to the repository at $head" bash -c "
+  unzip -o -q '$pkg'/SieveQ.Sdk.$version.snupkg -d '$work/snupkg' \
+  && for a in SieveQ.Sdk SieveQ.Sieve SieveQ.Sieve.Hosting SieveQ.Bft SieveQ.Transport; do test -f \"$work/snupkg/lib/net10.0/\$a.pdb\" || { echo \"no \$a.pdb\"; exit 1; }; done \
+  && grep -a -q 'raw.githubusercontent.com/[^\"]*/$head/' '$work/snupkg/lib/net10.0/SieveQ.Sdk.pdb'"
 check "SieveQ.Protocol carries the .proto files, its README and XML documentation" bash -c "
   l=\$(listing SieveQ.Protocol)
   for f in agent presq replicasq controller; do echo \"\$l\" | grep -q \"protos/sieveq/v1/\$f.proto\" || { echo \"missing \$f.proto\"; exit 1; }; done
@@ -140,6 +141,10 @@ check "the sample's sends above the route's limit and to an unenrolled receiver 
   grep -q '^refused: TooLarge (limit 65536 bytes) for receiver 107' '$sample' && grep -q '^refused: ReceiverNotEnrolled .*receiver 999999' '$sample'"
 check "every message arrived in order and exactly once across the restart" bash -c "grep -q '^done: 200 sent, 200 received in order, exactly once' '$sample' && grep -q '^exit 0' '$sample'"
 check "the sample's sender saw the outage (it reconnected to a pre-SQ)" grep -qE '^done: .* [1-9][0-9]* reconnects' "$sample"
+# Not a pass/fail: whether the live sender resumed by itself, or the sample had to replace it (a known problem).
+if grep -qE '^done: .*sender replaced [1-9]' "$sample"; then
+  echo "     note: the live sender got no acknowledgement after the restart and was replaced by a new one on its state folder (sdk/README.md, Known problems)"
+fi
 check "a second run on the same state continues (numbers, cursors) and delivers its own messages" bash -c "
   cd '$app' && timeout 300 dotnet '$work/sample-bin/SieveQ.Sdk.Sample.dll' sample.json >'$work/sample-2.log' 2>&1; rc=\$?
   cat '$work/sample-2.log'; [ \$rc -eq 0 ] && grep -q '^done: 200 sent, 200 received in order, exactly once' '$work/sample-2.log'"

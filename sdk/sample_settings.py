@@ -42,7 +42,7 @@ def main(dep, app, sender, receiver):
             "routes": [r for r in cfg.get("routes", []) if r["sender"] == sender],
         },
         "identity": {"senderId": sender, "receiverId": receiver, "keyDirectory": "keys", "stateDirectory": "state"},
-        "run": {"messages": 200, "intervalMilliseconds": 150, "timeoutSeconds": 240},
+        "run": {"messages": 200, "intervalMilliseconds": 150, "timeoutSeconds": 180},
     }
     with open(os.path.join(app, "sample.json"), "w", encoding="utf-8") as f:
         json.dump(settings, f, indent=2)

@@ -31,11 +31,11 @@ using var ctrlC = new CtrlC(timeout);
 var ct = timeout.Token;
 
 SieveQReceiver receiver;
-SieveQSender sender;
+Sending sending;
 try
 {
     receiver = SieveQReceiver.Create(clients, identity.ReceiverId, stateDir);
-    sender = SieveQSender.Create(clients, identity.SenderId, stateDir);
+    sending = new Sending(clients, identity.SenderId, stateDir);
 }
 catch (Exception e) when (e is SieveQConfigurationException or KeyStoreException or OutboxCorruptException)
 {
@@ -45,8 +45,9 @@ catch (Exception e) when (e is SieveQConfigurationException or KeyStoreException
 }
 
 await using (receiver.ConfigureAwait(false))
-await using (sender.ConfigureAwait(false))
+await using (sending.ConfigureAwait(false))
 {
+    var sender = sending.Current;
     var runId = Guid.NewGuid().ToString("N")[..12];
     Console.WriteLine($"sender {sender.Id} -> receiver {receiver.Id}, run {runId}, {run.Messages} messages; state in {stateDir}");
     if (sender.Stats.OutboxPending > 0)
@@ -54,31 +55,31 @@ await using (sender.ConfigureAwait(false))
         Console.WriteLine($"outbox: {sender.Stats.OutboxPending} messages of an earlier run are sent again first");
     }
 
-    await Refusals.ShowAsync(sender, identity.ReceiverId, settings.Deployment.Routes).ConfigureAwait(false);
+    await Refusals.ShowAsync(sending.Current, identity.ReceiverId, settings.Deployment.Routes).ConfigureAwait(false);
 
     var inbox = new OrderedInbox(runId, sender.Id, run.Messages);
     var receiving = inbox.RunAsync(receiver, ct);
-    using var progress = new ProgressLine(sender, inbox);
+    using var progress = new ProgressLine(sending, inbox);
     try
     {
         var half = run.Messages / 2;
         var last = 0L;
         for (var i = 0; i < half; i++)
         {
-            last = await Sending.SendAsync(sender, identity.ReceiverId, OrderedInbox.Payload(runId, i), ct).ConfigureAwait(false);
+            last = await sending.SendAsync(identity.ReceiverId, OrderedInbox.Payload(runId, i), ct).ConfigureAwait(false);
         }
-        await Sending.WaitAcknowledgedAsync(sender, last, ct).ConfigureAwait(false);
+        await sending.WaitAcknowledgedAsync(last, ct).ConfigureAwait(false);
         await Task.WhenAny(inbox.WaitForAsync(half, ct), receiving).Unwrap().ConfigureAwait(false);
         Console.WriteLine($"phase 1: {half} sent, acknowledged and received in order");
 
         Console.WriteLine($"phase 2: sending {run.Messages - half} more, {run.IntervalMilliseconds} ms apart; a deployment restart now is survived");
         for (var i = half; i < run.Messages; i++)
         {
-            last = await Sending.SendAsync(sender, identity.ReceiverId, OrderedInbox.Payload(runId, i), ct).ConfigureAwait(false);
+            last = await sending.SendAsync(identity.ReceiverId, OrderedInbox.Payload(runId, i), ct).ConfigureAwait(false);
             await Task.Delay(run.IntervalMilliseconds, ct).ConfigureAwait(false);
         }
         Console.WriteLine($"phase 2: all {run.Messages - half} accepted (in the outbox until acknowledged)");
-        await Sending.WaitAcknowledgedAsync(sender, last, ct).ConfigureAwait(false);
+        await sending.WaitAcknowledgedAsync(last, ct).ConfigureAwait(false);
         await receiving.ConfigureAwait(false);
     }
     catch (OperationCanceledException) when (timeout.IsCancellationRequested)
@@ -91,8 +92,9 @@ await using (sender.ConfigureAwait(false))
         Console.Error.WriteLine($"error: delivery broke its promise: {e.Message}");
         return 1;
     }
-    var s = sender.Stats;
+    var s = sending.Current.Stats;
     Console.WriteLine($"done: {run.Messages} sent, {inbox.Received} received in order, exactly once"
-        + $" ({inbox.FromEarlierRuns} from earlier runs; {s.Reconnects} reconnects, {s.Retransmissions} retransmissions, outbox {s.OutboxPending} pending)");
+        + $" ({inbox.FromEarlierRuns} from earlier runs; {sending.Reconnects} reconnects, {s.Retransmissions} retransmissions,"
+        + $" sender replaced {sending.Recreated} times, outbox {s.OutboxPending} pending)");
 }
 return 0;

@@ -1,26 +1,24 @@
-using SieveQ.Sdk.Sender;
-
 namespace SieveQ.Sdk.Sample;
 
 /// <summary>A line every two seconds while something changes: what was sent, acknowledged, received, and is in the outbox.</summary>
 internal sealed class ProgressLine : IDisposable
 {
-    private readonly SieveQSender _sender;
+    private readonly Sending _sending;
     private readonly OrderedInbox _inbox;
     private readonly Timer _timer;
     private string _last = "";
 
-    public ProgressLine(SieveQSender sender, OrderedInbox inbox)
+    public ProgressLine(Sending sending, OrderedInbox inbox)
     {
-        _sender = sender;
+        _sending = sending;
         _inbox = inbox;
         _timer = new Timer(_ => Print(), null, TimeSpan.FromSeconds(2), TimeSpan.FromSeconds(2));
     }
 
     public string Describe()
     {
-        var s = _sender.Stats;
-        return $"sent up to {s.LastSeq}, acknowledged up to {s.AcknowledgedUpTo}, received {_inbox.Received}, outbox {s.OutboxPending} pending, {s.Reconnects} reconnects";
+        var s = _sending.Current.Stats;
+        return $"sent up to {s.LastSeq}, acknowledged up to {s.AcknowledgedUpTo}, received {_inbox.Received}, outbox {s.OutboxPending} pending, {_sending.Reconnects} reconnects";
     }
 
     private void Print()
