@@ -86,6 +86,10 @@ section "sieveq as a .NET tool (dotnet pack, tool install from a local source, t
 timeout 900 bash installer/tool/check.sh 2>&1 | tee "$results/tool.log"
 tally tool "$results/tool.log" "${PIPESTATUS[0]}"
 
+section "the SDK on NuGet (dotnet pack, the packages inspected, the sample built from them and run across a deployment restart)"
+timeout 1200 bash sdk/check.sh 2>&1 | tee "$results/nuget.log"
+tally nuget "$results/nuget.log" "${PIPESTATUS[0]}"
+
 # Fresh simulation seeds: a start seed that changes every run (or SIEVEQ_SIM_FIRST_SEED), printed so that
 # any failure can be replayed, on top of the fixed seeds the test projects run.
 sim_first=${SIEVEQ_SIM_FIRST_SEED:-$(( (RANDOM << 30 | RANDOM << 15 | RANDOM) + 1000000 ))}

@@ -68,15 +68,18 @@ public sealed record SieveQClientConfiguration
 /// <summary>The client configuration cannot work: a missing key, a party that is not enrolled, a key that is not the enrolled one.</summary>
 public sealed class SieveQConfigurationException : Exception
 {
+    /// <summary>A configuration error without a message.</summary>
     public SieveQConfigurationException()
     {
     }
 
+    /// <summary>A configuration error saying what is wrong.</summary>
     public SieveQConfigurationException(string message)
         : base(message)
     {
     }
 
+    /// <summary>A configuration error caused by <paramref name="inner"/>.</summary>
     public SieveQConfigurationException(string message, Exception inner)
         : base(message, inner)
     {

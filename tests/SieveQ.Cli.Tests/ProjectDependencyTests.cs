@@ -25,14 +25,17 @@ public sealed class ProjectDependencyTests
         ["SieveQ.Bft.Hosting"] = ["SieveQ.Bft", "SieveQ.Transport"],
         ["SieveQ.Sieve.Hosting"] = ["SieveQ.Sieve"],
         ["SieveQ.Transport"] = [],
+        ["SieveQ.Transport.Server"] = ["SieveQ.Transport"],
         ["SieveQ.Policy.Hosting"] = ["SieveQ.Policy"],
         ["SieveQ.Firewall"] = ["SieveQ.Policy", "SieveQ.Policy.Hosting"],
         ["SieveQ.Sdk"] = ["SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Protocol", "SieveQ.Transport"],
         ["SieveQ.Deployment"] = ["SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Rules", "SieveQ.Bft.Hosting", "SieveQ.Protocol", "SieveQ.Transport"],
-        ["SieveQ.PreSq"] = ["SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Deployment", "SieveQ.Protocol", "SieveQ.Transport", "SieveQ.Bft.Hosting"],
-        ["SieveQ.ReplicaSq"] = ["SieveQ.Bft.Hosting", "SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Deployment", "SieveQ.Rules", "SieveQ.Protocol", "SieveQ.Transport"],
-        ["SieveQ.Agent"] = ["SieveQ.Sdk", "SieveQ.Deployment", "SieveQ.Firewall"],
-        ["SieveQ.Controller"] = ["SieveQ.Deployment", "SieveQ.Protocol", "SieveQ.Transport"],
+        ["SieveQ.PreSq"] = ["SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Deployment", "SieveQ.Protocol", "SieveQ.Transport", "SieveQ.Transport.Server", "SieveQ.Bft.Hosting"],
+        ["SieveQ.ReplicaSq"] = ["SieveQ.Bft.Hosting", "SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Deployment", "SieveQ.Rules", "SieveQ.Protocol", "SieveQ.Transport", "SieveQ.Transport.Server"],
+        ["SieveQ.Agent"] = ["SieveQ.Sdk", "SieveQ.Deployment", "SieveQ.Firewall", "SieveQ.Transport.Server"],
+        ["SieveQ.Controller"] = ["SieveQ.Deployment", "SieveQ.Protocol", "SieveQ.Transport", "SieveQ.Transport.Server"],
+        // Builds from the SieveQ.Sdk package (sdk/check.sh), never from the projects.
+        ["SieveQ.Sdk.Sample"] = [],
         ["SieveQ.Cli"] =
         [
             "SieveQ.Bft", "SieveQ.Bft.Simulation", "SieveQ.Bft.Hosting", "SieveQ.ReplicaSq", "SieveQ.Firewall", "SieveQ.Policy", "SieveQ.Policy.Hosting",
@@ -40,7 +43,7 @@ public sealed class ProjectDependencyTests
             // Build order only (ReferenceOutputAssembly=false): the console is its own process, copied beside sieveq.
             "SieveQ.AdminUi",
         ],
-        ["SieveQ.AdminUi"] = ["SieveQ.Controller", "SieveQ.Deployment", "SieveQ.Transport"],
+        ["SieveQ.AdminUi"] = ["SieveQ.Controller", "SieveQ.Deployment", "SieveQ.Transport", "SieveQ.Transport.Server"],
     };
 
     /// <summary>
@@ -52,13 +55,16 @@ public sealed class ProjectDependencyTests
         ["SieveQ.Policy.Hosting"] = ["Microsoft.Extensions.Logging.Abstractions"],
         ["SieveQ.Protocol"] = ["Google.Protobuf", "Grpc.Tools"],
         ["SieveQ.Transport"] = ["Google.Protobuf"],
+        ["SieveQ.Transport.Server"] = ["Google.Protobuf"],
+        ["SieveQ.Sdk"] = ["Microsoft.Extensions.Logging.Console", "Microsoft.CodeAnalysis.PublicApiAnalyzers"],
+        ["SieveQ.Sdk.Sample"] = ["SieveQ.Sdk"],
         ["SieveQ.Firewall"] = ["Microsoft.Extensions.Logging.Abstractions"],
         ["SieveQ.AdminUi"] = ["MudBlazor", "System.CommandLine", "Microsoft.Extensions.Hosting.Systemd", "Microsoft.Extensions.Hosting.WindowsServices"],
         ["SieveQ.Cli"] = ["System.CommandLine", "ScottPlot", "Microsoft.Extensions.Hosting.Systemd", "Microsoft.Extensions.Hosting.WindowsServices", "Microsoft.Extensions.Logging.EventLog"],
     };
 
-    /// <summary>What a client application must not get with the SDK: the replica host, the WAL, the rules engine, deployment tooling.</summary>
-    private static readonly string[] NotForClients = ["SieveQ.Deployment", "SieveQ.Bft.Hosting", "SieveQ.ReplicaSq", "SieveQ.Rules"];
+    /// <summary>What a client application must not get with the SDK: the replica host, the WAL, the rules engine, deployment tooling, the Kestrel server.</summary>
+    private static readonly string[] NotForClients = ["SieveQ.Deployment", "SieveQ.Bft.Hosting", "SieveQ.ReplicaSq", "SieveQ.Rules", "SieveQ.Transport.Server"];
 
     private sealed record ProjectFile(string Name, string Path, IReadOnlyList<string> Projects, IReadOnlyList<string> Packages, IReadOnlyList<string> Frameworks);
 
@@ -138,6 +144,18 @@ public sealed class ProjectDependencyTests
         var closure = Closure(SrcProjects(), "SieveQ.Sdk");
         Assert.Contains("SieveQ.Sieve", closure);
         Assert.Empty(closure.Intersect(NotForClients));
+    }
+
+    /// <summary>The SDK package carries its closure: a web framework there would make every client application a web server's.</summary>
+    [Fact]
+    public void The_sdk_closure_references_no_web_framework()
+    {
+        var projects = SrcProjects();
+        var withFramework = Closure(projects, "SieveQ.Sdk").Append("SieveQ.Sdk")
+            .Where(p => projects[p].Frameworks.Count > 0)
+            .Select(p => $"{p} ({string.Join(", ", projects[p].Frameworks)})")
+            .ToList();
+        Assert.True(withFramework.Count == 0, "the SDK's closure references frameworks: " + string.Join("; ", withFramework));
     }
 
     /// <summary>Every project <paramref name="root"/> depends on, directly or not (itself excluded).</summary>

@@ -22,7 +22,7 @@ namespace SieveQ.Sdk.Receiver;
 /// on them (f+1 matching digests and a body that hashes to the digest), fetches bodies the designated
 /// replica did not deliver, and hands messages to the application in order per sender, each once.
 /// <para>
-/// Exactly once across restarts: <see cref="CommitAsync()"/> persists, per sender, the route number of
+/// Exactly once across restarts: <see cref="CommitAsync(CancellationToken)"/> persists, per sender, the route number of
 /// the last message handed over by <see cref="ReadAllAsync"/>, then tells the replicas (through a
 /// pre-SQ) so they can drop what is committed. A restarted receiver resumes after the committed
 /// cursors. Between handing a message over and the commit that covers it the guarantee is at least
@@ -124,8 +124,10 @@ public sealed class SieveQReceiver : IAsyncDisposable
         }
     }
 
+    /// <summary>The receiver id this post-SQ receives for.</summary>
     public int Id { get; }
 
+    /// <summary>Counters of this receiver since it was created (a snapshot).</summary>
     public SieveQReceiverStats Stats => new(
         Id,
         Interlocked.Read(ref _delivered),
@@ -380,6 +382,7 @@ public sealed class SieveQReceiver : IAsyncDisposable
         }
     }
 
+    /// <summary>Stops the replica subscriptions and the acknowledgement relay; what was not committed is delivered again to the next receiver on the same state folder.</summary>
     public async ValueTask DisposeAsync()
     {
         if (_stop.IsCancellationRequested)

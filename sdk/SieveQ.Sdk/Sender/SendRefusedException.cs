@@ -19,6 +19,7 @@ public enum SendRefusal
 /// </summary>
 public sealed class SendRefusedException : InvalidOperationException
 {
+    /// <summary>A refusal of the message for <paramref name="receiver"/>; <paramref name="limit"/> for <see cref="SendRefusal.TooLarge"/>.</summary>
     public SendRefusedException(SendRefusal reason, int sender, int receiver, string message, long limit = 0)
         : base(message)
     {
@@ -28,8 +29,11 @@ public sealed class SendRefusedException : InvalidOperationException
         Limit = limit;
     }
 
+    /// <summary>Why the message was refused.</summary>
     public SendRefusal Reason { get; }
+    /// <summary>The sender that refused it.</summary>
     public int Sender { get; }
+    /// <summary>The receiver the message was for.</summary>
     public int Receiver { get; }
 
     /// <summary>For <see cref="SendRefusal.TooLarge"/>: the most bytes of data the route admits.</summary>

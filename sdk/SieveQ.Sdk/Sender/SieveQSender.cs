@@ -112,6 +112,7 @@ public sealed class SieveQSender : IAsyncDisposable
         }
     }
 
+    /// <summary>The sender id whose key signs every message.</summary>
     public int Id { get; }
 
     /// <summary>Highest sequence number such that it and every number below were acknowledged by f+1 replica-SQs.</summary>
@@ -120,6 +121,7 @@ public sealed class SieveQSender : IAsyncDisposable
     /// <summary>The number of the last message accepted (0 before any in this run; numbers of earlier runs are lower).</summary>
     public long LastSeq => Interlocked.Read(ref _lastSeq);
 
+    /// <summary>Counters of this sender since it was created (a snapshot).</summary>
     public SieveQSenderStats Stats => new(
         Id,
         Interlocked.Read(ref _accepted),
@@ -391,6 +393,7 @@ public sealed class SieveQSender : IAsyncDisposable
         }
     }
 
+    /// <summary>Stops sending and closes the state files; what is in the outbox and not acknowledged is sent again by the next sender on the same state folder.</summary>
     public async ValueTask DisposeAsync()
     {
         if (_stop.IsCancellationRequested)

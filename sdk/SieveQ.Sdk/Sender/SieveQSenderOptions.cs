@@ -26,6 +26,7 @@ public sealed record SieveQSenderOptions
     /// <summary>First wait before reconnecting to a pre-SQ; doubles per failure up to <see cref="MaxReconnectDelay"/>.</summary>
     public TimeSpan ReconnectDelay { get; init; } = TimeSpan.FromMilliseconds(50);
 
+    /// <summary>The longest wait between two attempts to connect to a pre-SQ.</summary>
     public TimeSpan MaxReconnectDelay { get; init; } = TimeSpan.FromSeconds(5);
 
     /// <summary>Frames queued for one pre-SQ before the oldest are dropped (the sender-SQ retransmits them).</summary>
