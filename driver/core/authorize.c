@@ -70,6 +70,13 @@ static void gather_facts(sqfw_engine *e, const sqfw_request *r, sq_facts *f)
             f->service_len = s->len;
         }
     }
+    if (!f->service_len) {
+        const sq_proc_entry *pe = sq_proc_table_find(&e->procs, r->process_key);
+        if (pe && pe->service_len) {
+            f->service = pe->service;
+            f->service_len = pe->service_len;
+        }
+    }
     const sq_pc_entry *a = sq_proc_cache_find(&e->attest, r->process_key);
     if (a && a->len == 32)
         f->sha256 = a->data;

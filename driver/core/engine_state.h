@@ -7,6 +7,7 @@
 #include "flow_table.h"
 #include "policy.h"
 #include "proc_cache.h"
+#include "proc_table.h"
 #include "syn_table.h"
 
 typedef struct sq_pend {
@@ -32,6 +33,10 @@ struct sqfw_engine {
     sq_syn_table syn;
     sq_proc_cache attest;
     sq_proc_cache services;
+    sq_proc_table procs;
+    uint32_t svchost_chars;
+    uint32_t pad2;
+    uint16_t svchost_path[SQFW_SVCHOST_PATH_MAX];
     sq_event_ring events;
     uint32_t pended_now;
     uint32_t pad;

@@ -339,6 +339,7 @@ static void teardown(PDRIVER_OBJECT driver)
      * nothing else completes pends; then the pends; then the callouts (which
      * WFP lets go only once no context references them); then packets,
      * injection handles and waiting IRPs. */
+    sqfw_processes_stop();
     sqfw_callouts_detach();
     sqfw_shaper_stop_worker();
     sqfw_pends_release();
@@ -382,6 +383,7 @@ NTSTATUS NTAPI DriverEntry(PDRIVER_OBJECT driver, PUNICODE_STRING registry)
     lim.max_attest = 4096;
     lim.max_services = 1024;
     lim.max_events = 4096;
+    lim.max_processes = 4096;
     /* per-boot secret for the SYN table: cycle counter, boot time and ASLR */
     lim.seed = (uint64_t)__builtin_ia32_rdtsc() * 0x9E3779B97F4A7C15ull ^ (uint64_t)KeQueryInterruptTime() ^
                (uint64_t)(ULONG_PTR)&lim;
@@ -410,6 +412,8 @@ NTSTATUS NTAPI DriverEntry(PDRIVER_OBJECT driver, PUNICODE_STRING registry)
     driver->MajorFunction[IRP_MJ_CLEANUP] = dispatch_cleanup;
     driver->MajorFunction[IRP_MJ_DEVICE_CONTROL] = dispatch_ioctl;
     driver->DriverUnload = unload;
+    if (NT_SUCCESS(st))
+        st = sqfw_processes_start();
     if (NT_SUCCESS(st))
         st = sqfw_shaper_start();
     if (NT_SUCCESS(st))

@@ -89,6 +89,10 @@ BOOLEAN sqfw_shaper_enqueue(sqfw_queued *q, UINT32 class_id);
 void sqfw_shaper_drop_flow(sqfw_flow_ctx *flow);
 void sqfw_flow_ctx_release(sqfw_flow_ctx *ctx);
 
+/* processes.c */
+NTSTATUS sqfw_processes_start(void);
+void sqfw_processes_stop(void);
+
 /* events.c */
 void sqfw_events_init(void);
 NTSTATUS sqfw_events_wait(PIRP irp); /* the caller has checked the output holds one event */

@@ -284,9 +284,9 @@ static void handshake(HANDLE h)
     }
     CHECK("hello with a bad magic refused", hello(h, SQFW_INTERFACE_VERSION, 0x12345678u) == ERROR_INVALID_PARAMETER);
     err = hello(h, SQFW_INTERFACE_VERSION - 1, SQFW_HELLO_MAGIC);
-    CHECK("hello of interface version 1 refused as a revision mismatch", err == ERROR_REVISION_MISMATCH);
+    CHECK("hello of interface version 2 refused as a revision mismatch", err == ERROR_REVISION_MISMATCH);
     CHECK("still refused after the mismatch", stats_refused(h));
-    CHECK("hello of interface version 2 accepted", hello(h, SQFW_INTERFACE_VERSION, SQFW_HELLO_MAGIC) == 0);
+    CHECK("hello of interface version 3 accepted", hello(h, SQFW_INTERFACE_VERSION, SQFW_HELLO_MAGIC) == 0);
     CHECK("stats served after the handshake", !stats_refused(h));
     CHECK("a later mismatched hello withdraws the handle's access",
           hello(h, SQFW_INTERFACE_VERSION + 1, SQFW_HELLO_MAGIC) == ERROR_REVISION_MISMATCH && stats_refused(h));

@@ -375,6 +375,13 @@ NTKERNELAPI NTSTATUS NTAPI ObOpenObjectByPointer(PVOID Object, ULONG HandleAttri
 NTSYSAPI NTSTATUS NTAPI ZwSetSecurityObject(HANDLE Handle, SECURITY_INFORMATION SecurityInformation,
                                             PSECURITY_DESCRIPTOR SecurityDescriptor);
 
+/* ntifs.h (documented), for the process-notify table: the image path of a
+ * new process in the ALE layers' (NT device) form, and the name of the
+ * system's own svchost.exe in the same form */
+NTKERNELAPI NTSTATUS NTAPI SeLocateProcessImageName(PEPROCESS Process, PUNICODE_STRING *pImageFileName);
+NTKERNELAPI NTSTATUS NTAPI ObQueryNameString(PVOID Object, POBJECT_NAME_INFORMATION ObjectNameInfo, ULONG Length,
+                                             PULONG ReturnLength);
+
 /* ndis.sys (documented): moves a NET_BUFFER's data start back over headers
  * the stack already skipped, and forward again */
 typedef int NDIS_STATUS;

@@ -92,6 +92,17 @@ public sealed record FirewallStatistics
     public uint LevelCount { get; init; }
     public uint PolicyRules { get; init; }
 
+    /// <summary>Processes the driver's process-notify table holds (0 for the shared library, which has none).</summary>
+    public uint ProcessesTracked { get; init; }
+
+    /// <summary>Single-service svchost instances among them, attributed to their service by the driver.</summary>
+    public uint ProcessesServices { get; init; }
+
+    /// <summary>Processes the full table dropped (none hosting a service) or could not take (a set full of services).</summary>
+    public ulong ProcessesEvicted { get; init; }
+
+    public ulong ProcessesRefused { get; init; }
+
     internal static FirewallStatistics From(in NativeStats s) => new()
     {
         PolicySerial = s.PolicySerial,
@@ -111,6 +122,10 @@ public sealed record FirewallStatistics
         Level = s.Level,
         LevelCount = s.LevelCount,
         PolicyRules = s.PolicyRules,
+        ProcessesTracked = s.ProcessesTracked,
+        ProcessesServices = s.ProcessesServices,
+        ProcessesEvicted = s.ProcessesEvicted,
+        ProcessesRefused = s.ProcessesRefused,
     };
 }
 

@@ -47,7 +47,7 @@ internal struct NativeLimits
     public uint MaxAttest;
     public uint MaxServices;
     public uint MaxEvents;
-    public uint Reserved;
+    public uint MaxProcesses;
     public ulong Seed;
 }
 
@@ -57,6 +57,8 @@ internal struct NativeStats
     public ulong PolicySerial, Authorized, Allowed, Blocked, Pended, PendTimeouts, PendFull, Audited, SynDropped,
         RateLimited, LevelDropped, PacketsPassed, PacketsDeferred, PacketsDropped, FlowsCreated, FlowsFailed, EventsDropped;
     public uint FlowsActive, PendedNow, Level, LevelCount, PolicyRules, PolicyIdentities;
+    public ulong ProcessesEvicted, ProcessesRefused;
+    public uint ProcessesTracked, ProcessesServices;
 }
 
 [StructLayout(LayoutKind.Sequential)]
