@@ -151,11 +151,18 @@ static int decide(sqfw_engine *e, const sqfw_request *r, uint64_t now, sqfw_deci
         d->flags |= SQFW_DF_EXPLAIN;
     sqfw_policy *p = e->pol;
     if (!p) {
-        d->verdict = SQFW_BLOCK; /* fail closed until the agent pushes a policy */
+        /* No whitelist yet (a boot-start driver before the agent's first
+         * push): audit rather than block, so that DHCP, DNS and remote
+         * administration keep the host reachable; the connection is reported
+         * as one enforce mode would have blocked. */
+        d->verdict = SQFW_ALLOW;
         d->reason = SQFW_R_NO_POLICY;
+        d->flags |= SQFW_DF_AUDIT;
         if (charge) {
             e->st.authorized++;
-            e->st.blocked++;
+            e->st.allowed++;
+            e->st.audited++;
+            sq_emit(e, SQFW_EV_AUDIT, d->reason, r, d, now);
         }
         return SQFW_OK;
     }
@@ -200,8 +207,10 @@ static int decide(sqfw_engine *e, const sqfw_request *r, uint64_t now, sqfw_deci
         break;
     }
 
+    /* a policy that whitelists nothing is audited too: enforce starts with the first identity */
+    int audit_mode = p->default_action == SQFW_ACTION_AUDIT || p->n_ident == 0;
     int audited = 0;
-    if (d->verdict == SQFW_BLOCK && p->default_action == SQFW_ACTION_AUDIT) {
+    if (d->verdict == SQFW_BLOCK && audit_mode) {
         d->verdict = SQFW_ALLOW;
         d->flags |= SQFW_DF_AUDIT;
         audited = 1;

@@ -22,7 +22,9 @@ static void open_policy(fx_engine *f, int golden)
         ;
 }
 
-TEST(engine_without_policy_fails_closed)
+/* Until a whitelist exists the driver audits: at boot, before the agent's
+ * first push, blocking would take DHCP, DNS and remote administration down. */
+TEST(engine_audits_until_a_whitelist_exists)
 {
     fx_engine f;
     sqfw_limits l = fx_limits();
@@ -30,9 +32,36 @@ TEST(engine_without_policy_fails_closed)
     sqfw_request r = fx_req(CURL, SQFW_DIR_OUTBOUND, 6, "1.2.3.4", 443);
     sqfw_decision d;
     CHECK_EQ(sqfw_authorize(f.e, &r, 1, &d), SQFW_OK);
-    CHECK_EQ(d.verdict, SQFW_BLOCK);
+    CHECK_EQ(d.verdict, SQFW_ALLOW);
     CHECK_EQ(d.reason, SQFW_R_NO_POLICY);
+    CHECK_EQ(d.flags & SQFW_DF_AUDIT, SQFW_DF_AUDIT);
     CHECK_EQ(sqfw_set_level(f.e, 1, 1), SQFW_E_NO_POLICY);
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.audited, 1u);
+    CHECK_EQ(st.blocked, 0u);
+    sqfw_event ev;
+    CHECK_EQ(sqfw_next_event(f.e, &ev), 1);
+    CHECK_EQ(ev.type, SQFW_EV_AUDIT);
+    CHECK_EQ(ev.reason, SQFW_R_NO_POLICY);
+    CHECK_EQ(ev.pid, 4242u);
+
+    /* an enforce policy that names no application: still audited */
+    qb_policy empty = *golden_defs[1].policy;
+    empty.serial = 9;
+    empty.default_action = SQFW_ACTION_ENFORCE;
+    empty.ids = NULL, empty.n_ids = 0;
+    empty.rules = NULL, empty.n_rules = 0;
+    CHECK_EQ(fx_install(&f, &empty, 2), SQFW_OK);
+    CHECK_EQ(sqfw_authorize(f.e, &r, 3, &d), SQFW_OK);
+    CHECK_EQ(d.verdict, SQFW_ALLOW);
+    CHECK_EQ(d.flags & SQFW_DF_AUDIT, SQFW_DF_AUDIT);
+    CHECK_EQ(d.reason, SQFW_R_UNKNOWN_APP);
+
+    /* the first identity turns enforce on: the same connection is blocked */
+    CHECK_EQ(fx_install(&f, golden_defs[1].policy, 4), SQFW_OK);
+    CHECK_EQ(sqfw_authorize(f.e, &r, 5, &d), SQFW_OK);
+    CHECK_EQ(d.verdict, SQFW_BLOCK);
     sqfw_limits bad = l;
     bad.max_syn_slots = 100; /* not a power of two */
     CHECK_EQ(sqfw_engine_size(&bad), 0);

@@ -115,14 +115,15 @@ static void write_balances(const char *when)
                   (LONG64)(cnt.engine_open - cnt.engine_close) + (LONG64)(cnt.flow_associated - cnt.flow_removed) +
                   (LONG64)(cnt.pended - cnt.completed) + (LONG64)(cnt.clones - cnt.clones_freed) +
                   (LONG64)(cnt.injection_handles - cnt.injection_handles_destroyed) +
-                  (LONG64)(cnt.pool_allocs - cnt.pool_frees);
+                  (LONG64)(cnt.pool_allocs - cnt.pool_frees) +
+                  (LONG64)(cnt.process_notify_set - cnt.process_notify_removed);
     _snprintf(buf, sizeof buf,
               "%s registered=%llu unregistered=%llu busy=%llu engine=%llu/%llu flows=%llu/%llu deleted=%llu "
-              "pends=%llu/%llu clones=%llu/%llu injh=%llu/%llu pool=%llu/%llu leak=%lld\r\n",
+              "pends=%llu/%llu clones=%llu/%llu injh=%llu/%llu pool=%llu/%llu pnotify=%llu/%llu leak=%lld\r\n",
               when, cnt.callouts_registered, cnt.callouts_unregistered, cnt.unregister_busy, cnt.engine_open,
               cnt.engine_close, cnt.flow_associated, cnt.flow_removed, cnt.flow_delete_calls, cnt.pended,
               cnt.completed, cnt.clones, cnt.clones_freed, cnt.injection_handles, cnt.injection_handles_destroyed,
-              cnt.pool_allocs, cnt.pool_frees, leak);
+              cnt.pool_allocs, cnt.pool_frees, cnt.process_notify_set, cnt.process_notify_removed, leak);
     log_line(buf);
 }
 
@@ -282,6 +283,147 @@ static NTSTATUS NTAPI my_ZwSetSecurityObject(HANDLE h, SECURITY_INFORMATION info
     return st;
 }
 
+/* The process notify: recorded so the harness can report creates and exits
+ * (Wine calls no driver's routine); the image name is the harness's. */
+static PCREATE_PROCESS_NOTIFY_ROUTINE_EX process_notify;
+static UNICODE_STRING *next_image;
+
+static NTSTATUS NTAPI my_PsSetCreateProcessNotifyRoutineEx(PCREATE_PROCESS_NOTIFY_ROUTINE_EX fn, BOOLEAN remove)
+{
+    if (remove) {
+        if (fn != process_notify)
+            return STATUS_INVALID_PARAMETER;
+        process_notify = NULL;
+        cnt.process_notify_removed++;
+        return STATUS_SUCCESS;
+    }
+    if (process_notify)
+        return STATUS_INVALID_PARAMETER;
+    process_notify = fn;
+    cnt.process_notify_set++;
+    return STATUS_SUCCESS;
+}
+
+static NTSTATUS NTAPI my_SeLocateProcessImageName(PEPROCESS p, PUNICODE_STRING *name)
+{
+    (void)p;
+    if (!next_image)
+        return STATUS_NOT_FOUND;
+    *name = next_image; /* the driver frees it with ExFreePool */
+    next_image = NULL;
+    return STATUS_SUCCESS;
+}
+
+typedef NTSTATUS(NTAPI *query_name_fn)(PVOID, POBJECT_NAME_INFORMATION, ULONG, PULONG);
+static query_name_fn real_query_name;
+/* Wine 8.0's ObQueryNameString crashes on the file object of a file the
+ * driver opened; Windows gives the NT device path (\Device\HarddiskVolumeN\...).
+ * The stand-in answers in that form for file objects (counted, so the
+ * harness says so) and passes every other object to Wine. */
+static const WCHAR wine_svchost[] = L"\\Device\\HarddiskVolume1\\windows\\system32\\svchost.exe";
+static PVOID opened_file; /* the object the driver referenced after opening svchost.exe */
+typedef NTSTATUS(NTAPI *ref_fn)(HANDLE, ACCESS_MASK, POBJECT_TYPE, KPROCESSOR_MODE, PVOID *, void *);
+static ref_fn real_ref;
+static NTSTATUS NTAPI my_ObReferenceObjectByHandle(HANDLE h, ACCESS_MASK access, POBJECT_TYPE type, KPROCESSOR_MODE mode,
+                                                   PVOID *obj, void *info)
+{
+    if (type != *IoFileObjectType)
+        return real_ref(h, access, type, mode, obj, info);
+    static UINT8 fake_file[256]; /* Wine 8.0 crashes referencing a file handle */
+    opened_file = fake_file;
+    *obj = fake_file;
+    cnt.svchost_object_supplied = 1;
+    return STATUS_SUCCESS;
+}
+
+typedef LONG_PTR(NTAPI *deref_fn)(PVOID);
+static deref_fn real_deref;
+static LONG_PTR NTAPI my_ObDereferenceObject(PVOID obj)
+{
+    if (obj && obj == opened_file)
+        return 0;
+    return real_deref(obj);
+}
+
+static NTSTATUS NTAPI my_ObQueryNameString(PVOID obj, POBJECT_NAME_INFORMATION info, ULONG len, PULONG got)
+{
+    if (obj != opened_file || !opened_file)
+        return real_query_name(obj, info, len, got);
+    if (len < sizeof *info + sizeof wine_svchost)
+        return STATUS_INFO_LENGTH_MISMATCH;
+    info->Name.Buffer = (PWSTR)(info + 1);
+    RtlCopyMemory(info->Name.Buffer, wine_svchost, sizeof wine_svchost);
+    info->Name.Length = sizeof wine_svchost - sizeof(WCHAR);
+    info->Name.MaximumLength = sizeof wine_svchost;
+    *got = sizeof *info + sizeof wine_svchost;
+    cnt.svchost_name_supplied = 1;
+    RtlCopyMemory(cnt.svchost_name, wine_svchost, sizeof wine_svchost - sizeof(WCHAR));
+    cnt.svchost_name_bytes = sizeof wine_svchost - sizeof(WCHAR);
+    return STATUS_SUCCESS;
+}
+
+typedef NTSTATUS(NTAPI *open_file_fn)(PHANDLE, ACCESS_MASK, POBJECT_ATTRIBUTES, PIO_STATUS_BLOCK, ULONG, ULONG);
+static open_file_fn real_open_file;
+static NTSTATUS NTAPI my_ZwOpenFile(PHANDLE h, ACCESS_MASK access, POBJECT_ATTRIBUTES oa, PIO_STATUS_BLOCK io,
+                                    ULONG share, ULONG options)
+{
+    NTSTATUS st = real_open_file(h, access, oa, io, share, options);
+    cnt.svchost_open_status = (UINT32)st;
+    /* Wine 8.0 has no \SystemRoot link: retry through the drive letter it maps to */
+    static const WCHAR root[] = L"\\SystemRoot\\";
+    const USHORT root_bytes = sizeof root - sizeof(WCHAR);
+    UNICODE_STRING *n = oa ? oa->ObjectName : NULL;
+    if (st == (NTSTATUS)0xC000003A && n && n->Length > root_bytes && n->Length < 400 &&
+        RtlCompareMemory(n->Buffer, root, root_bytes) == root_bytes) {
+        static WCHAR buf[260];
+        static const WCHAR dos[] = L"\\??\\C:\\windows\\";
+        USHORT dos_bytes = sizeof dos - sizeof(WCHAR);
+        RtlCopyMemory(buf, dos, dos_bytes);
+        RtlCopyMemory((UINT8 *)buf + dos_bytes, (UINT8 *)n->Buffer + root_bytes, n->Length - root_bytes);
+        UNICODE_STRING alt = {(USHORT)(dos_bytes + n->Length - root_bytes), sizeof buf, buf};
+        OBJECT_ATTRIBUTES oa2 = *oa;
+        oa2.ObjectName = &alt;
+        st = real_open_file(h, access, &oa2, io, share, options);
+        cnt.svchost_open_status = (UINT32)st;
+        cnt.svchost_root_supplied = 1;
+    }
+    return st;
+}
+
+static NTSTATUS run_process(const sq_process_in *pi)
+{
+    if (!process_notify || pi->image_bytes > sizeof pi->image || pi->cmdline_bytes > sizeof pi->cmdline)
+        return STATUS_INVALID_DEVICE_STATE;
+    static UINT8 fake_eprocess[64]; /* never dereferenced: the creation time is patched */
+    cnt.process_notify_calls++;
+    if (!pi->create) {
+        process_notify((PEPROCESS)fake_eprocess, (HANDLE)(ULONG_PTR)pi->pid, NULL);
+        return STATUS_SUCCESS;
+    }
+    UNICODE_STRING *img = ExAllocatePool(PagedPool, sizeof *img + sizeof pi->image);
+    if (!img)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    img->Buffer = (PWSTR)(img + 1);
+    RtlCopyMemory(img->Buffer, pi->image, pi->image_bytes);
+    img->Length = img->MaximumLength = (USHORT)pi->image_bytes;
+    next_image = img;
+    static WCHAR cmd_buf[260];
+    static UNICODE_STRING cmd;
+    RtlCopyMemory(cmd_buf, pi->cmdline, pi->cmdline_bytes);
+    cmd.Buffer = cmd_buf;
+    cmd.Length = cmd.MaximumLength = (USHORT)pi->cmdline_bytes;
+    PS_CREATE_NOTIFY_INFO info;
+    RtlZeroMemory(&info, sizeof info);
+    info.Size = sizeof info;
+    info.CommandLine = &cmd;
+    process_notify((PEPROCESS)fake_eprocess, (HANDLE)(ULONG_PTR)pi->pid, &info);
+    if (next_image) { /* the driver did not ask */
+        ExFreePool(next_image);
+        next_image = NULL;
+    }
+    return STATUS_SUCCESS;
+}
+
 static void patch_driver(void)
 {
     UINT8 *base = GetModuleHandleA("sieveqfw.sys");
@@ -291,6 +433,16 @@ static void patch_driver(void)
     patch_import(base, "ntoskrnl.exe", "IoCsqInsertIrp", (void *)my_IoCsqInsertIrp);
     patch_import(base, "ntoskrnl.exe", "IoCsqRemoveNextIrp", (void *)my_IoCsqRemoveNextIrp);
     patch_import(base, "ntoskrnl.exe", "PsGetProcessCreateTimeQuadPart", (void *)my_PsGetProcessCreateTimeQuadPart);
+    patch_import(base, "ntoskrnl.exe", "PsSetCreateProcessNotifyRoutineEx", (void *)my_PsSetCreateProcessNotifyRoutineEx);
+    patch_import(base, "ntoskrnl.exe", "SeLocateProcessImageName", (void *)my_SeLocateProcessImageName);
+    void *q = patch_import(base, "ntoskrnl.exe", "ObQueryNameString", (void *)my_ObQueryNameString);
+    real_query_name = q ? (query_name_fn)q : ObQueryNameString;
+    void *o = patch_import(base, "ntoskrnl.exe", "ZwOpenFile", (void *)my_ZwOpenFile);
+    void *r = patch_import(base, "ntoskrnl.exe", "ObReferenceObjectByHandle", (void *)my_ObReferenceObjectByHandle);
+    real_ref = r ? (ref_fn)r : (ref_fn)ObReferenceObjectByHandle;
+    void *d = patch_import(base, "ntoskrnl.exe", "ObfDereferenceObject", (void *)my_ObDereferenceObject);
+    real_deref = d ? (deref_fn)d : ObfDereferenceObject;
+    real_open_file = o ? (open_file_fn)o : ZwOpenFile;
     patch_import(base, "ndis.sys", "NdisRetreatNetBufferDataStart", (void *)my_NdisRetreat);
     patch_import(base, "ndis.sys", "NdisAdvanceNetBufferDataStart", (void *)my_NdisAdvance);
     void *z = patch_import(base, "ntoskrnl.exe", "ZwSetSecurityObject", (void *)my_ZwSetSecurityObject);
@@ -423,6 +575,13 @@ static NTSTATUS NTAPI hook_ioctl(PDEVICE_OBJECT dev, PIRP irp)
                 RtlCopyMemory(buf, &co, sizeof co);
                 info = sizeof co;
             }
+        }
+    } else if (code == IOCTL_STANDIN_PROCESS) {
+        sq_process_in pi;
+        st = STATUS_INVALID_PARAMETER;
+        if (in_len >= sizeof pi) {
+            RtlCopyMemory(&pi, buf, sizeof pi);
+            st = run_process(&pi);
         }
     } else {
         return orig_ioctl(dev, irp);

@@ -475,7 +475,7 @@ internal sealed partial class Checks(string blobDir)
 
     private static async Task<ulong> CountAsync(WindowsDriverBridge bridge, int offset)
     {
-        var counts = new byte[1024];
+        var counts = new byte[4096];
         await bridge.ControlAsync(StandinCounts, null, counts, CancellationToken.None).ConfigureAwait(false);
         return BitConverter.ToUInt64(counts, offset);
     }
