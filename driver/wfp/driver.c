@@ -46,6 +46,10 @@ static NTSTATUS set_policy(const UINT8 *blob, ULONG len, sqfw_set_policy_out *re
     }
     if (mem)
         ExFreePoolWithTag(mem, SQFW_TAG);
+    /* open connections are judged again under the new policy; if WFP
+     * refuses, the policy still applies to every new connection */
+    if (rc == SQFW_OK && !NT_SUCCESS(sqfw_callouts_reauthorize()))
+        InterlockedIncrement(&g_sqfw.reauth_failures);
     res->status = (uint32_t)rc;
     res->err_offset = off;
     return rc == SQFW_OK ? STATUS_SUCCESS : STATUS_INVALID_PARAMETER;

@@ -51,6 +51,8 @@ typedef struct sqfw_glue {
     void *policy_mem;
     HANDLE wfp_engine; /* dynamic session: filters vanish with it */
     UINT32 callout_ids[10];
+    UINT64 filter_ids[10];
+    volatile LONG reauth_failures; /* policy changes whose re-authorisation WFP refused */
     HANDLE inject_v4, inject_v6;
     LIST_ENTRY flows;
     LIST_ENTRY queues[SQFW_QUEUE_CLASSES];
@@ -77,6 +79,7 @@ UINT64 sqfw_now_ns(void);
 NTSTATUS sqfw_callouts_register(PDEVICE_OBJECT device);
 void sqfw_callouts_detach(void);
 void sqfw_callouts_unregister(void);
+NTSTATUS sqfw_callouts_reauthorize(void);
 
 /* shaper.c */
 void sqfw_shaper_init(void);

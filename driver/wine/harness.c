@@ -483,7 +483,7 @@ static void classify_checks(HANDLE h)
     drain_events(h, NULL);
     sq_counts c0 = counts(h);
     CHECK("stand-in recorded 10 callouts, 10 filters, 1 sublayer",
-          c0.callouts_registered == 10 && c0.filters_added == 10 && c0.callouts_added == 10 &&
+          c0.callouts_registered == 10 && c0.filters_added - c0.filters_deleted == 10 && c0.callouts_added == 10 &&
               c0.sublayers_added == 1 && c0.engine_open == 1 && c0.injection_handles == 2);
 
     /* an image no identity names */
@@ -658,6 +658,63 @@ static void service_checks(HANDLE h)
     CHECK("driver stats: no process left", stats(h).processes_tracked == 0);
 }
 
+static void core_install(const UINT8 *blob, DWORD len)
+{
+    size_t need = 0;
+    uint32_t off = 0;
+    sqfw_policy *p = NULL, *old = NULL;
+    if (sqfw_policy_arena_size(blob, len, &need, &off) == SQFW_OK &&
+        sqfw_policy_compile(blob, len, malloc(need), need, &p, &off) == SQFW_OK)
+        sqfw_engine_install(core, p, 3, &old);
+}
+
+/* A policy that revokes an application re-authorises the open connections:
+ * the driver deletes and re-adds its connect and accept filters in one
+ * transaction (WFP then classifies every open connection again with
+ * FWP_CONDITION_FLAG_IS_REAUTHORIZE, which the stand-in cannot do, so the
+ * harness makes that classify) and the revoked one is blocked. */
+static void reauth_checks(HANDLE h)
+{
+    char svchost[261] = {0};
+    sq_counts c = counts(h);
+    for (uint32_t i = 0; i < c.svchost_name_bytes / 2 && i < 260; i++)
+        svchost[i] = (char)c.svchost_name[i];
+    const uint32_t DNS = 0x0A000035u;
+    process_event(h, 1, 4400, svchost, "svchost.exe -k NetworkService -p -s Dnscache");
+    sq_classify_out o = classify(h, SQ_C_CONNECT_V4, 48, svchost, 4400, 17, DNS, 53, 50200, 0, 0);
+    CHECK("DNS client connected under the workstation policy", o.action == ACTION_PERMIT);
+
+    DWORD len_rv = 0;
+    UINT8 *revoke = read_file("revoke-dns.bin", &len_rv);
+    sqfw_set_policy_out res;
+    sq_counts c0 = counts(h);
+    CHECK("a policy without the DNS client accepted",
+          revoke && push(h, revoke, len_rv, &res) == 0 && res.status == SQFW_OK && stats(h).policy_serial == 43);
+    sq_counts c1 = counts(h);
+    CHECK("re-authorisation forced: the 4 connect/accept filters deleted and added again, ids the driver was given",
+          c1.filters_deleted == c0.filters_deleted + 4 && c1.filters_added == c0.filters_added + 4 &&
+              c1.filter_delete_unknown == 0);
+    if (revoke)
+        core_install(revoke, len_rv);
+    o = classify(h, SQ_C_CONNECT_V4, 48, svchost, 4400, 17, DNS, 53, 50200, 1, 0);
+    CHECK("the open DNS connection re-authorised and blocked, as the core decides under the new policy",
+          o.action == ACTION_BLOCK && core_verdict(svchost, 4400, SQFW_DIR_OUTBOUND, 17, DNS, 53, 50200) == SQFW_BLOCK);
+
+    UINT8 *bad = malloc(len_ws);
+    memcpy(bad, blob_ws, len_ws);
+    bad[0] ^= 0xFF;
+    c0 = counts(h);
+    push(h, bad, len_ws, &res);
+    c1 = counts(h);
+    CHECK("a refused policy forces no re-authorisation",
+          res.status != SQFW_OK && c1.filters_deleted == c0.filters_deleted && c1.filters_added == c0.filters_added);
+    free(bad);
+    free(revoke);
+    CHECK("workstation back", push(h, blob_ws, len_ws, &res) == 0 && res.status == SQFW_OK);
+    core_install(blob_ws, len_ws);
+    process_event(h, 0, 4400, "", "");
+}
+
 static int svc_wait(SC_HANDLE svc, DWORD want)
 {
     SERVICE_STATUS st;
@@ -769,6 +826,7 @@ int main(int argc, char **argv)
     contract(h);
     classify_checks(h);
     service_checks(h);
+    reauth_checks(h);
     cleanup_check(h);
 done:
     printf("%d passed, %d failed\n", passed, failed);

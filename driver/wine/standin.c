@@ -58,6 +58,11 @@ static struct {
     int live;
 } ctxs[MAX_CTX];
 
+/* filter ids handed out, so a delete of an id never given is seen */
+#define MAX_FILTERS 64
+static UINT64 filter_live[MAX_FILTERS];
+static UINT64 next_filter_id = 0x100;
+
 static PDRIVER_DISPATCH orig_ioctl, orig_cleanup, orig_create, orig_close;
 static PDRIVER_UNLOAD orig_unload;
 
@@ -822,6 +827,7 @@ NTSTATUS NTAPI FwpmEngineClose0(HANDLE h)
 {
     (void)h;
     cnt.engine_close++;
+    RtlZeroMemory(filter_live, sizeof filter_live); /* a dynamic session's filters go with it */
     return STATUS_SUCCESS;
 }
 NTSTATUS NTAPI FwpmTransactionBegin0(HANDLE h, UINT32 f)
@@ -853,9 +859,29 @@ NTSTATUS NTAPI FwpmCalloutAdd0(HANDLE h, const FWPM_CALLOUT0 *c, PSECURITY_DESCR
 }
 NTSTATUS NTAPI FwpmFilterAdd0(HANDLE h, const FWPM_FILTER0 *f, PSECURITY_DESCRIPTOR sd, UINT64 *id)
 {
-    (void)h, (void)f, (void)sd, (void)id;
+    (void)h, (void)f, (void)sd;
     cnt.filters_added++;
+    UINT64 fid = next_filter_id++;
+    for (int i = 0; i < MAX_FILTERS; i++)
+        if (!filter_live[i]) {
+            filter_live[i] = fid;
+            break;
+        }
+    if (id)
+        *id = fid;
     return STATUS_SUCCESS;
+}
+NTSTATUS NTAPI FwpmFilterDeleteById0(HANDLE h, UINT64 id)
+{
+    (void)h;
+    for (int i = 0; i < MAX_FILTERS; i++)
+        if (filter_live[i] == id) {
+            filter_live[i] = 0;
+            cnt.filters_deleted++;
+            return STATUS_SUCCESS;
+        }
+    cnt.filter_delete_unknown++;
+    return (NTSTATUS)0x80320003; /* FWP_E_FILTER_NOT_FOUND */
 }
 
 /* Wine calls a native DLL's entry point as DllMain: patch the driver, which

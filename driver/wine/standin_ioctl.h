@@ -73,6 +73,7 @@ typedef struct sq_counts {
     uint32_t svchost_root_supplied; /* Wine has no \\SystemRoot: opened through C:\\windows */
     uint32_t svchost_object_supplied; /* Wine cannot reference a file handle: the stand-in's object */
     uint16_t svchost_name[260];
+    uint64_t filters_deleted, filter_delete_unknown; /* FwpmFilterDeleteById0: ids it gave out / others */
 } sq_counts;
 
 #endif

@@ -428,6 +428,7 @@ NTSTATUS NTAPI FwpmSubLayerAdd0(HANDLE engineHandle, const FWPM_SUBLAYER0 *subLa
 NTSTATUS NTAPI FwpmCalloutAdd0(HANDLE engineHandle, const FWPM_CALLOUT0 *callout, PSECURITY_DESCRIPTOR sd,
                                UINT32 *id);
 NTSTATUS NTAPI FwpmFilterAdd0(HANDLE engineHandle, const FWPM_FILTER0 *filter, PSECURITY_DESCRIPTOR sd, UINT64 *id);
+NTSTATUS NTAPI FwpmFilterDeleteById0(HANDLE engineHandle, UINT64 id);
 
 #endif /* SQFW_USE_WDK */
 
