@@ -534,11 +534,14 @@ NTSTATUS sqfw_callouts_reauthorize(void)
 {
     static const int auth[] = {C_CONNECT_V4, C_CONNECT_V6, C_ACCEPT_V4, C_ACCEPT_V6};
     UINT64 ids[4];
-    if (!g_sqfw.wfp_engine)
-        return STATUS_INVALID_DEVICE_STATE;
-    NTSTATUS st = FwpmTransactionBegin0(g_sqfw.wfp_engine, 0);
-    if (!NT_SUCCESS(st))
+    sqfw_session_lock();
+    /* without BFE there is no session and no connection to re-authorise:
+     * the next session's filters judge everything afresh */
+    NTSTATUS st = g_sqfw.wfp_engine ? FwpmTransactionBegin0(g_sqfw.wfp_engine, 0) : STATUS_SUCCESS;
+    if (!g_sqfw.wfp_engine || !NT_SUCCESS(st)) {
+        sqfw_session_unlock();
         return st;
+    }
     for (int k = 0; k < 4 && NT_SUCCESS(st); k++) {
         st = FwpmFilterDeleteById0(g_sqfw.wfp_engine, g_sqfw.filter_ids[auth[k]]);
         FWPM_FILTER0 f;
@@ -553,10 +556,11 @@ NTSTATUS sqfw_callouts_reauthorize(void)
     if (NT_SUCCESS(st))
         for (int k = 0; k < 4; k++)
             g_sqfw.filter_ids[auth[k]] = ids[k];
+    sqfw_session_unlock();
     return st;
 }
 
-static NTSTATUS add_management_objects(void)
+NTSTATUS sqfw_callouts_add_filters(void)
 {
     FWPM_SESSION0 session;
     sq_zero(&session, sizeof session);
@@ -608,7 +612,15 @@ NTSTATUS sqfw_callouts_register(PDEVICE_OBJECT device)
         if (!NT_SUCCESS(st))
             return st;
     }
-    return add_management_objects();
+    return STATUS_SUCCESS;
+}
+
+void sqfw_callouts_remove_filters(void)
+{
+    if (g_sqfw.wfp_engine) {
+        FwpmEngineClose0(g_sqfw.wfp_engine); /* the dynamic session's filters go with it */
+        g_sqfw.wfp_engine = NULL;
+    }
 }
 
 /* Stops new classifies and detaches every flow context (the flow-delete
@@ -616,10 +628,9 @@ NTSTATUS sqfw_callouts_register(PDEVICE_OBJECT device)
  * lock: once it is dropped, a concurrent flow-delete may free the context. */
 void sqfw_callouts_detach(void)
 {
-    if (g_sqfw.wfp_engine) {
-        FwpmEngineClose0(g_sqfw.wfp_engine); /* the dynamic session's filters go with it */
-        g_sqfw.wfp_engine = NULL;
-    }
+    sqfw_session_lock();
+    sqfw_callouts_remove_filters();
+    sqfw_session_unlock();
     for (;;) {
         KIRQL irql;
         KeAcquireSpinLock(&g_sqfw.lock, &irql);

@@ -343,6 +343,7 @@ static void teardown(PDRIVER_OBJECT driver)
      * nothing else completes pends; then the pends; then the callouts (which
      * WFP lets go only once no context references them); then packets,
      * injection handles and waiting IRPs. */
+    sqfw_bfe_stop();
     sqfw_processes_stop();
     sqfw_callouts_detach();
     sqfw_shaper_stop_worker();
@@ -376,6 +377,7 @@ NTSTATUS NTAPI DriverEntry(PDRIVER_OBJECT driver, PUNICODE_STRING registry)
     (void)registry;
     sq_zero(&g_sqfw, sizeof g_sqfw);
     KeInitializeSpinLock(&g_sqfw.lock);
+    KeInitializeEvent(&g_sqfw.session_lock, SynchronizationEvent, TRUE);
     InitializeListHead(&g_sqfw.flows);
     sqfw_shaper_init();
     sqfw_events_init();
@@ -422,6 +424,8 @@ NTSTATUS NTAPI DriverEntry(PDRIVER_OBJECT driver, PUNICODE_STRING registry)
         st = sqfw_shaper_start();
     if (NT_SUCCESS(st))
         st = sqfw_callouts_register(g_sqfw.device);
+    if (NT_SUCCESS(st))
+        st = sqfw_bfe_start(g_sqfw.device);
     if (!NT_SUCCESS(st))
         teardown(driver);
     return st;

@@ -739,7 +739,8 @@ static int log_lines(int *leaky, int *bad_counts, char *last, size_t last_cap)
         if (!strstr(line, "leak=0\r") && !strstr(line, "leak=0\n"))
             (*leaky)++;
         if (strncmp(line, "unload", 6) == 0 &&
-            (!strstr(line, "registered=10 unregistered=10") || !strstr(line, "pnotify=1/1")))
+            (!strstr(line, "registered=10 unregistered=10") || !strstr(line, "pnotify=1/1") ||
+             !strstr(line, "bfe=1/1")))
             (*bad_counts)++;
         snprintf(last, last_cap, "%s", line);
     }
@@ -771,6 +772,42 @@ static void loop(int cycles)
         printf("  failed start: %s", last);
     DeleteFileA("C:\\sqfw-fail-register");
 
+    /* a load before BFE runs, then BFE starting, stopping and starting again:
+     * the driver follows its state instead of depending on the service */
+    flag = fopen("C:\\sqfw-bfe-stopped", "wb");
+    if (flag)
+        fclose(flag);
+    started = StartServiceW(svc, 0, NULL) && svc_wait(svc, SERVICE_RUNNING);
+    CHECK("the driver loads while BFE is stopped", started);
+    HANDLE hb = started ? open_raw() : INVALID_HANDLE_VALUE;
+    if (hb != INVALID_HANDLE_VALUE) {
+        sq_counts b0 = counts(hb);
+        CHECK("before BFE: callouts registered, subscribed to BFE, no session and no filter",
+              b0.callouts_registered == 10 && b0.bfe_subscribed == 1 && b0.engine_open == 0 && b0.filters_added == 0);
+        UINT32 state = 3; /* FWPM_SERVICE_RUNNING */
+        ioctl(hb, IOCTL_STANDIN_BFE, &state, sizeof state, NULL, 0, NULL);
+        sq_counts b1 = counts(hb);
+        CHECK("BFE running: the session, sublayer, 10 callouts and 10 filters added",
+              b1.engine_open == 1 && b1.sublayers_added == 1 && b1.callouts_added == 10 && b1.filters_added == 10);
+        state = 2; /* FWPM_SERVICE_STOP_PENDING */
+        ioctl(hb, IOCTL_STANDIN_BFE, &state, sizeof state, NULL, 0, NULL);
+        CHECK("BFE stopping: the session closed", counts(hb).engine_close == 1);
+        state = 3;
+        ioctl(hb, IOCTL_STANDIN_BFE, &state, sizeof state, NULL, 0, NULL);
+        sq_counts b2 = counts(hb);
+        CHECK("BFE back: a new session with its filters", b2.engine_open == 2 && b2.filters_added == 20);
+        CloseHandle(hb);
+    }
+    SERVICE_STATUS sst;
+    ControlService(svc, SERVICE_CONTROL_STOP, &sst);
+    svc_wait(svc, SERVICE_STOPPED);
+    DeleteFileA("C:\\sqfw-bfe-stopped");
+    Sleep(200);
+    int after_bfe = log_lines(&leaky, &bad, last, sizeof last);
+    CHECK("that unload balanced too (session, subscription)", after_bfe == after + 1 && leaky == 0 &&
+                                                                  strstr(last, "bfe=1/1") && strstr(last, "engine=2/2"));
+    after = after_bfe;
+
     int ok_cycles = 0;
     DWORD t0 = GetTickCount();
     for (int i = 0; i < cycles; i++) {
@@ -794,7 +831,7 @@ static void loop(int cycles)
     int total = log_lines(&leaky, &bad, last, sizeof last);
     CHECK("one balance line per unload", total == after + cycles);
     CHECK("no unload left a registration, context, pend, clone, handle or pool block behind", leaky == 0);
-    CHECK("every unload unregistered all 10 callouts and its process notify", bad == 0);
+    CHECK("every unload unregistered all 10 callouts, its process notify and its BFE subscription", bad == 0);
     printf("  last unload: %s", last);
     CloseServiceHandle(svc);
     CloseServiceHandle(scm);

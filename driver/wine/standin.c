@@ -34,6 +34,7 @@ __declspec(dllimport) int __cdecl _snprintf(char *buf, size_t n, const char *fmt
 #define SQFW_TAG 0x77665153u
 #define LOG_PATH "C:\\sqfw-standin.log"
 #define FAIL_REGISTER_FLAG "C:\\sqfw-fail-register" /* fail the 4th callout registration once */
+#define BFE_STOPPED_FLAG "C:\\sqfw-bfe-stopped"     /* BFE not running when the driver loads */
 
 static sq_counts cnt;
 static int load_seen;  /* a driver registered since attach: a log line is owed */
@@ -121,14 +122,16 @@ static void write_balances(const char *when)
                   (LONG64)(cnt.pended - cnt.completed) + (LONG64)(cnt.clones - cnt.clones_freed) +
                   (LONG64)(cnt.injection_handles - cnt.injection_handles_destroyed) +
                   (LONG64)(cnt.pool_allocs - cnt.pool_frees) +
-                  (LONG64)(cnt.process_notify_set - cnt.process_notify_removed);
+                  (LONG64)(cnt.process_notify_set - cnt.process_notify_removed) +
+                  (LONG64)(cnt.bfe_subscribed - cnt.bfe_unsubscribed);
     _snprintf(buf, sizeof buf,
               "%s registered=%llu unregistered=%llu busy=%llu engine=%llu/%llu flows=%llu/%llu deleted=%llu "
-              "pends=%llu/%llu clones=%llu/%llu injh=%llu/%llu pool=%llu/%llu pnotify=%llu/%llu leak=%lld\r\n",
+              "pends=%llu/%llu clones=%llu/%llu injh=%llu/%llu pool=%llu/%llu pnotify=%llu/%llu bfe=%llu/%llu leak=%lld\r\n",
               when, cnt.callouts_registered, cnt.callouts_unregistered, cnt.unregister_busy, cnt.engine_open,
               cnt.engine_close, cnt.flow_associated, cnt.flow_removed, cnt.flow_delete_calls, cnt.pended,
               cnt.completed, cnt.clones, cnt.clones_freed, cnt.injection_handles, cnt.injection_handles_destroyed,
-              cnt.pool_allocs, cnt.pool_frees, cnt.process_notify_set, cnt.process_notify_removed, leak);
+              cnt.pool_allocs, cnt.pool_frees, cnt.process_notify_set, cnt.process_notify_removed,
+              cnt.bfe_subscribed, cnt.bfe_unsubscribed, leak);
     log_line(buf);
 }
 
@@ -553,6 +556,8 @@ static NTSTATUS run_classify(const sq_classify_in *ci, sq_classify_out *co)
     return STATUS_SUCCESS;
 }
 
+static NTSTATUS run_bfe(UINT32 state);
+
 static NTSTATUS NTAPI hook_ioctl(PDEVICE_OBJECT dev, PIRP irp)
 {
     PIO_STACK_LOCATION sp = IoGetCurrentIrpStackLocation(irp);
@@ -581,6 +586,8 @@ static NTSTATUS NTAPI hook_ioctl(PDEVICE_OBJECT dev, PIRP irp)
                 info = sizeof co;
             }
         }
+    } else if (code == IOCTL_STANDIN_BFE) {
+        st = in_len >= sizeof(UINT32) ? run_bfe(*(const UINT32 *)buf) : STATUS_INVALID_PARAMETER;
     } else if (code == IOCTL_STANDIN_PROCESS) {
         sq_process_in pi;
         st = STATUS_INVALID_PARAMETER;
@@ -884,6 +891,48 @@ NTSTATUS NTAPI FwpmFilterDeleteById0(HANDLE h, UINT64 id)
     return (NTSTATUS)0x80320003; /* FWP_E_FILTER_NOT_FOUND */
 }
 
+/* BFE: running unless the harness left the flag file; the harness changes
+ * the state through IOCTL_STANDIN_BFE, which calls the driver's callback */
+static FWPM_SERVICE_STATE bfe_state = FWPM_SERVICE_RUNNING;
+static FWPM_SERVICE_STATE_CHANGE_CALLBACK0 bfe_callback;
+static void *bfe_context;
+FWPM_SERVICE_STATE NTAPI FwpmBfeStateGet0(void)
+{
+    return bfe_state;
+}
+NTSTATUS NTAPI FwpmBfeStateSubscribeChanges0(void *dev, FWPM_SERVICE_STATE_CHANGE_CALLBACK0 cb, void *ctx, HANDLE *h)
+{
+    (void)dev;
+    if (bfe_callback || !cb || !h)
+        return STATUS_INVALID_PARAMETER;
+    bfe_callback = cb;
+    bfe_context = ctx;
+    *h = (HANDLE)&bfe_callback;
+    cnt.bfe_subscribed++;
+    if (GetFileAttributesA(BFE_STOPPED_FLAG) != 0xFFFFFFFFu) {
+        DeleteFileA(BFE_STOPPED_FLAG);
+        bfe_state = FWPM_SERVICE_STOPPED;
+    }
+    return STATUS_SUCCESS;
+}
+NTSTATUS NTAPI FwpmBfeStateUnsubscribeChanges0(HANDLE h)
+{
+    if (h != (HANDLE)&bfe_callback || !bfe_callback)
+        return STATUS_INVALID_PARAMETER;
+    bfe_callback = NULL;
+    cnt.bfe_unsubscribed++;
+    return STATUS_SUCCESS;
+}
+static NTSTATUS run_bfe(UINT32 state)
+{
+    if (state > FWPM_SERVICE_RUNNING || !bfe_callback)
+        return STATUS_INVALID_PARAMETER;
+    bfe_state = (FWPM_SERVICE_STATE)state;
+    cnt.bfe_callbacks++;
+    bfe_callback(bfe_context, bfe_state);
+    return STATUS_SUCCESS;
+}
+
 /* Wine calls a native DLL's entry point as DllMain: patch the driver, which
  * is mapped and has its imports bound by now, before its DriverEntry. */
 int __stdcall DllMain(void *inst, ULONG reason, void *reserved)
@@ -891,6 +940,8 @@ int __stdcall DllMain(void *inst, ULONG reason, void *reserved)
     (void)inst, (void)reserved;
     if (reason == 1) { /* DLL_PROCESS_ATTACH */
         RtlZeroMemory(&cnt, sizeof cnt);
+        bfe_state = FWPM_SERVICE_RUNNING;
+        bfe_callback = NULL;
         patch_driver();
         load_seen = 1;
     } else if (reason == 0) { /* DLL_PROCESS_DETACH: a failed start never unloads */

@@ -10,6 +10,7 @@
 #define IOCTL_STANDIN_COUNTS SQ_STANDIN_CTL(0xF00u)   /* out: sq_counts */
 #define IOCTL_STANDIN_CLASSIFY SQ_STANDIN_CTL(0xF01u) /* in: sq_classify_in; out: sq_classify_out */
 #define IOCTL_STANDIN_PROCESS SQ_STANDIN_CTL(0xF02u)  /* in: sq_process_in: the driver's process notify called */
+#define IOCTL_STANDIN_BFE SQ_STANDIN_CTL(0xF03u)      /* in: u32 FWPM_SERVICE_STATE: BFE changes state */
 
 /* A process create (create = 1) or exit, as PsSetCreateProcessNotifyRoutineEx
  * reports it; the image is what SeLocateProcessImageName answers. */
@@ -74,6 +75,7 @@ typedef struct sq_counts {
     uint32_t svchost_object_supplied; /* Wine cannot reference a file handle: the stand-in's object */
     uint16_t svchost_name[260];
     uint64_t filters_deleted, filter_delete_unknown; /* FwpmFilterDeleteById0: ids it gave out / others */
+    uint64_t bfe_subscribed, bfe_unsubscribed, bfe_callbacks;
 } sq_counts;
 
 #endif

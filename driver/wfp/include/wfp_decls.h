@@ -430,6 +430,19 @@ NTSTATUS NTAPI FwpmCalloutAdd0(HANDLE engineHandle, const FWPM_CALLOUT0 *callout
 NTSTATUS NTAPI FwpmFilterAdd0(HANDLE engineHandle, const FWPM_FILTER0 *filter, PSECURITY_DESCRIPTOR sd, UINT64 *id);
 NTSTATUS NTAPI FwpmFilterDeleteById0(HANDLE engineHandle, UINT64 id);
 
+/* fwpmk.h (documented): the base filtering engine's state and its changes */
+typedef enum FWPM_SERVICE_STATE_ {
+    FWPM_SERVICE_STOPPED = 0,
+    FWPM_SERVICE_START_PENDING = 1,
+    FWPM_SERVICE_STOP_PENDING = 2,
+    FWPM_SERVICE_RUNNING = 3
+} FWPM_SERVICE_STATE;
+typedef void(NTAPI *FWPM_SERVICE_STATE_CHANGE_CALLBACK0)(void *context, FWPM_SERVICE_STATE newState);
+FWPM_SERVICE_STATE NTAPI FwpmBfeStateGet0(void);
+NTSTATUS NTAPI FwpmBfeStateSubscribeChanges0(void *deviceObject, FWPM_SERVICE_STATE_CHANGE_CALLBACK0 callback,
+                                             void *context, HANDLE *changeHandle);
+NTSTATUS NTAPI FwpmBfeStateUnsubscribeChanges0(HANDLE changeHandle);
+
 #endif /* SQFW_USE_WDK */
 
 /* FWPS_LAYER_* and FWPS_FIELD_* (declared here without the WDK, taken from
