@@ -18,6 +18,7 @@ void sq_emit(sqfw_engine *e, uint32_t type, uint32_t reason, const sqfw_request 
         ev->rule_id = d->rule_id;
         ev->identity_id = d->identity_id;
         ev->value = type == SQFW_EV_NEW_IDENTITY ? d->pend_slot : d->level;
+        ev->class_id = d->class_id;
     }
     if (r) {
         ev->process_key = r->process_key;
@@ -27,6 +28,12 @@ void sq_emit(sqfw_engine *e, uint32_t type, uint32_t reason, const sqfw_request 
         ev->family = r->family;
         ev->remote_port = r->remote_port;
         sq_copy(ev->remote_addr, r->remote_addr, 16);
+        ev->local_port = r->local_port;
+        sq_copy(ev->local_addr, r->local_addr, 16);
+        if (r->user && r->user_len && r->user_len <= SQFW_EVENT_USER_MAX) {
+            sq_copy(ev->user, r->user, r->user_len);
+            ev->user_len = (uint8_t)r->user_len;
+        }
         uint32_t n = r->path_len;
         if (n > SQFW_EVENT_PATH_MAX) {
             n = SQFW_EVENT_PATH_MAX;
@@ -36,6 +43,18 @@ void sq_emit(sqfw_engine *e, uint32_t type, uint32_t reason, const sqfw_request 
             sq_copy(ev->path, r->path, n);
         ev->path_len = (uint16_t)n;
     }
+}
+
+/* The connection log: one budget for allowed connections and rate drops. */
+static void log_connection(sqfw_engine *e, uint32_t type, const sqfw_request *r, const sqfw_decision *d,
+                           uint64_t now)
+{
+    if (!sq_conforms(&e->log_tok, &e->log_rate, now, 1)) {
+        e->st.events_suppressed++;
+        return;
+    }
+    sq_take(&e->log_tok, &e->log_rate, 1);
+    sq_emit(e, type, d->reason, r, d, now);
 }
 
 static int register_pend(sqfw_engine *e, const sqfw_request *r, uint64_t now, uint32_t *slot)
@@ -245,6 +264,8 @@ static int decide(sqfw_engine *e, const sqfw_request *r, uint64_t now, sqfw_deci
         sq_emit(e, SQFW_EV_AUDIT, d->reason, r, d, now);
     } else if (d->verdict == SQFW_BLOCK && !is_rate_reason(d->reason)) {
         sq_emit(e, SQFW_EV_BLOCKED, d->reason, r, d, now);
+    } else if (is_rate_reason(d->reason) || d->verdict == SQFW_ALLOW) {
+        log_connection(e, is_rate_reason(d->reason) ? SQFW_EV_RATE : SQFW_EV_ALLOWED, r, d, now);
     }
     return SQFW_OK;
 }

@@ -55,6 +55,8 @@ int sqfw_engine_init(void *mem, size_t size, const sqfw_limits *l, sqfw_engine *
     sq_proc_table_init(&e->procs, m + o, l->max_processes);
     o += sq_proc_table_bytes(l->max_processes);
     sq_event_ring_init(&e->events, m + o, l->max_events);
+    sq_rate_init(&e->log_rate, SQFW_CONN_LOG_RATE, SQFW_CONN_LOG_BURST);
+    sq_tokens_full(&e->log_tok, &e->log_rate, 0);
     *out = e;
     return SQFW_OK;
 }

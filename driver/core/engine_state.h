@@ -3,6 +3,7 @@
 #ifndef SQFW_ENGINE_STATE_H
 #define SQFW_ENGINE_STATE_H
 
+#include "bucket.h"
 #include "event_ring.h"
 #include "flow_table.h"
 #include "policy.h"
@@ -38,6 +39,8 @@ struct sqfw_engine {
     uint32_t pad2;
     uint16_t svchost_path[SQFW_SVCHOST_PATH_MAX];
     sq_event_ring events;
+    sq_rate log_rate; /* connection-log budget */
+    sq_tokens log_tok;
     uint32_t pended_now;
     uint32_t pad;
     sq_pend pend[SQFW_MAX_PENDED];

@@ -169,6 +169,7 @@ typedef struct sqfw_stats {
     uint64_t processes_refused; /* a set full of services: the newcomer is attributed by path only */
     uint32_t processes_tracked;
     uint32_t processes_services; /* single-service svchost instances among them */
+    uint64_t events_suppressed;  /* connection-log events over SQFW_CONN_LOG_RATE */
 } sqfw_stats;
 
 enum sqfw_event_type {
@@ -176,10 +177,20 @@ enum sqfw_event_type {
     SQFW_EV_NEW_IDENTITY = 2, /* agent: hash this image, then sqfw_attest */
     SQFW_EV_AUDIT = 3,        /* audit mode allowed what enforce would block */
     SQFW_EV_LEVEL = 4,        /* QGuard level changed */
-    SQFW_EV_POLICY = 5        /* a policy was installed */
+    SQFW_EV_POLICY = 5,       /* a policy was installed */
+    SQFW_EV_ALLOWED = 6,      /* a connection was allowed (connection log, within its budget) */
+    SQFW_EV_RATE = 7          /* a connection dropped by a rate, level or SYN limit (reason says which; budgeted) */
 };
 
+/* The connection log (ALLOWED and RATE events) shares one budget per
+ * engine, so a flood cannot fill the ring with it; what is over the budget
+ * is counted in events_suppressed. BLOCKED, AUDIT and NEW_IDENTITY events
+ * are not budgeted. */
+#define SQFW_CONN_LOG_RATE 1000u /* events per second */
+#define SQFW_CONN_LOG_BURST 1000u
+
 #define SQFW_EVENT_PATH_MAX 256u
+#define SQFW_EVENT_USER_MAX 184u /* SQFW_MAX_USER: the longest textual SID */
 typedef struct sqfw_event {
     uint32_t type;
     uint32_t reason;
@@ -197,6 +208,12 @@ typedef struct sqfw_event {
     uint16_t path_len;
     uint8_t remote_addr[16];
     uint8_t path[SQFW_EVENT_PATH_MAX];
+    uint8_t local_addr[16];
+    uint16_t local_port;
+    uint8_t user_len;
+    uint8_t reserved;
+    uint32_t class_id;
+    uint8_t user[SQFW_EVENT_USER_MAX]; /* textual SID, UTF-8 */
 } sqfw_event;
 
 /* ---- policy validation (no engine needed) ---- */

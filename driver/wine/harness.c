@@ -208,6 +208,8 @@ static int wait_count(HANDLE h, size_t offset, uint64_t want)
 }
 #define WAIT_COUNT(h, field, want) wait_count(h, offsetof(sq_counts, field), want)
 
+static sqfw_event last_allowed; /* the last ALLOWED event drain_events saw */
+
 /* Takes every queued event; returns the process key of the last NEW_IDENTITY seen (0 if none). */
 static uint64_t drain_events(HANDLE h, uint32_t *last_type)
 {
@@ -238,6 +240,8 @@ static uint64_t drain_events(HANDLE h, uint32_t *last_type)
                 *last_type = ev[i].type;
             if (ev[i].type == SQFW_EV_NEW_IDENTITY)
                 key = ev[i].process_key;
+            if (ev[i].type == SQFW_EV_ALLOWED)
+                last_allowed = ev[i];
         }
     }
     return key;
@@ -636,9 +640,17 @@ static void service_checks(HANDLE h)
     CHECK("create notify of svchost -s Dnscache delivered",
           process_event(h, 1, 4300, svchost, "C:\\windows\\system32\\svchost.exe -k NetworkService -p -s Dnscache") ==
               0);
+    drain_events(h, NULL);
+    memset(&last_allowed, 0, sizeof last_allowed);
     o = classify(h, SQ_C_CONNECT_V4, 48, svchost, 4300, 17, DNS, 53, 50101, 0, 0);
     CHECK("DNS from the Dnscache svchost permitted in enforce mode, as the core decides",
           o.action == ACTION_PERMIT && core_verdict(svchost, 4300, SQFW_DIR_OUTBOUND, 17, DNS, 53, 50101) == SQFW_ALLOW);
+    drain_events(h, NULL);
+    const sqfw_event *al = &last_allowed;
+    CHECK("the driver logged it (ALLOWED) with its tuple: 10.0.0.5:50101 -> 10.0.0.53:53 UDP, pid, image",
+          al->pid == 4300 && al->protocol == 17 && al->local_port == 50101 && al->remote_port == 53 &&
+              al->local_addr[0] == 10 && al->local_addr[3] == 5 && al->remote_addr[3] == 53 &&
+              al->path_len == strlen(svchost) && al->reason == SQFW_R_DNS_CLIENT);
     o = classify(h, SQ_C_CONNECT_V4, 48, svchost, 4300, 17, DNS, 5353, 50102, 0, 0);
     CHECK("the same service to another port blocked like the core",
           o.action == ACTION_BLOCK && core_verdict(svchost, 4300, SQFW_DIR_OUTBOUND, 17, DNS, 5353, 50102) == SQFW_BLOCK);

@@ -48,6 +48,12 @@ public enum FirewallEventType
     Audit = 3,
     Level = 4,
     Policy = 5,
+
+    /// <summary>A connection was allowed (the driver's connection log, within its budget).</summary>
+    Allowed = 6,
+
+    /// <summary>A connection was dropped by a rate, level or SYN limit; the reason says which (budgeted).</summary>
+    RateLimited = 7,
 }
 
 /// <summary>A connection attempt as the ALE layers see it.</summary>
@@ -103,6 +109,9 @@ public sealed record FirewallStatistics
 
     public ulong ProcessesRefused { get; init; }
 
+    /// <summary>Connection-log events (allowed, rate-limited) over the driver's budget, counted instead of queued.</summary>
+    public ulong EventsSuppressed { get; init; }
+
     internal static FirewallStatistics From(in NativeStats s) => new()
     {
         PolicySerial = s.PolicySerial,
@@ -126,6 +135,7 @@ public sealed record FirewallStatistics
         ProcessesServices = s.ProcessesServices,
         ProcessesEvicted = s.ProcessesEvicted,
         ProcessesRefused = s.ProcessesRefused,
+        EventsSuppressed = s.EventsSuppressed,
     };
 }
 
@@ -137,4 +147,14 @@ public sealed record FirewallEvent(FirewallEventType Type, DecisionReason Reason
     /// rest from the process itself: hashing it would hash some other file.
     /// </summary>
     public bool PathTruncated { get; init; }
+
+    /// <summary>The connection's local end (null for events that are not about a connection).</summary>
+    public IPAddress? Local { get; init; }
+
+    public ushort LocalPort { get; init; }
+
+    /// <summary>The textual SID of the connection's user; empty when the driver did not know it.</summary>
+    public string User { get; init; } = string.Empty;
+
+    public uint ClassId { get; init; }
 }

@@ -59,6 +59,7 @@ internal struct NativeStats
     public uint FlowsActive, PendedNow, Level, LevelCount, PolicyRules, PolicyIdentities;
     public ulong ProcessesEvicted, ProcessesRefused;
     public uint ProcessesTracked, ProcessesServices;
+    public ulong EventsSuppressed;
 }
 
 [StructLayout(LayoutKind.Sequential)]
@@ -80,6 +81,12 @@ internal unsafe struct NativeEvent
     public ushort PathLen;
     public fixed byte RemoteAddr[16];
     public fixed byte Path[256];
+    public fixed byte LocalAddr[16];
+    public ushort LocalPort;
+    public byte UserLen;
+    public byte Reserved;
+    public uint ClassId;
+    public fixed byte User[184];
 }
 
 /// <summary>P/Invoke surface of libsieveqfw.so (driver/core/host.c).</summary>

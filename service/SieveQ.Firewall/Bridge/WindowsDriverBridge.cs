@@ -389,11 +389,11 @@ public sealed partial class WindowsDriverBridge : IDriverBridge
             path = full;
             truncated = false;
         }
-        return new FirewallEvent((FirewallEventType)n.Type, (DecisionReason)n.Reason, n.ProcessKey, n.Pid, path,
-            n.RuleId, n.IdentityId, n.Value, null, n.RemotePort)
+        return NativeEventTuple.WithTuple(new FirewallEvent((FirewallEventType)n.Type, (DecisionReason)n.Reason, n.ProcessKey, n.Pid, path,
+            n.RuleId, n.IdentityId, n.Value, NativeEventTuple.Address(n.Family, n.RemoteAddr), n.RemotePort)
         {
             PathTruncated = truncated,
-        };
+        }, n);
     }
 
     public Task AttestAsync(ulong processKey, ReadOnlyMemory<byte> sha256, CancellationToken cancellationToken)

@@ -151,6 +151,7 @@ public sealed class FirewallEnforcer : IAsyncDisposable
         c["firewall.processes_services"] = s.ProcessesServices;
         c["firewall.processes_evicted"] = (long)s.ProcessesEvicted;
         c["firewall.processes_refused"] = (long)s.ProcessesRefused;
+        c["firewall.events_suppressed"] = (long)s.EventsSuppressed;
         return c;
     }
 
