@@ -20,6 +20,8 @@ void sq_emit(sqfw_engine *e, uint32_t type, uint32_t reason, const sqfw_request 
         ev->value = type == SQFW_EV_NEW_IDENTITY ? d->pend_slot : d->level;
         ev->class_id = d->class_id;
     }
+    if (r && type == SQFW_EV_NEW_IDENTITY)
+        sqfw_process_image(e, r->process_key, &ev->image_volume, &ev->image_file_id);
     if (r) {
         ev->process_key = r->process_key;
         ev->pid = r->pid;

@@ -214,6 +214,12 @@ typedef struct sqfw_event {
     uint8_t reserved;
     uint32_t class_id;
     uint8_t user[SQFW_EVENT_USER_MAX]; /* textual SID, UTF-8 */
+    /* NEW_IDENTITY: the image file the process mapped (volume serial, file
+     * id), from the create notify; 0 when unknown. The agent hashes the file
+     * at the path only if it is this file. */
+    uint32_t image_volume;
+    uint32_t reserved2;
+    uint64_t image_file_id;
 } sqfw_event;
 
 /* ---- policy validation (no engine needed) ---- */

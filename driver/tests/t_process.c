@@ -203,3 +203,35 @@ TEST(process_notify_without_table_is_refused)
     CHECK_EQ(sqfw_engine_size(&l), 0u);
     fx_close(&f);
 }
+
+/* The agent must hash the image the process mapped, not whatever file is at
+ * the path now: the NEW_IDENTITY event names that file (volume serial, file
+ * id) when the create notify recorded it. */
+TEST(new_identity_event_names_the_mapped_image)
+{
+    const char *agent = "\\device\\harddiskvolume2\\program files\\sieveq\\agent.exe";
+    fx_engine f;
+    sqfw_limits l = fx_limits();
+    l.max_processes = 64;
+    CHECK_EQ(fx_open(&f, &l), SQFW_OK);
+    CHECK_EQ(fx_install(&f, golden_defs[1].policy, 1), SQFW_OK);
+    sqfw_event ev;
+    while (sqfw_next_event(f.e, &ev))
+        ;
+    CHECK_EQ(created(&f, 601, agent, "agent.exe"), SQFW_OK); /* volume 0x1234, file id 601 * 16 */
+    sqfw_request r = fx_req(agent, SQFW_DIR_OUTBOUND, 6, "10.20.7.7", 443);
+    r.process_key = 601;
+    sqfw_decision d = authorize(&f, &r);
+    CHECK_EQ(d.verdict, SQFW_PEND);
+    CHECK_EQ(sqfw_next_event(f.e, &ev), 1);
+    CHECK_EQ(ev.type, SQFW_EV_NEW_IDENTITY);
+    CHECK_EQ(ev.image_volume, 0x1234u);
+    CHECK_EQ(ev.image_file_id, 601u * 16);
+    /* a process the notify never reported: unknown, 0 */
+    r.process_key = 602;
+    CHECK_EQ(authorize(&f, &r).verdict, SQFW_PEND);
+    CHECK_EQ(sqfw_next_event(f.e, &ev), 1);
+    CHECK_EQ(ev.type, SQFW_EV_NEW_IDENTITY);
+    CHECK(ev.image_volume == 0 && ev.image_file_id == 0);
+    fx_close(&f);
+}

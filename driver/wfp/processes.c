@@ -54,6 +54,32 @@ static NTSTATUS resolve_svchost(void)
     return st;
 }
 
+/* The mapped image's identity (volume serial, file id) from the file object
+ * the kernel mapped: the agent then hashes the file at the path only if it
+ * is that file (an image mapped for execution cannot be written, so the
+ * same file is the same content). Unknown stays 0. */
+_IRQL_requires_(PASSIVE_LEVEL)
+static void image_identity(PFILE_OBJECT file, sqfw_process_info *pi)
+{
+    HANDLE h = NULL;
+    if (!file || !NT_SUCCESS(ObOpenObjectByPointer(file, OBJ_KERNEL_HANDLE, NULL, FILE_READ_ATTRIBUTES, *IoFileObjectType,
+                                                   KernelMode, &h)))
+        return;
+    IO_STATUS_BLOCK iosb;
+    SQFW_FILE_INTERNAL_INFORMATION id;
+    union {
+        FILE_FS_VOLUME_INFORMATION v;
+        UCHAR room[sizeof(FILE_FS_VOLUME_INFORMATION) + 64]; /* the label is not needed; the status may say overflow */
+    } vol;
+    NTSTATUS st = ZwQueryInformationFile(h, &iosb, &id, sizeof id, FileInternalInformation);
+    NTSTATUS sv = ZwQueryVolumeInformationFile(h, &iosb, &vol, sizeof vol, FileFsVolumeInformation);
+    ZwClose(h);
+    if (NT_SUCCESS(st) && (NT_SUCCESS(sv) || sv == STATUS_BUFFER_OVERFLOW)) {
+        pi->image_file_id = (uint64_t)id.IndexNumber.QuadPart;
+        pi->image_volume = vol.v.VolumeSerialNumber;
+    }
+}
+
 _IRQL_requires_(PASSIVE_LEVEL)
 static void NTAPI on_process(PEPROCESS process, HANDLE pid, PPS_CREATE_NOTIFY_INFO info)
 {
@@ -79,6 +105,7 @@ static void NTAPI on_process(PEPROCESS process, HANDLE pid, PPS_CREATE_NOTIFY_IN
         pi.image = (const uint16_t *)image->Buffer;
         pi.image_chars = image->Length / sizeof(WCHAR);
     }
+    image_identity(info->FileObject, &pi);
     if (info->CommandLine && info->CommandLine->Buffer) {
         pi.cmdline = (const uint16_t *)info->CommandLine->Buffer;
         pi.cmdline_chars = info->CommandLine->Length / sizeof(WCHAR);

@@ -379,6 +379,11 @@ NTSYSAPI NTSTATUS NTAPI ZwSetSecurityObject(HANDLE Handle, SECURITY_INFORMATION 
  * new process in the ALE layers' (NT device) form, and the name of the
  * system's own svchost.exe in the same form */
 NTKERNELAPI NTSTATUS NTAPI SeLocateProcessImageName(PEPROCESS Process, PUNICODE_STRING *pImageFileName);
+NTSYSAPI NTSTATUS NTAPI ZwQueryInformationFile(HANDLE FileHandle, PIO_STATUS_BLOCK IoStatusBlock, PVOID FileInformation,
+                                              ULONG Length, FILE_INFORMATION_CLASS FileInformationClass);
+typedef struct FILE_INTERNAL_INFORMATION_ {
+    LARGE_INTEGER IndexNumber;
+} SQFW_FILE_INTERNAL_INFORMATION;
 NTKERNELAPI NTSTATUS NTAPI ObQueryNameString(PVOID Object, POBJECT_NAME_INFORMATION ObjectNameInfo, ULONG Length,
                                              PULONG ReturnLength);
 

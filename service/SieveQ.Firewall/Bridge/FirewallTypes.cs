@@ -1,4 +1,5 @@
 using System.Net;
+using SieveQ.Firewall.Identity;
 
 namespace SieveQ.Firewall.Bridge;
 
@@ -157,4 +158,7 @@ public sealed record FirewallEvent(FirewallEventType Type, DecisionReason Reason
     public string User { get; init; } = string.Empty;
 
     public uint ClassId { get; init; }
+
+    /// <summary>NEW_IDENTITY: the image file the process mapped, as the driver's create notify saw it; null when unknown.</summary>
+    public MappedImage? MappedImage { get; init; }
 }

@@ -87,6 +87,9 @@ internal unsafe struct NativeEvent
     public byte Reserved;
     public uint ClassId;
     public fixed byte User[184];
+    public uint ImageVolume;
+    public uint Reserved2;
+    public ulong ImageFileId;
 }
 
 /// <summary>P/Invoke surface of libsieveqfw.so (driver/core/host.c).</summary>

@@ -1,5 +1,6 @@
 using System.Net;
 using System.Text;
+using SieveQ.Firewall.Identity;
 
 namespace SieveQ.Firewall.Bridge;
 
@@ -27,6 +28,7 @@ internal static class NativeEventTuple
                 LocalPort = n.LocalPort,
                 User = Encoding.UTF8.GetString(user, Math.Min((int)n.UserLen, UserBytes)),
                 ClassId = n.ClassId,
+                MappedImage = n.ImageFileId != 0 ? new MappedImage(n.ImageVolume, n.ImageFileId) : null,
             };
         }
     }
