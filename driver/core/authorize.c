@@ -18,7 +18,10 @@ void sq_emit(sqfw_engine *e, uint32_t type, uint32_t reason, const sqfw_request 
         ev->rule_id = d->rule_id;
         ev->identity_id = d->identity_id;
         ev->value = type == SQFW_EV_NEW_IDENTITY ? d->pend_slot : d->level;
+        ev->class_id = d->class_id;
     }
+    if (r && type == SQFW_EV_NEW_IDENTITY)
+        sqfw_process_image(e, r->process_key, &ev->image_volume, &ev->image_file_id);
     if (r) {
         ev->process_key = r->process_key;
         ev->pid = r->pid;
@@ -27,6 +30,12 @@ void sq_emit(sqfw_engine *e, uint32_t type, uint32_t reason, const sqfw_request 
         ev->family = r->family;
         ev->remote_port = r->remote_port;
         sq_copy(ev->remote_addr, r->remote_addr, 16);
+        ev->local_port = r->local_port;
+        sq_copy(ev->local_addr, r->local_addr, 16);
+        if (r->user && r->user_len && r->user_len <= SQFW_EVENT_USER_MAX) {
+            sq_copy(ev->user, r->user, r->user_len);
+            ev->user_len = (uint8_t)r->user_len;
+        }
         uint32_t n = r->path_len;
         if (n > SQFW_EVENT_PATH_MAX) {
             n = SQFW_EVENT_PATH_MAX;
@@ -36,6 +45,18 @@ void sq_emit(sqfw_engine *e, uint32_t type, uint32_t reason, const sqfw_request 
             sq_copy(ev->path, r->path, n);
         ev->path_len = (uint16_t)n;
     }
+}
+
+/* The connection log: one budget for allowed connections and rate drops. */
+static void log_connection(sqfw_engine *e, uint32_t type, const sqfw_request *r, const sqfw_decision *d,
+                           uint64_t now)
+{
+    if (!sq_conforms(&e->log_tok, &e->log_rate, now, 1)) {
+        e->st.events_suppressed++;
+        return;
+    }
+    sq_take(&e->log_tok, &e->log_rate, 1);
+    sq_emit(e, type, d->reason, r, d, now);
 }
 
 static int register_pend(sqfw_engine *e, const sqfw_request *r, uint64_t now, uint32_t *slot)
@@ -68,6 +89,13 @@ static void gather_facts(sqfw_engine *e, const sqfw_request *r, sq_facts *f)
         if (s) {
             f->service = s->data;
             f->service_len = s->len;
+        }
+    }
+    if (!f->service_len) {
+        const sq_proc_entry *pe = sq_proc_table_find(&e->procs, r->process_key);
+        if (pe && pe->service_len) {
+            f->service = pe->service;
+            f->service_len = pe->service_len;
         }
     }
     const sq_pc_entry *a = sq_proc_cache_find(&e->attest, r->process_key);
@@ -144,11 +172,18 @@ static int decide(sqfw_engine *e, const sqfw_request *r, uint64_t now, sqfw_deci
         d->flags |= SQFW_DF_EXPLAIN;
     sqfw_policy *p = e->pol;
     if (!p) {
-        d->verdict = SQFW_BLOCK; /* fail closed until the agent pushes a policy */
+        /* No whitelist yet (a boot-start driver before the agent's first
+         * push): audit rather than block, so that DHCP, DNS and remote
+         * administration keep the host reachable; the connection is reported
+         * as one enforce mode would have blocked. */
+        d->verdict = SQFW_ALLOW;
         d->reason = SQFW_R_NO_POLICY;
+        d->flags |= SQFW_DF_AUDIT;
         if (charge) {
             e->st.authorized++;
-            e->st.blocked++;
+            e->st.allowed++;
+            e->st.audited++;
+            sq_emit(e, SQFW_EV_AUDIT, d->reason, r, d, now);
         }
         return SQFW_OK;
     }
@@ -193,8 +228,10 @@ static int decide(sqfw_engine *e, const sqfw_request *r, uint64_t now, sqfw_deci
         break;
     }
 
+    /* a policy that whitelists nothing is audited too: enforce starts with the first identity */
+    int audit_mode = p->default_action == SQFW_ACTION_AUDIT || p->n_ident == 0;
     int audited = 0;
-    if (d->verdict == SQFW_BLOCK && p->default_action == SQFW_ACTION_AUDIT) {
+    if (d->verdict == SQFW_BLOCK && audit_mode) {
         d->verdict = SQFW_ALLOW;
         d->flags |= SQFW_DF_AUDIT;
         audited = 1;
@@ -229,6 +266,8 @@ static int decide(sqfw_engine *e, const sqfw_request *r, uint64_t now, sqfw_deci
         sq_emit(e, SQFW_EV_AUDIT, d->reason, r, d, now);
     } else if (d->verdict == SQFW_BLOCK && !is_rate_reason(d->reason)) {
         sq_emit(e, SQFW_EV_BLOCKED, d->reason, r, d, now);
+    } else if (is_rate_reason(d->reason) || d->verdict == SQFW_ALLOW) {
+        log_connection(e, is_rate_reason(d->reason) ? SQFW_EV_RATE : SQFW_EV_ALLOWED, r, d, now);
     }
     return SQFW_OK;
 }

@@ -16,6 +16,8 @@ static int limits_ok(const sqfw_limits *l)
         return 0;
     if (l->max_attest == 0 || l->max_attest > MAX_CACHE || l->max_services == 0 || l->max_services > MAX_CACHE)
         return 0;
+    if (l->max_processes > MAX_CACHE)
+        return 0;
     return l->max_events > 0 && l->max_events <= MAX_EVENTS;
 }
 
@@ -25,7 +27,7 @@ size_t sqfw_engine_size(const sqfw_limits *l)
         return 0;
     return sq_align8(sizeof(sqfw_engine)) + sq_flow_table_bytes(l->max_flows) + sq_syn_table_bytes(l->max_syn_slots) +
            sq_proc_cache_bytes(l->max_attest) + sq_proc_cache_bytes(l->max_services) +
-           sq_event_ring_bytes(l->max_events);
+           sq_proc_table_bytes(l->max_processes) + sq_event_ring_bytes(l->max_events);
 }
 
 int sqfw_engine_init(void *mem, size_t size, const sqfw_limits *l, sqfw_engine **out)
@@ -50,7 +52,11 @@ int sqfw_engine_init(void *mem, size_t size, const sqfw_limits *l, sqfw_engine *
     o += sq_proc_cache_bytes(l->max_attest);
     sq_proc_cache_init(&e->services, m + o, l->max_services);
     o += sq_proc_cache_bytes(l->max_services);
+    sq_proc_table_init(&e->procs, m + o, l->max_processes);
+    o += sq_proc_table_bytes(l->max_processes);
     sq_event_ring_init(&e->events, m + o, l->max_events);
+    sq_rate_init(&e->log_rate, SQFW_CONN_LOG_RATE, SQFW_CONN_LOG_BURST);
+    sq_tokens_full(&e->log_tok, &e->log_rate, 0);
     *out = e;
     return SQFW_OK;
 }
@@ -202,6 +208,10 @@ void sqfw_get_stats(const sqfw_engine *e, sqfw_stats *s)
     s->flows_active = e->flows.active;
     s->pended_now = e->pended_now;
     s->level = e->level;
+    s->processes_evicted = e->procs.evicted;
+    s->processes_refused = e->procs.refused;
+    s->processes_tracked = e->procs.live;
+    s->processes_services = e->procs.services;
 }
 
 int sqfw_next_event(sqfw_engine *e, sqfw_event *ev)

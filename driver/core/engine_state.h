@@ -3,10 +3,12 @@
 #ifndef SQFW_ENGINE_STATE_H
 #define SQFW_ENGINE_STATE_H
 
+#include "bucket.h"
 #include "event_ring.h"
 #include "flow_table.h"
 #include "policy.h"
 #include "proc_cache.h"
+#include "proc_table.h"
 #include "syn_table.h"
 
 typedef struct sq_pend {
@@ -32,7 +34,13 @@ struct sqfw_engine {
     sq_syn_table syn;
     sq_proc_cache attest;
     sq_proc_cache services;
+    sq_proc_table procs;
+    uint32_t svchost_chars;
+    uint32_t pad2;
+    uint16_t svchost_path[SQFW_SVCHOST_PATH_MAX];
     sq_event_ring events;
+    sq_rate log_rate; /* connection-log budget */
+    sq_tokens log_tok;
     uint32_t pended_now;
     uint32_t pad;
     sq_pend pend[SQFW_MAX_PENDED];

@@ -54,3 +54,10 @@ int sq_proc_cache_put(sq_proc_cache *c, uint64_t key, const uint8_t *data, uint3
     sq_copy(victim->data, data, len);
     return 1;
 }
+
+void sq_proc_cache_drop(sq_proc_cache *c, uint64_t key)
+{
+    sq_pc_entry *e = (sq_pc_entry *)sq_proc_cache_find(c, key);
+    if (e)
+        sq_zero(e, sizeof *e);
+}

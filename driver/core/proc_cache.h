@@ -25,6 +25,7 @@ typedef struct sq_proc_cache {
 size_t sq_proc_cache_bytes(uint32_t cap);
 void sq_proc_cache_init(sq_proc_cache *c, void *mem, uint32_t cap);
 const sq_pc_entry *sq_proc_cache_find(const sq_proc_cache *c, uint64_t key);
+void sq_proc_cache_drop(sq_proc_cache *c, uint64_t key);
 int sq_proc_cache_put(sq_proc_cache *c, uint64_t key, const uint8_t *data, uint32_t len, uint64_t now);
 
 #endif

@@ -136,7 +136,7 @@ typedef struct sqfw_limits {
     uint32_t max_attest;       /* process -> image hash answers kept */
     uint32_t max_services;     /* svchost process -> service name bindings */
     uint32_t max_events;       /* event ring capacity */
-    uint32_t reserved;
+    uint32_t max_processes;    /* process-notify table; 0: none (the shared library has no notify) */
     uint64_t seed;             /* secret, per boot: keys the SYN table hash */
 } sqfw_limits;
 
@@ -164,6 +164,12 @@ typedef struct sqfw_stats {
     uint32_t level_count;
     uint32_t policy_rules;
     uint32_t policy_identities;
+    /* process-notify table */
+    uint64_t processes_evicted; /* a full set gave up a process that hosts no service */
+    uint64_t processes_refused; /* a set full of services: the newcomer is attributed by path only */
+    uint32_t processes_tracked;
+    uint32_t processes_services; /* single-service svchost instances among them */
+    uint64_t events_suppressed;  /* connection-log events over SQFW_CONN_LOG_RATE */
 } sqfw_stats;
 
 enum sqfw_event_type {
@@ -171,10 +177,20 @@ enum sqfw_event_type {
     SQFW_EV_NEW_IDENTITY = 2, /* agent: hash this image, then sqfw_attest */
     SQFW_EV_AUDIT = 3,        /* audit mode allowed what enforce would block */
     SQFW_EV_LEVEL = 4,        /* QGuard level changed */
-    SQFW_EV_POLICY = 5        /* a policy was installed */
+    SQFW_EV_POLICY = 5,       /* a policy was installed */
+    SQFW_EV_ALLOWED = 6,      /* a connection was allowed (connection log, within its budget) */
+    SQFW_EV_RATE = 7          /* a connection dropped by a rate, level or SYN limit (reason says which; budgeted) */
 };
 
+/* The connection log (ALLOWED and RATE events) shares one budget per
+ * engine, so a flood cannot fill the ring with it; what is over the budget
+ * is counted in events_suppressed. BLOCKED, AUDIT and NEW_IDENTITY events
+ * are not budgeted. */
+#define SQFW_CONN_LOG_RATE 1000u /* events per second */
+#define SQFW_CONN_LOG_BURST 1000u
+
 #define SQFW_EVENT_PATH_MAX 256u
+#define SQFW_EVENT_USER_MAX 184u /* SQFW_MAX_USER: the longest textual SID */
 typedef struct sqfw_event {
     uint32_t type;
     uint32_t reason;
@@ -192,6 +208,18 @@ typedef struct sqfw_event {
     uint16_t path_len;
     uint8_t remote_addr[16];
     uint8_t path[SQFW_EVENT_PATH_MAX];
+    uint8_t local_addr[16];
+    uint16_t local_port;
+    uint8_t user_len;
+    uint8_t reserved;
+    uint32_t class_id;
+    uint8_t user[SQFW_EVENT_USER_MAX]; /* textual SID, UTF-8 */
+    /* NEW_IDENTITY: the image file the process mapped (volume serial, file
+     * id), from the create notify; 0 when unknown. The agent hashes the file
+     * at the path only if it is this file. */
+    uint32_t image_volume;
+    uint32_t reserved2;
+    uint64_t image_file_id;
 } sqfw_event;
 
 /* ---- policy validation (no engine needed) ---- */
@@ -256,6 +284,40 @@ SQFW_API int sqfw_pend_take_ready(sqfw_engine *e, uint64_t now_ns, uint32_t *slo
 SQFW_API int sqfw_pend_arm(sqfw_engine *e, uint32_t slot);
 SQFW_API int sqfw_pend_abort(sqfw_engine *e, uint32_t slot);
 SQFW_API int sqfw_service_bind(sqfw_engine *e, uint64_t process_key, const uint8_t *name, uint32_t name_len);
+
+/* ---- processes, from the kernel's process-create/exit notify ---- */
+#define SQFW_SVCHOST_PATH_MAX 512u /* UTF-16 units */
+#define SQFW_SERVICE_NAME_MAX 63u  /* bytes: longer names are not attributed */
+
+/* One process as the create notify saw it. Paths are UTF-16, in the same
+ * (NT device) form as the ALE layers' process path. */
+typedef struct sqfw_process_info {
+    uint64_t process_key;
+    uint64_t image_file_id; /* the mapped image's file id; 0 when unknown */
+    const uint16_t *image;
+    const uint16_t *cmdline;
+    uint32_t image_chars;
+    uint32_t cmdline_chars;
+    uint32_t image_volume;  /* the mapped image's volume serial */
+    uint32_t pid;
+} sqfw_process_info;
+
+/* The system's own svchost.exe, resolved by the glue at start: only a
+ * process of exactly this image has its "-s NAME" believed. */
+SQFW_API int sqfw_set_svchost_path(sqfw_engine *e, const uint16_t *path, uint32_t chars);
+/* Records the process; a single-service svchost gets its service name, so
+ * its connections match SERVICE identities without the agent's help. */
+SQFW_API int sqfw_process_created(sqfw_engine *e, const sqfw_process_info *pi, uint64_t now_ns);
+/* Forgets the process and every fact kept about it (service, attestation). */
+SQFW_API int sqfw_process_exited(sqfw_engine *e, uint64_t process_key);
+/* The service a split svchost instance hosts: the name after its single
+ * "-s" (or "/s") argument, ASCII, 1..SQFW_SERVICE_NAME_MAX bytes. Returns
+ * the length written to out (which holds SQFW_SERVICE_NAME_MAX bytes), 0
+ * when there is none, several, or a malformed one. */
+SQFW_API uint32_t sqfw_svchost_service(const uint16_t *cmdline, uint32_t chars, uint8_t *out);
+/* The mapped image of a tracked process (the agent hashes this file, not
+ * whatever is at the path now). Returns 1 when known. */
+SQFW_API int sqfw_process_image(const sqfw_engine *e, uint64_t process_key, uint32_t *volume, uint64_t *file_id);
 
 /* QGuard */
 SQFW_API int sqfw_set_level(sqfw_engine *e, uint32_t level, uint64_t now_ns);

@@ -22,6 +22,8 @@ done
 # DllCharacteristics: NX_COMPAT (0x100) must be set
 dllch=$(echo "$hdr" | sed -n 's/^DllCharacteristics[[:space:]]*//p')
 [ $(( 0x$dllch & 0x100 )) -ne 0 ] || fail "NX_COMPAT not set"
+# FORCE_INTEGRITY (0x80): PsSetCreateProcessNotifyRoutineEx refuses a driver without it
+[ $(( 0x$dllch & 0x80 )) -ne 0 ] || fail "FORCE_INTEGRITY not set"
 
 # objdump -h prints each section's flags on the line after its header line;
 # a section is writable unless READONLY, executable if CODE.

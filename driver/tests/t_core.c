@@ -178,5 +178,6 @@ _Static_assert(sizeof(sqfw_request) == 88, "sqfw_request ABI");
 _Static_assert(offsetof(sqfw_request, remote_addr) == 72, "sqfw_request.remote_addr ABI");
 _Static_assert(sizeof(sqfw_decision) == 40, "sqfw_decision ABI");
 _Static_assert(sizeof(sqfw_limits) == 32, "sqfw_limits ABI");
-_Static_assert(sizeof(sqfw_stats) == 160, "sqfw_stats ABI");
-_Static_assert(sizeof(sqfw_event) == 320 && offsetof(sqfw_event, path) == 64, "sqfw_event ABI");
+_Static_assert(sizeof(sqfw_stats) == 192, "sqfw_stats ABI");
+_Static_assert(sizeof(sqfw_event) == 544 && offsetof(sqfw_event, path) == 64 && offsetof(sqfw_event, user) == 344,
+               "sqfw_event ABI");

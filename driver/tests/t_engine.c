@@ -22,7 +22,9 @@ static void open_policy(fx_engine *f, int golden)
         ;
 }
 
-TEST(engine_without_policy_fails_closed)
+/* Until a whitelist exists the driver audits: at boot, before the agent's
+ * first push, blocking would take DHCP, DNS and remote administration down. */
+TEST(engine_audits_until_a_whitelist_exists)
 {
     fx_engine f;
     sqfw_limits l = fx_limits();
@@ -30,9 +32,36 @@ TEST(engine_without_policy_fails_closed)
     sqfw_request r = fx_req(CURL, SQFW_DIR_OUTBOUND, 6, "1.2.3.4", 443);
     sqfw_decision d;
     CHECK_EQ(sqfw_authorize(f.e, &r, 1, &d), SQFW_OK);
-    CHECK_EQ(d.verdict, SQFW_BLOCK);
+    CHECK_EQ(d.verdict, SQFW_ALLOW);
     CHECK_EQ(d.reason, SQFW_R_NO_POLICY);
+    CHECK_EQ(d.flags & SQFW_DF_AUDIT, SQFW_DF_AUDIT);
     CHECK_EQ(sqfw_set_level(f.e, 1, 1), SQFW_E_NO_POLICY);
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.audited, 1u);
+    CHECK_EQ(st.blocked, 0u);
+    sqfw_event ev;
+    CHECK_EQ(sqfw_next_event(f.e, &ev), 1);
+    CHECK_EQ(ev.type, SQFW_EV_AUDIT);
+    CHECK_EQ(ev.reason, SQFW_R_NO_POLICY);
+    CHECK_EQ(ev.pid, 4242u);
+
+    /* an enforce policy that names no application: still audited */
+    qb_policy empty = *golden_defs[1].policy;
+    empty.serial = 9;
+    empty.default_action = SQFW_ACTION_ENFORCE;
+    empty.ids = NULL, empty.n_ids = 0;
+    empty.rules = NULL, empty.n_rules = 0;
+    CHECK_EQ(fx_install(&f, &empty, 2), SQFW_OK);
+    CHECK_EQ(sqfw_authorize(f.e, &r, 3, &d), SQFW_OK);
+    CHECK_EQ(d.verdict, SQFW_ALLOW);
+    CHECK_EQ(d.flags & SQFW_DF_AUDIT, SQFW_DF_AUDIT);
+    CHECK_EQ(d.reason, SQFW_R_UNKNOWN_APP);
+
+    /* the first identity turns enforce on: the same connection is blocked */
+    CHECK_EQ(fx_install(&f, golden_defs[1].policy, 4), SQFW_OK);
+    CHECK_EQ(sqfw_authorize(f.e, &r, 5, &d), SQFW_OK);
+    CHECK_EQ(d.verdict, SQFW_BLOCK);
     sqfw_limits bad = l;
     bad.max_syn_slots = 100; /* not a power of two */
     CHECK_EQ(sqfw_engine_size(&bad), 0);
@@ -228,10 +257,60 @@ TEST(engine_explain_has_no_side_effects)
     }
     CHECK_EQ(allowed, 5);
     CHECK_EQ(d.reason, SQFW_R_CLASS_RATE);
-    sqfw_event ev;
-    CHECK(!sqfw_next_event(f.e, &ev)); /* rate drops are counted, not reported */
     sqfw_get_stats(f.e, &st);
     CHECK_EQ(st.rate_limited, 5);
+    /* the connection log: 5 allowed, then 5 rate drops, each with its tuple
+     * and user; explain logged nothing */
+    sqfw_event ev;
+    int n_allowed = 0, n_rate = 0;
+    while (sqfw_next_event(f.e, &ev)) {
+        n_allowed += ev.type == SQFW_EV_ALLOWED;
+        n_rate += ev.type == SQFW_EV_RATE && ev.reason == SQFW_R_CLASS_RATE;
+        CHECK(ev.user_len == strlen(SID) && memcmp(ev.user, SID, ev.user_len) == 0);
+        CHECK_EQ(ev.remote_port, 443);
+        CHECK_EQ(ev.pid, 4242u);
+        CHECK_EQ(ev.class_id, 2u);
+    }
+    CHECK_EQ(n_allowed, 5);
+    CHECK_EQ(n_rate, 5);
+    fx_close(&f);
+}
+
+/* Allowed connections and rate drops are logged within one budget per
+ * engine, so a flood cannot fill the ring with them; the rest is counted. */
+TEST(engine_connection_log_is_budgeted)
+{
+    fx_engine f;
+    sqfw_limits l = fx_limits();
+    l.max_events = 4096;
+    CHECK_EQ(fx_open(&f, &l), SQFW_OK);
+    CHECK_EQ(fx_install(&f, golden_defs[1].policy, 1), SQFW_OK);
+    sqfw_event ev;
+    while (sqfw_next_event(f.e, &ev))
+        ;
+    sqfw_request r = fx_req(CURL, SQFW_DIR_OUTBOUND, 6, "1.2.3.4", 443);
+    fx_user(&r, SID);
+    r.local_addr[0] = 10, r.local_addr[3] = 5;
+    r.local_port = 50000;
+    sqfw_decision d;
+    for (int i = 0; i < 2000; i++)
+        sqfw_authorize(f.e, &r, 2, &d);
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.allowed, 5u);
+    CHECK_EQ(st.rate_limited, 1995u);
+    CHECK_EQ(st.events_suppressed, 2000u - SQFW_CONN_LOG_BURST);
+    uint32_t logged = 0;
+    while (sqfw_next_event(f.e, &ev)) {
+        logged++;
+        CHECK(ev.local_port == 50000 && ev.local_addr[0] == 10 && ev.local_addr[3] == 5);
+    }
+    CHECK_EQ(logged, SQFW_CONN_LOG_BURST);
+    CHECK_EQ(st.events_dropped, 0u);
+    /* the budget refills with time */
+    sqfw_authorize(f.e, &r, 2 + SEC, &d);
+    CHECK_EQ(sqfw_next_event(f.e, &ev), 1);
+    CHECK(ev.type == SQFW_EV_ALLOWED || ev.type == SQFW_EV_RATE);
     fx_close(&f);
 }
 

@@ -513,7 +513,54 @@ static const struct {
     [C_IN_V6] = {classify_in_v6, &layer_in_v6, FWP_CALLOUT_FLAG_CONDITIONAL_ON_FLOW},
 };
 
-static NTSTATUS add_management_objects(void)
+static void fill_filter(int i, FWPM_FILTER0 *f)
+{
+    sq_zero(f, sizeof *f);
+    f->displayData.name = L"SieveQ filter";
+    f->layerKey = *callouts[i].layer;
+    f->subLayerKey = sublayer_key;
+    f->weight.type = FWP_EMPTY; /* engine-assigned weight */
+    f->action.type = FWP_ACTION_CALLOUT_TERMINATING;
+    f->action.calloutKey = (GUID)SQ_GUID((UCHAR)(1 + i));
+}
+
+/* A new policy may revoke an application that has connections open. WFP
+ * re-authorises the existing connections of an ALE layer when a filter of
+ * that layer changes (the classify then carries
+ * FWP_CONDITION_FLAG_IS_REAUTHORIZE), so the connect and accept filters are
+ * deleted and added again in one transaction: connections the new policy
+ * no longer allows are blocked and torn down. PASSIVE_LEVEL. */
+NTSTATUS sqfw_callouts_reauthorize(void)
+{
+    static const int auth[] = {C_CONNECT_V4, C_CONNECT_V6, C_ACCEPT_V4, C_ACCEPT_V6};
+    UINT64 ids[4];
+    sqfw_session_lock();
+    /* without BFE there is no session and no connection to re-authorise:
+     * the next session's filters judge everything afresh */
+    NTSTATUS st = g_sqfw.wfp_engine ? FwpmTransactionBegin0(g_sqfw.wfp_engine, 0) : STATUS_SUCCESS;
+    if (!g_sqfw.wfp_engine || !NT_SUCCESS(st)) {
+        sqfw_session_unlock();
+        return st;
+    }
+    for (int k = 0; k < 4 && NT_SUCCESS(st); k++) {
+        st = FwpmFilterDeleteById0(g_sqfw.wfp_engine, g_sqfw.filter_ids[auth[k]]);
+        FWPM_FILTER0 f;
+        fill_filter(auth[k], &f);
+        if (NT_SUCCESS(st))
+            st = FwpmFilterAdd0(g_sqfw.wfp_engine, &f, NULL, &ids[k]);
+    }
+    if (NT_SUCCESS(st))
+        st = FwpmTransactionCommit0(g_sqfw.wfp_engine);
+    else
+        FwpmTransactionAbort0(g_sqfw.wfp_engine); /* the old filters stay, with their ids */
+    if (NT_SUCCESS(st))
+        for (int k = 0; k < 4; k++)
+            g_sqfw.filter_ids[auth[k]] = ids[k];
+    sqfw_session_unlock();
+    return st;
+}
+
+NTSTATUS sqfw_callouts_add_filters(void)
 {
     FWPM_SESSION0 session;
     sq_zero(&session, sizeof session);
@@ -541,14 +588,8 @@ static NTSTATUS add_management_objects(void)
         if (!NT_SUCCESS(st))
             break;
         FWPM_FILTER0 f;
-        sq_zero(&f, sizeof f);
-        f.displayData.name = L"SieveQ filter";
-        f.layerKey = *callouts[i].layer;
-        f.subLayerKey = sublayer_key;
-        f.weight.type = FWP_EMPTY; /* engine-assigned weight */
-        f.action.type = FWP_ACTION_CALLOUT_TERMINATING;
-        f.action.calloutKey = key;
-        st = FwpmFilterAdd0(g_sqfw.wfp_engine, &f, NULL, NULL);
+        fill_filter(i, &f);
+        st = FwpmFilterAdd0(g_sqfw.wfp_engine, &f, NULL, &g_sqfw.filter_ids[i]);
     }
     if (NT_SUCCESS(st))
         st = FwpmTransactionCommit0(g_sqfw.wfp_engine);
@@ -571,7 +612,15 @@ NTSTATUS sqfw_callouts_register(PDEVICE_OBJECT device)
         if (!NT_SUCCESS(st))
             return st;
     }
-    return add_management_objects();
+    return STATUS_SUCCESS;
+}
+
+void sqfw_callouts_remove_filters(void)
+{
+    if (g_sqfw.wfp_engine) {
+        FwpmEngineClose0(g_sqfw.wfp_engine); /* the dynamic session's filters go with it */
+        g_sqfw.wfp_engine = NULL;
+    }
 }
 
 /* Stops new classifies and detaches every flow context (the flow-delete
@@ -579,10 +628,9 @@ NTSTATUS sqfw_callouts_register(PDEVICE_OBJECT device)
  * lock: once it is dropped, a concurrent flow-delete may free the context. */
 void sqfw_callouts_detach(void)
 {
-    if (g_sqfw.wfp_engine) {
-        FwpmEngineClose0(g_sqfw.wfp_engine); /* the dynamic session's filters go with it */
-        g_sqfw.wfp_engine = NULL;
-    }
+    sqfw_session_lock();
+    sqfw_callouts_remove_filters();
+    sqfw_session_unlock();
     for (;;) {
         KIRQL irql;
         KeAcquireSpinLock(&g_sqfw.lock, &irql);

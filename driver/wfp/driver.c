@@ -46,6 +46,10 @@ static NTSTATUS set_policy(const UINT8 *blob, ULONG len, sqfw_set_policy_out *re
     }
     if (mem)
         ExFreePoolWithTag(mem, SQFW_TAG);
+    /* open connections are judged again under the new policy; if WFP
+     * refuses, the policy still applies to every new connection */
+    if (rc == SQFW_OK && !NT_SUCCESS(sqfw_callouts_reauthorize()))
+        InterlockedIncrement(&g_sqfw.reauth_failures);
     res->status = (uint32_t)rc;
     res->err_offset = off;
     return rc == SQFW_OK ? STATUS_SUCCESS : STATUS_INVALID_PARAMETER;
@@ -339,6 +343,8 @@ static void teardown(PDRIVER_OBJECT driver)
      * nothing else completes pends; then the pends; then the callouts (which
      * WFP lets go only once no context references them); then packets,
      * injection handles and waiting IRPs. */
+    sqfw_bfe_stop();
+    sqfw_processes_stop();
     sqfw_callouts_detach();
     sqfw_shaper_stop_worker();
     sqfw_pends_release();
@@ -371,6 +377,7 @@ NTSTATUS NTAPI DriverEntry(PDRIVER_OBJECT driver, PUNICODE_STRING registry)
     (void)registry;
     sq_zero(&g_sqfw, sizeof g_sqfw);
     KeInitializeSpinLock(&g_sqfw.lock);
+    KeInitializeEvent(&g_sqfw.session_lock, SynchronizationEvent, TRUE);
     InitializeListHead(&g_sqfw.flows);
     sqfw_shaper_init();
     sqfw_events_init();
@@ -382,6 +389,7 @@ NTSTATUS NTAPI DriverEntry(PDRIVER_OBJECT driver, PUNICODE_STRING registry)
     lim.max_attest = 4096;
     lim.max_services = 1024;
     lim.max_events = 4096;
+    lim.max_processes = 4096;
     /* per-boot secret for the SYN table: cycle counter, boot time and ASLR */
     lim.seed = (uint64_t)__builtin_ia32_rdtsc() * 0x9E3779B97F4A7C15ull ^ (uint64_t)KeQueryInterruptTime() ^
                (uint64_t)(ULONG_PTR)&lim;
@@ -411,9 +419,13 @@ NTSTATUS NTAPI DriverEntry(PDRIVER_OBJECT driver, PUNICODE_STRING registry)
     driver->MajorFunction[IRP_MJ_DEVICE_CONTROL] = dispatch_ioctl;
     driver->DriverUnload = unload;
     if (NT_SUCCESS(st))
+        st = sqfw_processes_start();
+    if (NT_SUCCESS(st))
         st = sqfw_shaper_start();
     if (NT_SUCCESS(st))
         st = sqfw_callouts_register(g_sqfw.device);
+    if (NT_SUCCESS(st))
+        st = sqfw_bfe_start(g_sqfw.device);
     if (!NT_SUCCESS(st))
         teardown(driver);
     return st;

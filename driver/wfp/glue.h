@@ -50,7 +50,12 @@ typedef struct sqfw_glue {
     void *engine_mem;
     void *policy_mem;
     HANDLE wfp_engine; /* dynamic session: filters vanish with it */
+    KEVENT session_lock; /* the session's owner (BFE callback, policy push, unload), at PASSIVE_LEVEL */
+    HANDLE bfe_subscription;
+    volatile LONG bfe_failures; /* BFE came (back) and the session could not be set up */
     UINT32 callout_ids[10];
+    UINT64 filter_ids[10];
+    volatile LONG reauth_failures; /* policy changes whose re-authorisation WFP refused */
     HANDLE inject_v4, inject_v6;
     LIST_ENTRY flows;
     LIST_ENTRY queues[SQFW_QUEUE_CLASSES];
@@ -75,8 +80,11 @@ UINT64 sqfw_now_ns(void);
 
 /* callouts.c */
 NTSTATUS sqfw_callouts_register(PDEVICE_OBJECT device);
+NTSTATUS sqfw_callouts_add_filters(void); /* the caller holds session_lock */
+void sqfw_callouts_remove_filters(void);  /* the caller holds session_lock */
 void sqfw_callouts_detach(void);
 void sqfw_callouts_unregister(void);
+NTSTATUS sqfw_callouts_reauthorize(void);
 
 /* shaper.c */
 void sqfw_shaper_init(void);
@@ -88,6 +96,16 @@ void sqfw_free_queued(sqfw_queued *q);
 BOOLEAN sqfw_shaper_enqueue(sqfw_queued *q, UINT32 class_id);
 void sqfw_shaper_drop_flow(sqfw_flow_ctx *flow);
 void sqfw_flow_ctx_release(sqfw_flow_ctx *ctx);
+
+/* bfe.c */
+NTSTATUS sqfw_bfe_start(PDEVICE_OBJECT device);
+void sqfw_bfe_stop(void);
+void sqfw_session_lock(void);
+void sqfw_session_unlock(void);
+
+/* processes.c */
+NTSTATUS sqfw_processes_start(void);
+void sqfw_processes_stop(void);
 
 /* events.c */
 void sqfw_events_init(void);

@@ -26,7 +26,7 @@
  * other than GET_VERSION and HELLO is served on it; a different number is
  * refused with STATUS_REVISION_MISMATCH, so an agent never reads structures
  * of another layout. Bump on any change to a code or a layout. */
-#define SQFW_INTERFACE_VERSION 2u
+#define SQFW_INTERFACE_VERSION 3u
 #define SQFW_HELLO_MAGIC 0x51465753u /* "SWFQ" little-endian: not a length a confused caller would send */
 
 /* What the driver accepts, checked before it allocates anything: the

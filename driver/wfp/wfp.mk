@@ -4,7 +4,7 @@
 DDK_INC    := /usr/share/mingw-w64/include/ddk
 KCFLAGS    := -std=c11 -Wall -Wextra -Werror -O2 -DSQFW_KERNEL -D_WIN64 -I$(DDK_INC) -Iwfp \
               -ffreestanding -fno-stack-protector -fno-builtin -mno-red-zone -fno-asynchronous-unwind-tables
-WFP_SRC    := wfp/driver.c wfp/callouts.c wfp/request.c wfp/shaper.c wfp/events.c
+WFP_SRC    := wfp/driver.c wfp/callouts.c wfp/request.c wfp/shaper.c wfp/events.c wfp/processes.c wfp/bfe.c
 KCORE_OBJ  := $(patsubst core/%.c,$(BUILD)/win/core/%.o,$(CORE_SRC))
 WFP_OBJ    := $(patsubst wfp/%.c,$(BUILD)/win/wfp/%.o,$(WFP_SRC))
 SYS        := $(BUILD)/win/sieveqfw.sys
@@ -27,7 +27,7 @@ $(BUILD)/win/libndis.a: wfp/ndis.def
 
 $(SYS): $(KCORE_OBJ) $(WFP_OBJ) $(BUILD)/win/libfwpkclnt.a $(BUILD)/win/libndis.a
 	$(MINGW) -nostdlib -shared -Wl,--subsystem,native -Wl,--entry,DriverEntry \
-	    -Wl,--dynamicbase -Wl,--nxcompat -Wl,--image-base,0x140000000 \
+	    -Wl,--dynamicbase -Wl,--nxcompat -Wl,--forceinteg -Wl,--image-base,0x140000000 \
 	    -Wl,--file-alignment,0x200 -Wl,--section-alignment,0x1000 \
 	    -o $@ $(KCORE_OBJ) $(WFP_OBJ) $(BUILD)/win/libfwpkclnt.a $(BUILD)/win/libndis.a -lntoskrnl
 

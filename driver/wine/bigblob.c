@@ -1,4 +1,6 @@
-/* TEST ONLY: writes the two large policies the Wine harness pushes to check
+/* TEST ONLY: writes the policy that revokes the DNS client service (the
+ * golden workstation without its Dnscache identity, rule and DNS setting),
+ * and the two large policies the Wine harness pushes to check
  * the driver's caps: 100 000 rules (a 4.1 MB blob, a 10.5 MB arena: both
  * under the caps, accepted) and 175 000 rules (a 7.1 MB blob under the blob
  * cap whose arena passes the 16 MiB arena cap: refused before allocating).
@@ -10,6 +12,7 @@
 #include "../core/policy_format.h"
 #include "../core/sqfw.h"
 #include "../tests/blob_builder.h"
+#include "../tests/golden_defs.h"
 #include "../wfp/sqfw_ioctl.h"
 
 static int write_policy(const char *dir, const char *name, uint32_t nrules, int want_over_arena)
@@ -57,9 +60,39 @@ static int write_policy(const char *dir, const char *name, uint32_t nrules, int 
     return bad;
 }
 
+static int write_revoke(const char *dir)
+{
+    const qb_policy *ws = golden_defs[1].policy;
+    static qb_ident ids[16];
+    static qb_rule rules[16];
+    qb_policy p = *ws;
+    p.serial = 43;
+    p.dns = SQFW_DNS_BY_RULES;
+    p.n_ids = p.n_rules = 0;
+    for (uint32_t i = 0; i < ws->n_ids && p.n_ids < 16; i++)
+        if (ws->ids[i].kind != SQFW_KIND_SERVICE || strcmp(ws->ids[i].name, "Dnscache") != 0)
+            ids[p.n_ids++] = ws->ids[i];
+    for (uint32_t i = 0; i < ws->n_rules && p.n_rules < 16; i++)
+        if (ws->rules[i].identity != 3)
+            rules[p.n_rules++] = ws->rules[i];
+    p.ids = ids;
+    p.rules = rules;
+    size_t len = 0;
+    uint8_t *b = qb_build_alloc(&p, &len);
+    char path[512];
+    snprintf(path, sizeof path, "%s/revoke-dns.bin", dir);
+    FILE *f = b ? fopen(path, "wb") : NULL;
+    int bad = !f || fwrite(b, 1, len, f) != len || p.n_ids + 1 != ws->n_ids;
+    if (f)
+        bad |= fclose(f) != 0;
+    free(b);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
         return 2;
-    return write_policy(argv[1], "big-100k.bin", 100000, 0) | write_policy(argv[1], "big-175k.bin", 175000, 1);
+    return write_revoke(argv[1]) | write_policy(argv[1], "big-100k.bin", 100000, 0) |
+           write_policy(argv[1], "big-175k.bin", 175000, 1);
 }

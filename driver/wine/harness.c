@@ -136,6 +136,7 @@ static void core_open(void)
     sqfw_limits lim;
     memset(&lim, 0, sizeof lim);
     lim.max_flows = 1024, lim.max_syn_slots = 1024, lim.max_attest = 64, lim.max_services = 16, lim.max_events = 64;
+    lim.max_processes = 64;
     lim.seed = 1;
     size_t size = sqfw_engine_size(&lim), need = 0;
     uint32_t off = 0;
@@ -207,6 +208,8 @@ static int wait_count(HANDLE h, size_t offset, uint64_t want)
 }
 #define WAIT_COUNT(h, field, want) wait_count(h, offsetof(sq_counts, field), want)
 
+static sqfw_event last_allowed; /* the last ALLOWED event drain_events saw */
+
 /* Takes every queued event; returns the process key of the last NEW_IDENTITY seen (0 if none). */
 static uint64_t drain_events(HANDLE h, uint32_t *last_type)
 {
@@ -237,6 +240,8 @@ static uint64_t drain_events(HANDLE h, uint32_t *last_type)
                 *last_type = ev[i].type;
             if (ev[i].type == SQFW_EV_NEW_IDENTITY)
                 key = ev[i].process_key;
+            if (ev[i].type == SQFW_EV_ALLOWED)
+                last_allowed = ev[i];
         }
     }
     return key;
@@ -284,9 +289,9 @@ static void handshake(HANDLE h)
     }
     CHECK("hello with a bad magic refused", hello(h, SQFW_INTERFACE_VERSION, 0x12345678u) == ERROR_INVALID_PARAMETER);
     err = hello(h, SQFW_INTERFACE_VERSION - 1, SQFW_HELLO_MAGIC);
-    CHECK("hello of interface version 1 refused as a revision mismatch", err == ERROR_REVISION_MISMATCH);
+    CHECK("hello of interface version 2 refused as a revision mismatch", err == ERROR_REVISION_MISMATCH);
     CHECK("still refused after the mismatch", stats_refused(h));
-    CHECK("hello of interface version 2 accepted", hello(h, SQFW_INTERFACE_VERSION, SQFW_HELLO_MAGIC) == 0);
+    CHECK("hello of interface version 3 accepted", hello(h, SQFW_INTERFACE_VERSION, SQFW_HELLO_MAGIC) == 0);
     CHECK("stats served after the handshake", !stats_refused(h));
     CHECK("a later mismatched hello withdraws the handle's access",
           hello(h, SQFW_INTERFACE_VERSION + 1, SQFW_HELLO_MAGIC) == ERROR_REVISION_MISMATCH && stats_refused(h));
@@ -482,7 +487,7 @@ static void classify_checks(HANDLE h)
     drain_events(h, NULL);
     sq_counts c0 = counts(h);
     CHECK("stand-in recorded 10 callouts, 10 filters, 1 sublayer",
-          c0.callouts_registered == 10 && c0.filters_added == 10 && c0.callouts_added == 10 &&
+          c0.callouts_registered == 10 && c0.filters_added - c0.filters_deleted == 10 && c0.callouts_added == 10 &&
               c0.sublayers_added == 1 && c0.engine_open == 1 && c0.injection_handles == 2);
 
     /* an image no identity names */
@@ -585,6 +590,143 @@ static void classify_checks(HANDLE h)
 }
 
 /* ---- load / unload ---- */
+/* The driver's process notify, called by the stand-in as the kernel would;
+ * the same create reported to the harness's own core. */
+static DWORD process_event(HANDLE h, int create, uint32_t pid, const char *image, const char *cmdline)
+{
+    sq_process_in pi;
+    memset(&pi, 0, sizeof pi);
+    pi.create = (uint32_t)create, pi.pid = pid;
+    for (size_t i = 0; image[i] && i < 259; i++, pi.image_bytes += 2)
+        pi.image[i] = (uint16_t)(unsigned char)image[i];
+    for (size_t i = 0; cmdline[i] && i < 259; i++, pi.cmdline_bytes += 2)
+        pi.cmdline[i] = (uint16_t)(unsigned char)cmdline[i];
+    if (create)
+        sqfw_process_created(core, &(sqfw_process_info){.process_key = SQFW_PROCESS_KEY(pid, 0), .image = pi.image,
+                                                        .image_chars = pi.image_bytes / 2, .cmdline = pi.cmdline,
+                                                        .cmdline_chars = pi.cmdline_bytes / 2, .pid = pid},
+                             2);
+    else
+        sqfw_process_exited(core, SQFW_PROCESS_KEY(pid, 0));
+    return ioctl(h, IOCTL_STANDIN_PROCESS, &pi, sizeof pi, NULL, 0, NULL);
+}
+
+/* Split svchost instances attributed to their service by the driver's own
+ * process table, with the workstation policy in enforce mode (Dnscache to
+ * port 53 by setting): DNS from svchost works without the agent. */
+static void service_checks(HANDLE h)
+{
+    sq_counts c = counts(h);
+    CHECK("the driver registered one process notify", c.process_notify_set == 1 && c.process_notify_removed == 0);
+    char svchost[261] = {0};
+    for (uint32_t i = 0; i < c.svchost_name_bytes / 2 && i < 260; i++)
+        svchost[i] = (char)c.svchost_name[i];
+    printf("  svchost.exe resolved by the driver as %s (open 0x%08x, name 0x%08x%s)\n", svchost,
+           (unsigned)c.svchost_open_status, (unsigned)c.svchost_status,
+           c.svchost_name_supplied ? "; the name is the stand-in's (Wine 8.0 has none for it)" : "");
+    if (c.svchost_root_supplied || c.svchost_object_supplied)
+        printf("  (Wine 8.0 lacks the parts: no \\SystemRoot link, the stand-in opened it through C:\\windows%s)\n",
+               c.svchost_object_supplied ? "; it crashes referencing a file handle, the stand-in gave an object" : "");
+    CHECK("the driver resolved \\SystemRoot's svchost.exe to an object name", c.svchost_name_bytes > 0);
+    uint16_t wide[261];
+    for (size_t i = 0; i <= strlen(svchost); i++)
+        wide[i] = (uint16_t)(unsigned char)svchost[i];
+    sqfw_set_svchost_path(core, wide, (uint32_t)strlen(svchost));
+
+    const uint32_t DNS = 0x0A000035u; /* 10.0.0.53 */
+    sq_classify_out o = classify(h, SQ_C_CONNECT_V4, 48, svchost, 4300, 17, DNS, 53, 50100, 0, 0);
+    CHECK("DNS from svchost before its create notify: blocked like the core",
+          o.action == ACTION_BLOCK && core_verdict(svchost, 4300, SQFW_DIR_OUTBOUND, 17, DNS, 53, 50100) == SQFW_BLOCK);
+    CHECK("create notify of svchost -s Dnscache delivered",
+          process_event(h, 1, 4300, svchost, "C:\\windows\\system32\\svchost.exe -k NetworkService -p -s Dnscache") ==
+              0);
+    drain_events(h, NULL);
+    memset(&last_allowed, 0, sizeof last_allowed);
+    o = classify(h, SQ_C_CONNECT_V4, 48, svchost, 4300, 17, DNS, 53, 50101, 0, 0);
+    CHECK("DNS from the Dnscache svchost permitted in enforce mode, as the core decides",
+          o.action == ACTION_PERMIT && core_verdict(svchost, 4300, SQFW_DIR_OUTBOUND, 17, DNS, 53, 50101) == SQFW_ALLOW);
+    drain_events(h, NULL);
+    const sqfw_event *al = &last_allowed;
+    CHECK("the driver logged it (ALLOWED) with its tuple: 10.0.0.5:50101 -> 10.0.0.53:53 UDP, pid, image",
+          al->pid == 4300 && al->protocol == 17 && al->local_port == 50101 && al->remote_port == 53 &&
+              al->local_addr[0] == 10 && al->local_addr[3] == 5 && al->remote_addr[3] == 53 &&
+              al->path_len == strlen(svchost) && al->reason == SQFW_R_DNS_CLIENT);
+    o = classify(h, SQ_C_CONNECT_V4, 48, svchost, 4300, 17, DNS, 5353, 50102, 0, 0);
+    CHECK("the same service to another port blocked like the core",
+          o.action == ACTION_BLOCK && core_verdict(svchost, 4300, SQFW_DIR_OUTBOUND, 17, DNS, 5353, 50102) == SQFW_BLOCK);
+    sqfw_stats s = stats(h);
+    CHECK("driver stats: one process tracked, hosting one service",
+          s.processes_tracked == 1 && s.processes_services == 1 && s.processes_refused == 0);
+
+    const char *fake = "\\device\\harddiskvolume2\\users\\x\\svchost.exe";
+    process_event(h, 1, 4301, fake, "svchost.exe -k NetworkService -s Dnscache");
+    o = classify(h, SQ_C_CONNECT_V4, 48, fake, 4301, 17, DNS, 53, 50103, 0, 0);
+    CHECK("a copy of svchost elsewhere claiming Dnscache: blocked like the core",
+          o.action == ACTION_BLOCK && core_verdict(fake, 4301, SQFW_DIR_OUTBOUND, 17, DNS, 53, 50103) == SQFW_BLOCK);
+
+    CHECK("exit notify delivered", process_event(h, 0, 4300, "", "") == 0 && process_event(h, 0, 4301, "", "") == 0);
+    o = classify(h, SQ_C_CONNECT_V4, 48, svchost, 4300, 17, DNS, 53, 50104, 0, 0);
+    CHECK("after its exit the pid is svchost.exe alone again: blocked", o.action == ACTION_BLOCK);
+    CHECK("driver stats: no process left", stats(h).processes_tracked == 0);
+}
+
+static void core_install(const UINT8 *blob, DWORD len)
+{
+    size_t need = 0;
+    uint32_t off = 0;
+    sqfw_policy *p = NULL, *old = NULL;
+    if (sqfw_policy_arena_size(blob, len, &need, &off) == SQFW_OK &&
+        sqfw_policy_compile(blob, len, malloc(need), need, &p, &off) == SQFW_OK)
+        sqfw_engine_install(core, p, 3, &old);
+}
+
+/* A policy that revokes an application re-authorises the open connections:
+ * the driver deletes and re-adds its connect and accept filters in one
+ * transaction (WFP then classifies every open connection again with
+ * FWP_CONDITION_FLAG_IS_REAUTHORIZE, which the stand-in cannot do, so the
+ * harness makes that classify) and the revoked one is blocked. */
+static void reauth_checks(HANDLE h)
+{
+    char svchost[261] = {0};
+    sq_counts c = counts(h);
+    for (uint32_t i = 0; i < c.svchost_name_bytes / 2 && i < 260; i++)
+        svchost[i] = (char)c.svchost_name[i];
+    const uint32_t DNS = 0x0A000035u;
+    process_event(h, 1, 4400, svchost, "svchost.exe -k NetworkService -p -s Dnscache");
+    sq_classify_out o = classify(h, SQ_C_CONNECT_V4, 48, svchost, 4400, 17, DNS, 53, 50200, 0, 0);
+    CHECK("DNS client connected under the workstation policy", o.action == ACTION_PERMIT);
+
+    DWORD len_rv = 0;
+    UINT8 *revoke = read_file("revoke-dns.bin", &len_rv);
+    sqfw_set_policy_out res;
+    sq_counts c0 = counts(h);
+    CHECK("a policy without the DNS client accepted",
+          revoke && push(h, revoke, len_rv, &res) == 0 && res.status == SQFW_OK && stats(h).policy_serial == 43);
+    sq_counts c1 = counts(h);
+    CHECK("re-authorisation forced: the 4 connect/accept filters deleted and added again, ids the driver was given",
+          c1.filters_deleted == c0.filters_deleted + 4 && c1.filters_added == c0.filters_added + 4 &&
+              c1.filter_delete_unknown == 0);
+    if (revoke)
+        core_install(revoke, len_rv);
+    o = classify(h, SQ_C_CONNECT_V4, 48, svchost, 4400, 17, DNS, 53, 50200, 1, 0);
+    CHECK("the open DNS connection re-authorised and blocked, as the core decides under the new policy",
+          o.action == ACTION_BLOCK && core_verdict(svchost, 4400, SQFW_DIR_OUTBOUND, 17, DNS, 53, 50200) == SQFW_BLOCK);
+
+    UINT8 *bad = malloc(len_ws);
+    memcpy(bad, blob_ws, len_ws);
+    bad[0] ^= 0xFF;
+    c0 = counts(h);
+    push(h, bad, len_ws, &res);
+    c1 = counts(h);
+    CHECK("a refused policy forces no re-authorisation",
+          res.status != SQFW_OK && c1.filters_deleted == c0.filters_deleted && c1.filters_added == c0.filters_added);
+    free(bad);
+    free(revoke);
+    CHECK("workstation back", push(h, blob_ws, len_ws, &res) == 0 && res.status == SQFW_OK);
+    core_install(blob_ws, len_ws);
+    process_event(h, 0, 4400, "", "");
+}
+
 static int svc_wait(SC_HANDLE svc, DWORD want)
 {
     SERVICE_STATUS st;
@@ -608,7 +750,9 @@ static int log_lines(int *leaky, int *bad_counts, char *last, size_t last_cap)
         n++;
         if (!strstr(line, "leak=0\r") && !strstr(line, "leak=0\n"))
             (*leaky)++;
-        if (strncmp(line, "unload", 6) == 0 && !strstr(line, "registered=10 unregistered=10"))
+        if (strncmp(line, "unload", 6) == 0 &&
+            (!strstr(line, "registered=10 unregistered=10") || !strstr(line, "pnotify=1/1") ||
+             !strstr(line, "bfe=1/1")))
             (*bad_counts)++;
         snprintf(last, last_cap, "%s", line);
     }
@@ -640,6 +784,42 @@ static void loop(int cycles)
         printf("  failed start: %s", last);
     DeleteFileA("C:\\sqfw-fail-register");
 
+    /* a load before BFE runs, then BFE starting, stopping and starting again:
+     * the driver follows its state instead of depending on the service */
+    flag = fopen("C:\\sqfw-bfe-stopped", "wb");
+    if (flag)
+        fclose(flag);
+    started = StartServiceW(svc, 0, NULL) && svc_wait(svc, SERVICE_RUNNING);
+    CHECK("the driver loads while BFE is stopped", started);
+    HANDLE hb = started ? open_raw() : INVALID_HANDLE_VALUE;
+    if (hb != INVALID_HANDLE_VALUE) {
+        sq_counts b0 = counts(hb);
+        CHECK("before BFE: callouts registered, subscribed to BFE, no session and no filter",
+              b0.callouts_registered == 10 && b0.bfe_subscribed == 1 && b0.engine_open == 0 && b0.filters_added == 0);
+        UINT32 state = 3; /* FWPM_SERVICE_RUNNING */
+        ioctl(hb, IOCTL_STANDIN_BFE, &state, sizeof state, NULL, 0, NULL);
+        sq_counts b1 = counts(hb);
+        CHECK("BFE running: the session, sublayer, 10 callouts and 10 filters added",
+              b1.engine_open == 1 && b1.sublayers_added == 1 && b1.callouts_added == 10 && b1.filters_added == 10);
+        state = 2; /* FWPM_SERVICE_STOP_PENDING */
+        ioctl(hb, IOCTL_STANDIN_BFE, &state, sizeof state, NULL, 0, NULL);
+        CHECK("BFE stopping: the session closed", counts(hb).engine_close == 1);
+        state = 3;
+        ioctl(hb, IOCTL_STANDIN_BFE, &state, sizeof state, NULL, 0, NULL);
+        sq_counts b2 = counts(hb);
+        CHECK("BFE back: a new session with its filters", b2.engine_open == 2 && b2.filters_added == 20);
+        CloseHandle(hb);
+    }
+    SERVICE_STATUS sst;
+    ControlService(svc, SERVICE_CONTROL_STOP, &sst);
+    svc_wait(svc, SERVICE_STOPPED);
+    DeleteFileA("C:\\sqfw-bfe-stopped");
+    Sleep(200);
+    int after_bfe = log_lines(&leaky, &bad, last, sizeof last);
+    CHECK("that unload balanced too (session, subscription)", after_bfe == after + 1 && leaky == 0 &&
+                                                                  strstr(last, "bfe=1/1") && strstr(last, "engine=2/2"));
+    after = after_bfe;
+
     int ok_cycles = 0;
     DWORD t0 = GetTickCount();
     for (int i = 0; i < cycles; i++) {
@@ -663,7 +843,7 @@ static void loop(int cycles)
     int total = log_lines(&leaky, &bad, last, sizeof last);
     CHECK("one balance line per unload", total == after + cycles);
     CHECK("no unload left a registration, context, pend, clone, handle or pool block behind", leaky == 0);
-    CHECK("every unload unregistered all 10 callouts", bad == 0);
+    CHECK("every unload unregistered all 10 callouts, its process notify and its BFE subscription", bad == 0);
     printf("  last unload: %s", last);
     CloseServiceHandle(svc);
     CloseServiceHandle(scm);
@@ -694,6 +874,8 @@ int main(int argc, char **argv)
     security(h);
     contract(h);
     classify_checks(h);
+    service_checks(h);
+    reauth_checks(h);
     cleanup_check(h);
 done:
     printf("%d passed, %d failed\n", passed, failed);

@@ -34,6 +34,7 @@ __declspec(dllimport) int __cdecl _snprintf(char *buf, size_t n, const char *fmt
 #define SQFW_TAG 0x77665153u
 #define LOG_PATH "C:\\sqfw-standin.log"
 #define FAIL_REGISTER_FLAG "C:\\sqfw-fail-register" /* fail the 4th callout registration once */
+#define BFE_STOPPED_FLAG "C:\\sqfw-bfe-stopped"     /* BFE not running when the driver loads */
 
 static sq_counts cnt;
 static int load_seen;  /* a driver registered since attach: a log line is owed */
@@ -57,6 +58,11 @@ static struct {
     UINT64 ctx;
     int live;
 } ctxs[MAX_CTX];
+
+/* filter ids handed out, so a delete of an id never given is seen */
+#define MAX_FILTERS 64
+static UINT64 filter_live[MAX_FILTERS];
+static UINT64 next_filter_id = 0x100;
 
 static PDRIVER_DISPATCH orig_ioctl, orig_cleanup, orig_create, orig_close;
 static PDRIVER_UNLOAD orig_unload;
@@ -115,14 +121,17 @@ static void write_balances(const char *when)
                   (LONG64)(cnt.engine_open - cnt.engine_close) + (LONG64)(cnt.flow_associated - cnt.flow_removed) +
                   (LONG64)(cnt.pended - cnt.completed) + (LONG64)(cnt.clones - cnt.clones_freed) +
                   (LONG64)(cnt.injection_handles - cnt.injection_handles_destroyed) +
-                  (LONG64)(cnt.pool_allocs - cnt.pool_frees);
+                  (LONG64)(cnt.pool_allocs - cnt.pool_frees) +
+                  (LONG64)(cnt.process_notify_set - cnt.process_notify_removed) +
+                  (LONG64)(cnt.bfe_subscribed - cnt.bfe_unsubscribed);
     _snprintf(buf, sizeof buf,
               "%s registered=%llu unregistered=%llu busy=%llu engine=%llu/%llu flows=%llu/%llu deleted=%llu "
-              "pends=%llu/%llu clones=%llu/%llu injh=%llu/%llu pool=%llu/%llu leak=%lld\r\n",
+              "pends=%llu/%llu clones=%llu/%llu injh=%llu/%llu pool=%llu/%llu pnotify=%llu/%llu bfe=%llu/%llu leak=%lld\r\n",
               when, cnt.callouts_registered, cnt.callouts_unregistered, cnt.unregister_busy, cnt.engine_open,
               cnt.engine_close, cnt.flow_associated, cnt.flow_removed, cnt.flow_delete_calls, cnt.pended,
               cnt.completed, cnt.clones, cnt.clones_freed, cnt.injection_handles, cnt.injection_handles_destroyed,
-              cnt.pool_allocs, cnt.pool_frees, leak);
+              cnt.pool_allocs, cnt.pool_frees, cnt.process_notify_set, cnt.process_notify_removed,
+              cnt.bfe_subscribed, cnt.bfe_unsubscribed, leak);
     log_line(buf);
 }
 
@@ -282,6 +291,147 @@ static NTSTATUS NTAPI my_ZwSetSecurityObject(HANDLE h, SECURITY_INFORMATION info
     return st;
 }
 
+/* The process notify: recorded so the harness can report creates and exits
+ * (Wine calls no driver's routine); the image name is the harness's. */
+static PCREATE_PROCESS_NOTIFY_ROUTINE_EX process_notify;
+static UNICODE_STRING *next_image;
+
+static NTSTATUS NTAPI my_PsSetCreateProcessNotifyRoutineEx(PCREATE_PROCESS_NOTIFY_ROUTINE_EX fn, BOOLEAN remove)
+{
+    if (remove) {
+        if (fn != process_notify)
+            return STATUS_INVALID_PARAMETER;
+        process_notify = NULL;
+        cnt.process_notify_removed++;
+        return STATUS_SUCCESS;
+    }
+    if (process_notify)
+        return STATUS_INVALID_PARAMETER;
+    process_notify = fn;
+    cnt.process_notify_set++;
+    return STATUS_SUCCESS;
+}
+
+static NTSTATUS NTAPI my_SeLocateProcessImageName(PEPROCESS p, PUNICODE_STRING *name)
+{
+    (void)p;
+    if (!next_image)
+        return STATUS_NOT_FOUND;
+    *name = next_image; /* the driver frees it with ExFreePool */
+    next_image = NULL;
+    return STATUS_SUCCESS;
+}
+
+typedef NTSTATUS(NTAPI *query_name_fn)(PVOID, POBJECT_NAME_INFORMATION, ULONG, PULONG);
+static query_name_fn real_query_name;
+/* Wine 8.0's ObQueryNameString crashes on the file object of a file the
+ * driver opened; Windows gives the NT device path (\Device\HarddiskVolumeN\...).
+ * The stand-in answers in that form for file objects (counted, so the
+ * harness says so) and passes every other object to Wine. */
+static const WCHAR wine_svchost[] = L"\\Device\\HarddiskVolume1\\windows\\system32\\svchost.exe";
+static PVOID opened_file; /* the object the driver referenced after opening svchost.exe */
+typedef NTSTATUS(NTAPI *ref_fn)(HANDLE, ACCESS_MASK, POBJECT_TYPE, KPROCESSOR_MODE, PVOID *, void *);
+static ref_fn real_ref;
+static NTSTATUS NTAPI my_ObReferenceObjectByHandle(HANDLE h, ACCESS_MASK access, POBJECT_TYPE type, KPROCESSOR_MODE mode,
+                                                   PVOID *obj, void *info)
+{
+    if (type != *IoFileObjectType)
+        return real_ref(h, access, type, mode, obj, info);
+    static UINT8 fake_file[256]; /* Wine 8.0 crashes referencing a file handle */
+    opened_file = fake_file;
+    *obj = fake_file;
+    cnt.svchost_object_supplied = 1;
+    return STATUS_SUCCESS;
+}
+
+typedef LONG_PTR(NTAPI *deref_fn)(PVOID);
+static deref_fn real_deref;
+static LONG_PTR NTAPI my_ObDereferenceObject(PVOID obj)
+{
+    if (obj && obj == opened_file)
+        return 0;
+    return real_deref(obj);
+}
+
+static NTSTATUS NTAPI my_ObQueryNameString(PVOID obj, POBJECT_NAME_INFORMATION info, ULONG len, PULONG got)
+{
+    if (obj != opened_file || !opened_file)
+        return real_query_name(obj, info, len, got);
+    if (len < sizeof *info + sizeof wine_svchost)
+        return STATUS_INFO_LENGTH_MISMATCH;
+    info->Name.Buffer = (PWSTR)(info + 1);
+    RtlCopyMemory(info->Name.Buffer, wine_svchost, sizeof wine_svchost);
+    info->Name.Length = sizeof wine_svchost - sizeof(WCHAR);
+    info->Name.MaximumLength = sizeof wine_svchost;
+    *got = sizeof *info + sizeof wine_svchost;
+    cnt.svchost_name_supplied = 1;
+    RtlCopyMemory(cnt.svchost_name, wine_svchost, sizeof wine_svchost - sizeof(WCHAR));
+    cnt.svchost_name_bytes = sizeof wine_svchost - sizeof(WCHAR);
+    return STATUS_SUCCESS;
+}
+
+typedef NTSTATUS(NTAPI *open_file_fn)(PHANDLE, ACCESS_MASK, POBJECT_ATTRIBUTES, PIO_STATUS_BLOCK, ULONG, ULONG);
+static open_file_fn real_open_file;
+static NTSTATUS NTAPI my_ZwOpenFile(PHANDLE h, ACCESS_MASK access, POBJECT_ATTRIBUTES oa, PIO_STATUS_BLOCK io,
+                                    ULONG share, ULONG options)
+{
+    NTSTATUS st = real_open_file(h, access, oa, io, share, options);
+    cnt.svchost_open_status = (UINT32)st;
+    /* Wine 8.0 has no \SystemRoot link: retry through the drive letter it maps to */
+    static const WCHAR root[] = L"\\SystemRoot\\";
+    const USHORT root_bytes = sizeof root - sizeof(WCHAR);
+    UNICODE_STRING *n = oa ? oa->ObjectName : NULL;
+    if (st == (NTSTATUS)0xC000003A && n && n->Length > root_bytes && n->Length < 400 &&
+        RtlCompareMemory(n->Buffer, root, root_bytes) == root_bytes) {
+        static WCHAR buf[260];
+        static const WCHAR dos[] = L"\\??\\C:\\windows\\";
+        USHORT dos_bytes = sizeof dos - sizeof(WCHAR);
+        RtlCopyMemory(buf, dos, dos_bytes);
+        RtlCopyMemory((UINT8 *)buf + dos_bytes, (UINT8 *)n->Buffer + root_bytes, n->Length - root_bytes);
+        UNICODE_STRING alt = {(USHORT)(dos_bytes + n->Length - root_bytes), sizeof buf, buf};
+        OBJECT_ATTRIBUTES oa2 = *oa;
+        oa2.ObjectName = &alt;
+        st = real_open_file(h, access, &oa2, io, share, options);
+        cnt.svchost_open_status = (UINT32)st;
+        cnt.svchost_root_supplied = 1;
+    }
+    return st;
+}
+
+static NTSTATUS run_process(const sq_process_in *pi)
+{
+    if (!process_notify || pi->image_bytes > sizeof pi->image || pi->cmdline_bytes > sizeof pi->cmdline)
+        return STATUS_INVALID_DEVICE_STATE;
+    static UINT8 fake_eprocess[64]; /* never dereferenced: the creation time is patched */
+    cnt.process_notify_calls++;
+    if (!pi->create) {
+        process_notify((PEPROCESS)fake_eprocess, (HANDLE)(ULONG_PTR)pi->pid, NULL);
+        return STATUS_SUCCESS;
+    }
+    UNICODE_STRING *img = ExAllocatePool(PagedPool, sizeof *img + sizeof pi->image);
+    if (!img)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    img->Buffer = (PWSTR)(img + 1);
+    RtlCopyMemory(img->Buffer, pi->image, pi->image_bytes);
+    img->Length = img->MaximumLength = (USHORT)pi->image_bytes;
+    next_image = img;
+    static WCHAR cmd_buf[260];
+    static UNICODE_STRING cmd;
+    RtlCopyMemory(cmd_buf, pi->cmdline, pi->cmdline_bytes);
+    cmd.Buffer = cmd_buf;
+    cmd.Length = cmd.MaximumLength = (USHORT)pi->cmdline_bytes;
+    PS_CREATE_NOTIFY_INFO info;
+    RtlZeroMemory(&info, sizeof info);
+    info.Size = sizeof info;
+    info.CommandLine = &cmd;
+    process_notify((PEPROCESS)fake_eprocess, (HANDLE)(ULONG_PTR)pi->pid, &info);
+    if (next_image) { /* the driver did not ask */
+        ExFreePool(next_image);
+        next_image = NULL;
+    }
+    return STATUS_SUCCESS;
+}
+
 static void patch_driver(void)
 {
     UINT8 *base = GetModuleHandleA("sieveqfw.sys");
@@ -291,6 +441,16 @@ static void patch_driver(void)
     patch_import(base, "ntoskrnl.exe", "IoCsqInsertIrp", (void *)my_IoCsqInsertIrp);
     patch_import(base, "ntoskrnl.exe", "IoCsqRemoveNextIrp", (void *)my_IoCsqRemoveNextIrp);
     patch_import(base, "ntoskrnl.exe", "PsGetProcessCreateTimeQuadPart", (void *)my_PsGetProcessCreateTimeQuadPart);
+    patch_import(base, "ntoskrnl.exe", "PsSetCreateProcessNotifyRoutineEx", (void *)my_PsSetCreateProcessNotifyRoutineEx);
+    patch_import(base, "ntoskrnl.exe", "SeLocateProcessImageName", (void *)my_SeLocateProcessImageName);
+    void *q = patch_import(base, "ntoskrnl.exe", "ObQueryNameString", (void *)my_ObQueryNameString);
+    real_query_name = q ? (query_name_fn)q : ObQueryNameString;
+    void *o = patch_import(base, "ntoskrnl.exe", "ZwOpenFile", (void *)my_ZwOpenFile);
+    void *r = patch_import(base, "ntoskrnl.exe", "ObReferenceObjectByHandle", (void *)my_ObReferenceObjectByHandle);
+    real_ref = r ? (ref_fn)r : (ref_fn)ObReferenceObjectByHandle;
+    void *d = patch_import(base, "ntoskrnl.exe", "ObfDereferenceObject", (void *)my_ObDereferenceObject);
+    real_deref = d ? (deref_fn)d : ObfDereferenceObject;
+    real_open_file = o ? (open_file_fn)o : ZwOpenFile;
     patch_import(base, "ndis.sys", "NdisRetreatNetBufferDataStart", (void *)my_NdisRetreat);
     patch_import(base, "ndis.sys", "NdisAdvanceNetBufferDataStart", (void *)my_NdisAdvance);
     void *z = patch_import(base, "ntoskrnl.exe", "ZwSetSecurityObject", (void *)my_ZwSetSecurityObject);
@@ -396,6 +556,8 @@ static NTSTATUS run_classify(const sq_classify_in *ci, sq_classify_out *co)
     return STATUS_SUCCESS;
 }
 
+static NTSTATUS run_bfe(UINT32 state);
+
 static NTSTATUS NTAPI hook_ioctl(PDEVICE_OBJECT dev, PIRP irp)
 {
     PIO_STACK_LOCATION sp = IoGetCurrentIrpStackLocation(irp);
@@ -423,6 +585,15 @@ static NTSTATUS NTAPI hook_ioctl(PDEVICE_OBJECT dev, PIRP irp)
                 RtlCopyMemory(buf, &co, sizeof co);
                 info = sizeof co;
             }
+        }
+    } else if (code == IOCTL_STANDIN_BFE) {
+        st = in_len >= sizeof(UINT32) ? run_bfe(*(const UINT32 *)buf) : STATUS_INVALID_PARAMETER;
+    } else if (code == IOCTL_STANDIN_PROCESS) {
+        sq_process_in pi;
+        st = STATUS_INVALID_PARAMETER;
+        if (in_len >= sizeof pi) {
+            RtlCopyMemory(&pi, buf, sizeof pi);
+            st = run_process(&pi);
         }
     } else {
         return orig_ioctl(dev, irp);
@@ -663,6 +834,7 @@ NTSTATUS NTAPI FwpmEngineClose0(HANDLE h)
 {
     (void)h;
     cnt.engine_close++;
+    RtlZeroMemory(filter_live, sizeof filter_live); /* a dynamic session's filters go with it */
     return STATUS_SUCCESS;
 }
 NTSTATUS NTAPI FwpmTransactionBegin0(HANDLE h, UINT32 f)
@@ -694,8 +866,70 @@ NTSTATUS NTAPI FwpmCalloutAdd0(HANDLE h, const FWPM_CALLOUT0 *c, PSECURITY_DESCR
 }
 NTSTATUS NTAPI FwpmFilterAdd0(HANDLE h, const FWPM_FILTER0 *f, PSECURITY_DESCRIPTOR sd, UINT64 *id)
 {
-    (void)h, (void)f, (void)sd, (void)id;
+    (void)h, (void)f, (void)sd;
     cnt.filters_added++;
+    UINT64 fid = next_filter_id++;
+    for (int i = 0; i < MAX_FILTERS; i++)
+        if (!filter_live[i]) {
+            filter_live[i] = fid;
+            break;
+        }
+    if (id)
+        *id = fid;
+    return STATUS_SUCCESS;
+}
+NTSTATUS NTAPI FwpmFilterDeleteById0(HANDLE h, UINT64 id)
+{
+    (void)h;
+    for (int i = 0; i < MAX_FILTERS; i++)
+        if (filter_live[i] == id) {
+            filter_live[i] = 0;
+            cnt.filters_deleted++;
+            return STATUS_SUCCESS;
+        }
+    cnt.filter_delete_unknown++;
+    return (NTSTATUS)0x80320003; /* FWP_E_FILTER_NOT_FOUND */
+}
+
+/* BFE: running unless the harness left the flag file; the harness changes
+ * the state through IOCTL_STANDIN_BFE, which calls the driver's callback */
+static FWPM_SERVICE_STATE bfe_state = FWPM_SERVICE_RUNNING;
+static FWPM_SERVICE_STATE_CHANGE_CALLBACK0 bfe_callback;
+static void *bfe_context;
+FWPM_SERVICE_STATE NTAPI FwpmBfeStateGet0(void)
+{
+    return bfe_state;
+}
+NTSTATUS NTAPI FwpmBfeStateSubscribeChanges0(void *dev, FWPM_SERVICE_STATE_CHANGE_CALLBACK0 cb, void *ctx, HANDLE *h)
+{
+    (void)dev;
+    if (bfe_callback || !cb || !h)
+        return STATUS_INVALID_PARAMETER;
+    bfe_callback = cb;
+    bfe_context = ctx;
+    *h = (HANDLE)&bfe_callback;
+    cnt.bfe_subscribed++;
+    if (GetFileAttributesA(BFE_STOPPED_FLAG) != 0xFFFFFFFFu) {
+        DeleteFileA(BFE_STOPPED_FLAG);
+        bfe_state = FWPM_SERVICE_STOPPED;
+    }
+    return STATUS_SUCCESS;
+}
+NTSTATUS NTAPI FwpmBfeStateUnsubscribeChanges0(HANDLE h)
+{
+    if (h != (HANDLE)&bfe_callback || !bfe_callback)
+        return STATUS_INVALID_PARAMETER;
+    bfe_callback = NULL;
+    cnt.bfe_unsubscribed++;
+    return STATUS_SUCCESS;
+}
+static NTSTATUS run_bfe(UINT32 state)
+{
+    if (state > FWPM_SERVICE_RUNNING || !bfe_callback)
+        return STATUS_INVALID_PARAMETER;
+    bfe_state = (FWPM_SERVICE_STATE)state;
+    cnt.bfe_callbacks++;
+    bfe_callback(bfe_context, bfe_state);
     return STATUS_SUCCESS;
 }
 
@@ -706,6 +940,8 @@ int __stdcall DllMain(void *inst, ULONG reason, void *reserved)
     (void)inst, (void)reserved;
     if (reason == 1) { /* DLL_PROCESS_ATTACH */
         RtlZeroMemory(&cnt, sizeof cnt);
+        bfe_state = FWPM_SERVICE_RUNNING;
+        bfe_callback = NULL;
         patch_driver();
         load_seen = 1;
     } else if (reason == 0) { /* DLL_PROCESS_DETACH: a failed start never unloads */

@@ -9,6 +9,18 @@
 #define SQ_STANDIN_CTL(fn) ((0x8A5Fu << 16) | (0u << 14) | ((fn) << 2) | 0u)
 #define IOCTL_STANDIN_COUNTS SQ_STANDIN_CTL(0xF00u)   /* out: sq_counts */
 #define IOCTL_STANDIN_CLASSIFY SQ_STANDIN_CTL(0xF01u) /* in: sq_classify_in; out: sq_classify_out */
+#define IOCTL_STANDIN_PROCESS SQ_STANDIN_CTL(0xF02u)  /* in: sq_process_in: the driver's process notify called */
+#define IOCTL_STANDIN_BFE SQ_STANDIN_CTL(0xF03u)      /* in: u32 FWPM_SERVICE_STATE: BFE changes state */
+
+/* A process create (create = 1) or exit, as PsSetCreateProcessNotifyRoutineEx
+ * reports it; the image is what SeLocateProcessImageName answers. */
+typedef struct sq_process_in {
+    uint32_t create;
+    uint32_t pid;
+    uint32_t image_bytes, cmdline_bytes; /* UTF-16LE */
+    uint16_t image[260];
+    uint16_t cmdline[260];
+} sq_process_in;
 
 /* Registration-order index of each callout (the driver's C_* order). */
 enum { SQ_C_CONNECT_V4 = 0, SQ_C_ACCEPT_V4 = 2, SQ_C_FLOW_V4 = 4, SQ_C_OUT_V4 = 6, SQ_C_IN_V4 = 8 };
@@ -54,6 +66,16 @@ typedef struct sq_counts {
     uint32_t sd_len;                   /* its descriptor, self-relative, in sd */
     uint32_t sd_status;                /* what Wine answered */
     uint8_t sd[256];
+    uint64_t process_notify_set, process_notify_removed, process_notify_calls;
+    uint32_t svchost_name_bytes; /* what ObQueryNameString gave the driver for \SystemRoot's svchost.exe */
+    uint32_t svchost_status;
+    uint32_t svchost_name_supplied; /* Wine gave an empty name; the stand-in supplied the NT one */
+    uint32_t svchost_open_status; /* the driver's ZwOpenFile of it */
+    uint32_t svchost_root_supplied; /* Wine has no \\SystemRoot: opened through C:\\windows */
+    uint32_t svchost_object_supplied; /* Wine cannot reference a file handle: the stand-in's object */
+    uint16_t svchost_name[260];
+    uint64_t filters_deleted, filter_delete_unknown; /* FwpmFilterDeleteById0: ids it gave out / others */
+    uint64_t bfe_subscribed, bfe_unsubscribed, bfe_callbacks;
 } sq_counts;
 
 #endif

@@ -125,6 +125,47 @@ public class BridgeEndToEndTests
     }
 
     [Fact]
+    public async Task Allowed_connections_and_rate_drops_are_logged_with_their_tuple_and_user()
+    {
+        await using var bridge = await OpenWithWorkstationAsync();
+        var curl = new ConnectionQuery
+        {
+            ImagePath = Curl, User = Sid, Remote = IPAddress.Parse("1.2.3.4"), Port = 443, LocalPort = 50123, ProcessId = 4321,
+        };
+        Assert.Equal(Verdict.Allow, bridge.Authorize(curl).Verdict);
+        DecisionReason reason;
+        do
+        {
+            reason = bridge.Authorize(curl).Reason; // curl's class admits a burst of 5
+        }
+        while (reason == DecisionReason.Rule);
+        Assert.Equal(DecisionReason.ClassRate, reason);
+
+        FirewallEvent? allowed = null, dropped = null;
+        using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+        await foreach (var ev in bridge.ReadEventsAsync(cts.Token))
+        {
+            allowed ??= ev.Type == FirewallEventType.Allowed ? ev : null;
+            dropped ??= ev.Type == FirewallEventType.RateLimited ? ev : null;
+            if (allowed is not null && dropped is not null)
+            {
+                break;
+            }
+        }
+        Assert.NotNull(allowed);
+        Assert.Equal(Sid, allowed.User);
+        Assert.Equal(50123, allowed.LocalPort);
+        Assert.Equal(443, allowed.RemotePort);
+        Assert.Equal(IPAddress.Parse("1.2.3.4"), allowed.Remote);
+        Assert.Equal(Curl, allowed.ImagePath);
+        Assert.Equal(4321u, allowed.ProcessId);
+        Assert.NotNull(dropped);
+        Assert.Equal(DecisionReason.ClassRate, dropped.Reason);
+        Assert.Equal(Sid, dropped.User);
+        Assert.Equal(0ul, (await bridge.GetStatisticsAsync(CancellationToken.None)).EventsSuppressed);
+    }
+
+    [Fact]
     public async Task Flows_are_shaped_by_their_class()
     {
         await using var bridge = await OpenWithWorkstationAsync();

@@ -42,6 +42,25 @@ public sealed class ImageHashCacheTests : IDisposable
     }
 
     [Fact]
+    public async Task Binary_swapped_at_the_path_after_the_process_mapped_it_is_not_hashed_for_it()
+    {
+        string path = Path.Combine(dir, "app.exe");
+        string other = Path.Combine(dir, "staged.exe");
+        await File.WriteAllBytesAsync(path, [5, 5]);
+        await File.WriteAllBytesAsync(other, [6, 6]);
+        var source = new PlatformFileIdentitySource();
+        FileIdentity started = source.Read(path);
+        var mapped = new MappedImage(started.Device, started.FileId); // what the driver's create notify recorded
+        var cache = new ImageHashCache(source);
+        Assert.Equal(SHA256.HashData(new byte[] { 5, 5 }), await cache.GetHashAsync(path, mapped, CancellationToken.None));
+
+        File.Move(other, path, overwrite: true); // the path now names another file; the process still runs the first
+        var e = await Assert.ThrowsAsync<InvalidOperationException>(() => cache.GetHashAsync(path, mapped, CancellationToken.None));
+        Assert.Contains("not the image the process mapped", e.Message, StringComparison.Ordinal);
+        Assert.Equal(SHA256.HashData(new byte[] { 6, 6 }), await cache.GetHashAsync(path, CancellationToken.None)); // without it: the new file
+    }
+
+    [Fact]
     public async Task Binary_replaced_by_rename_is_a_new_identity()
     {
         string path = Path.Combine(dir, "app.exe");

@@ -81,19 +81,19 @@ internal sealed partial class Checks(string blobDir)
     public async Task RunAsync()
     {
         // Another interface version is refused with a message that says what to do; the handle goes with it.
-        await CheckAsync("a bridge of interface version 3 is refused, naming both versions", () =>
+        await CheckAsync("a bridge of interface version 4 is refused, naming both versions", () =>
         {
             try
             {
-                var wrong = new WindowsDriverBridge(Device, StandinKey, 3);
+                var wrong = new WindowsDriverBridge(Device, StandinKey, 4);
                 _ = wrong.DisposeAsync();
                 return Task.FromResult(false);
             }
             catch (DriverInterfaceMismatchException e)
             {
                 Console.WriteLine($"  refused: {e.Message}");
-                return Task.FromResult(e.Message.Contains("device interface 2", StringComparison.Ordinal) &&
-                                       e.Message.Contains("device interface 3", StringComparison.Ordinal));
+                return Task.FromResult(e.Message.Contains("device interface 3", StringComparison.Ordinal) &&
+                                       e.Message.Contains("device interface 4", StringComparison.Ordinal));
             }
         }).ConfigureAwait(false);
 
@@ -110,7 +110,7 @@ internal sealed partial class Checks(string blobDir)
             Check("bridge opened", false, $"{e.GetType().Name}: {e.Message}");
             return;
         }
-        Check("bridge opened after the handshake, driver interface 2", bridge.Version.InterfaceVersion == 2 && bridge.Version.Major == 1);
+        Check("bridge opened after the handshake, driver interface 3", bridge.Version.InterfaceVersion == 3 && bridge.Version.Major == 1);
         await CheckAsync("a second bridge is refused while the first is open", () =>
         {
             try
@@ -475,7 +475,7 @@ internal sealed partial class Checks(string blobDir)
 
     private static async Task<ulong> CountAsync(WindowsDriverBridge bridge, int offset)
     {
-        var counts = new byte[1024];
+        var counts = new byte[4096];
         await bridge.ControlAsync(StandinCounts, null, counts, CancellationToken.None).ConfigureAwait(false);
         return BitConverter.ToUInt64(counts, offset);
     }

@@ -375,6 +375,18 @@ NTKERNELAPI NTSTATUS NTAPI ObOpenObjectByPointer(PVOID Object, ULONG HandleAttri
 NTSYSAPI NTSTATUS NTAPI ZwSetSecurityObject(HANDLE Handle, SECURITY_INFORMATION SecurityInformation,
                                             PSECURITY_DESCRIPTOR SecurityDescriptor);
 
+/* ntifs.h (documented), for the process-notify table: the image path of a
+ * new process in the ALE layers' (NT device) form, and the name of the
+ * system's own svchost.exe in the same form */
+NTKERNELAPI NTSTATUS NTAPI SeLocateProcessImageName(PEPROCESS Process, PUNICODE_STRING *pImageFileName);
+NTSYSAPI NTSTATUS NTAPI ZwQueryInformationFile(HANDLE FileHandle, PIO_STATUS_BLOCK IoStatusBlock, PVOID FileInformation,
+                                              ULONG Length, FILE_INFORMATION_CLASS FileInformationClass);
+typedef struct FILE_INTERNAL_INFORMATION_ {
+    LARGE_INTEGER IndexNumber;
+} SQFW_FILE_INTERNAL_INFORMATION;
+NTKERNELAPI NTSTATUS NTAPI ObQueryNameString(PVOID Object, POBJECT_NAME_INFORMATION ObjectNameInfo, ULONG Length,
+                                             PULONG ReturnLength);
+
 /* ndis.sys (documented): moves a NET_BUFFER's data start back over headers
  * the stack already skipped, and forward again */
 typedef int NDIS_STATUS;
@@ -421,6 +433,20 @@ NTSTATUS NTAPI FwpmSubLayerAdd0(HANDLE engineHandle, const FWPM_SUBLAYER0 *subLa
 NTSTATUS NTAPI FwpmCalloutAdd0(HANDLE engineHandle, const FWPM_CALLOUT0 *callout, PSECURITY_DESCRIPTOR sd,
                                UINT32 *id);
 NTSTATUS NTAPI FwpmFilterAdd0(HANDLE engineHandle, const FWPM_FILTER0 *filter, PSECURITY_DESCRIPTOR sd, UINT64 *id);
+NTSTATUS NTAPI FwpmFilterDeleteById0(HANDLE engineHandle, UINT64 id);
+
+/* fwpmk.h (documented): the base filtering engine's state and its changes */
+typedef enum FWPM_SERVICE_STATE_ {
+    FWPM_SERVICE_STOPPED = 0,
+    FWPM_SERVICE_START_PENDING = 1,
+    FWPM_SERVICE_STOP_PENDING = 2,
+    FWPM_SERVICE_RUNNING = 3
+} FWPM_SERVICE_STATE;
+typedef void(NTAPI *FWPM_SERVICE_STATE_CHANGE_CALLBACK0)(void *context, FWPM_SERVICE_STATE newState);
+FWPM_SERVICE_STATE NTAPI FwpmBfeStateGet0(void);
+NTSTATUS NTAPI FwpmBfeStateSubscribeChanges0(void *deviceObject, FWPM_SERVICE_STATE_CHANGE_CALLBACK0 callback,
+                                             void *context, HANDLE *changeHandle);
+NTSTATUS NTAPI FwpmBfeStateUnsubscribeChanges0(HANDLE changeHandle);
 
 #endif /* SQFW_USE_WDK */
 

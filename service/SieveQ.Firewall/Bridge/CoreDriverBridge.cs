@@ -275,20 +275,13 @@ public sealed class CoreDriverBridge : IDriverBridge
         }
         fixed (byte* a = n.RemoteAddr)
         {
-            if (n.Family == 4)
-            {
-                remote = new IPAddress(new ReadOnlySpan<byte>(a, 4));
-            }
-            else if (n.Family == 6)
-            {
-                remote = new IPAddress(new ReadOnlySpan<byte>(a, 16));
-            }
+            remote = NativeEventTuple.Address(n.Family, a);
         }
-        return new FirewallEvent((FirewallEventType)n.Type, (DecisionReason)n.Reason, n.ProcessKey, n.Pid, path,
+        return NativeEventTuple.WithTuple(new FirewallEvent((FirewallEventType)n.Type, (DecisionReason)n.Reason, n.ProcessKey, n.Pid, path,
             n.RuleId, n.IdentityId, n.Value, remote, n.RemotePort)
         {
             PathTruncated = n.PathTruncated != 0,
-        };
+        }, n);
     }
 
     private static void Require(int rc, string what)

@@ -1,4 +1,5 @@
 using System.Net;
+using SieveQ.Firewall.Identity;
 
 namespace SieveQ.Firewall.Bridge;
 
@@ -48,6 +49,12 @@ public enum FirewallEventType
     Audit = 3,
     Level = 4,
     Policy = 5,
+
+    /// <summary>A connection was allowed (the driver's connection log, within its budget).</summary>
+    Allowed = 6,
+
+    /// <summary>A connection was dropped by a rate, level or SYN limit; the reason says which (budgeted).</summary>
+    RateLimited = 7,
 }
 
 /// <summary>A connection attempt as the ALE layers see it.</summary>
@@ -92,6 +99,20 @@ public sealed record FirewallStatistics
     public uint LevelCount { get; init; }
     public uint PolicyRules { get; init; }
 
+    /// <summary>Processes the driver's process-notify table holds (0 for the shared library, which has none).</summary>
+    public uint ProcessesTracked { get; init; }
+
+    /// <summary>Single-service svchost instances among them, attributed to their service by the driver.</summary>
+    public uint ProcessesServices { get; init; }
+
+    /// <summary>Processes the full table dropped (none hosting a service) or could not take (a set full of services).</summary>
+    public ulong ProcessesEvicted { get; init; }
+
+    public ulong ProcessesRefused { get; init; }
+
+    /// <summary>Connection-log events (allowed, rate-limited) over the driver's budget, counted instead of queued.</summary>
+    public ulong EventsSuppressed { get; init; }
+
     internal static FirewallStatistics From(in NativeStats s) => new()
     {
         PolicySerial = s.PolicySerial,
@@ -111,6 +132,11 @@ public sealed record FirewallStatistics
         Level = s.Level,
         LevelCount = s.LevelCount,
         PolicyRules = s.PolicyRules,
+        ProcessesTracked = s.ProcessesTracked,
+        ProcessesServices = s.ProcessesServices,
+        ProcessesEvicted = s.ProcessesEvicted,
+        ProcessesRefused = s.ProcessesRefused,
+        EventsSuppressed = s.EventsSuppressed,
     };
 }
 
@@ -122,4 +148,17 @@ public sealed record FirewallEvent(FirewallEventType Type, DecisionReason Reason
     /// rest from the process itself: hashing it would hash some other file.
     /// </summary>
     public bool PathTruncated { get; init; }
+
+    /// <summary>The connection's local end (null for events that are not about a connection).</summary>
+    public IPAddress? Local { get; init; }
+
+    public ushort LocalPort { get; init; }
+
+    /// <summary>The textual SID of the connection's user; empty when the driver did not know it.</summary>
+    public string User { get; init; } = string.Empty;
+
+    public uint ClassId { get; init; }
+
+    /// <summary>NEW_IDENTITY: the image file the process mapped, as the driver's create notify saw it; null when unknown.</summary>
+    public MappedImage? MappedImage { get; init; }
 }

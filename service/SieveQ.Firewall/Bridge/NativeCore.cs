@@ -47,7 +47,7 @@ internal struct NativeLimits
     public uint MaxAttest;
     public uint MaxServices;
     public uint MaxEvents;
-    public uint Reserved;
+    public uint MaxProcesses;
     public ulong Seed;
 }
 
@@ -57,6 +57,9 @@ internal struct NativeStats
     public ulong PolicySerial, Authorized, Allowed, Blocked, Pended, PendTimeouts, PendFull, Audited, SynDropped,
         RateLimited, LevelDropped, PacketsPassed, PacketsDeferred, PacketsDropped, FlowsCreated, FlowsFailed, EventsDropped;
     public uint FlowsActive, PendedNow, Level, LevelCount, PolicyRules, PolicyIdentities;
+    public ulong ProcessesEvicted, ProcessesRefused;
+    public uint ProcessesTracked, ProcessesServices;
+    public ulong EventsSuppressed;
 }
 
 [StructLayout(LayoutKind.Sequential)]
@@ -78,6 +81,15 @@ internal unsafe struct NativeEvent
     public ushort PathLen;
     public fixed byte RemoteAddr[16];
     public fixed byte Path[256];
+    public fixed byte LocalAddr[16];
+    public ushort LocalPort;
+    public byte UserLen;
+    public byte Reserved;
+    public uint ClassId;
+    public fixed byte User[184];
+    public uint ImageVolume;
+    public uint Reserved2;
+    public ulong ImageFileId;
 }
 
 /// <summary>P/Invoke surface of libsieveqfw.so (driver/core/host.c).</summary>

@@ -36,7 +36,7 @@ public sealed record DriverVersion(uint InterfaceVersion, uint AbiVersion, uint 
 public sealed partial class WindowsDriverBridge : IDriverBridge
 {
     /// <summary>SQFW_INTERFACE_VERSION: the driver refuses every request but the version from another one.</summary>
-    public const uint InterfaceVersion = 2;
+    public const uint InterfaceVersion = 3;
     /// <summary>SQFW_DRIVER_MAX_POLICY: the driver refuses larger blobs before allocating anything.</summary>
     public const int MaxPolicyBytes = 8 * 1024 * 1024;
     internal const uint HelloMagic = 0x51465753;
@@ -389,11 +389,11 @@ public sealed partial class WindowsDriverBridge : IDriverBridge
             path = full;
             truncated = false;
         }
-        return new FirewallEvent((FirewallEventType)n.Type, (DecisionReason)n.Reason, n.ProcessKey, n.Pid, path,
-            n.RuleId, n.IdentityId, n.Value, null, n.RemotePort)
+        return NativeEventTuple.WithTuple(new FirewallEvent((FirewallEventType)n.Type, (DecisionReason)n.Reason, n.ProcessKey, n.Pid, path,
+            n.RuleId, n.IdentityId, n.Value, NativeEventTuple.Address(n.Family, n.RemoteAddr), n.RemotePort)
         {
             PathTruncated = truncated,
-        };
+        }, n);
     }
 
     public Task AttestAsync(ulong processKey, ReadOnlyMemory<byte> sha256, CancellationToken cancellationToken)

@@ -147,6 +147,11 @@ public sealed class FirewallEnforcer : IAsyncDisposable
         c["firewall.level_dropped"] = (long)s.LevelDropped;
         c["firewall.flows_active"] = s.FlowsActive;
         c["firewall.events_dropped"] = (long)s.EventsDropped;
+        c["firewall.processes_tracked"] = s.ProcessesTracked;
+        c["firewall.processes_services"] = s.ProcessesServices;
+        c["firewall.processes_evicted"] = (long)s.ProcessesEvicted;
+        c["firewall.processes_refused"] = (long)s.ProcessesRefused;
+        c["firewall.events_suppressed"] = (long)s.EventsSuppressed;
         return c;
     }
 

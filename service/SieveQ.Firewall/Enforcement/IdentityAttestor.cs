@@ -72,7 +72,7 @@ internal sealed class IdentityAttestor
         string path = NtImagePath.ToOpenablePath(ev.ImagePath);
         try
         {
-            byte[] sha = await hashes.GetHashAsync(path, cancellationToken).ConfigureAwait(false);
+            byte[] sha = await hashes.GetHashAsync(path, ev.MappedImage, cancellationToken).ConfigureAwait(false);
             await bridge.AttestAsync(ev.ProcessKey, sha, cancellationToken).ConfigureAwait(false);
             Interlocked.Increment(ref attested);
             FirewallMetrics.Attestations.Add(1, new KeyValuePair<string, object?>("outcome", "attested"));

@@ -11,6 +11,16 @@ namespace SieveQ.Firewall.Identity;
 /// </summary>
 public readonly record struct FileIdentity(ulong Device, ulong FileId, long ChangeTicks, long Length);
 
+/// <summary>
+/// The file a process mapped as its image, named the way <see cref="FileIdentity"/> names files (volume serial and
+/// file index on Windows, device and inode on Linux). A file mapped for execution cannot be written, so the same
+/// file is the same content.
+/// </summary>
+public readonly record struct MappedImage(ulong Volume, ulong FileId)
+{
+    public bool Names(FileIdentity file) => file.Device == Volume && file.FileId == FileId;
+}
+
 public interface IFileIdentitySource
 {
     FileIdentity Read(string path);
