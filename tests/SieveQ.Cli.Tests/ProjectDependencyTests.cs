@@ -33,10 +33,11 @@ public sealed class ProjectDependencyTests
         ["SieveQ.ReplicaSq"] = ["SieveQ.Bft.Hosting", "SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Deployment", "SieveQ.Rules", "SieveQ.Protocol", "SieveQ.Transport"],
         ["SieveQ.Agent"] = ["SieveQ.Sdk", "SieveQ.Deployment", "SieveQ.Firewall"],
         ["SieveQ.Controller"] = ["SieveQ.Deployment", "SieveQ.Protocol", "SieveQ.Transport"],
+        ["SieveQ.Telemetry"] = [],
         ["SieveQ.Cli"] =
         [
             "SieveQ.Bft", "SieveQ.Bft.Simulation", "SieveQ.Bft.Hosting", "SieveQ.ReplicaSq", "SieveQ.Firewall", "SieveQ.Policy", "SieveQ.Policy.Hosting",
-            "SieveQ.PreSq", "SieveQ.Deployment", "SieveQ.Sieve.Hosting", "SieveQ.Rules", "SieveQ.Agent", "SieveQ.Controller",
+            "SieveQ.PreSq", "SieveQ.Deployment", "SieveQ.Sieve.Hosting", "SieveQ.Rules", "SieveQ.Agent", "SieveQ.Controller", "SieveQ.Telemetry",
         ],
     };
 
@@ -50,6 +51,7 @@ public sealed class ProjectDependencyTests
         ["SieveQ.Protocol"] = ["Google.Protobuf", "Grpc.Tools"],
         ["SieveQ.Transport"] = ["Google.Protobuf"],
         ["SieveQ.Firewall"] = ["Microsoft.Extensions.Logging.Abstractions"],
+        ["SieveQ.Telemetry"] = ["OpenTelemetry.Extensions.Hosting", "OpenTelemetry.Exporter.OpenTelemetryProtocol", "OpenTelemetry.Exporter.Prometheus.AspNetCore"],
         ["SieveQ.Cli"] = ["System.CommandLine", "ScottPlot", "Microsoft.Extensions.Hosting.Systemd", "Microsoft.Extensions.Hosting.WindowsServices", "Microsoft.Extensions.Logging.EventLog"],
     };
 
