@@ -29,7 +29,15 @@ internal sealed class ScrapePorts
             .Concat(config.Agents.Select(a => LocalDeploymentLauncher.AgentName(a.Name)))
             .Append(ControllerName)
             .ToList();
+        // The deployment's own ports are not bound yet, so a block found free could overlap them: the ordering ports
+        // sit 100 below the replica APIs (DeploymentBootstrap), the pre-SQs above them.
+        var own = config.Replicas.Select(r => new Uri(r.ApiUrl).Port).Concat(config.PreSqs.Select(p => new Uri(p.Url).Port)).ToList();
+        var (low, high) = (own.Min() - 100, own.Max());
         var first = PortPlan.FindFreeBlock(names.Count);
+        for (var attempt = 0; attempt < 20 && first + names.Count > low && first <= high; attempt++)
+        {
+            first = PortPlan.FindFreeBlock(names.Count);
+        }
         return new ScrapePorts(names.Select((n, i) => (n, i)).ToDictionary(x => x.n, x => first + x.i, StringComparer.Ordinal), otlpEndpoint);
     }
 
