@@ -22,9 +22,9 @@ internal sealed class TracedReplicatedApplication(IReplicatedApplication inner, 
         {
             span.SetTag("sieveq.replica", replica);
             span.SetTag("sieveq.consensus_id", context.ConsensusId);
-            span.SetTag("sieveq.requests", requests?.Count ?? 0);
+            span.SetTag("sieveq.requests", requests.Count);
         }
-        return inner.Execute(context, requests!);
+        return inner.Execute(context, requests);
     }
 
     public byte[] TakeSnapshot() => inner.TakeSnapshot();
