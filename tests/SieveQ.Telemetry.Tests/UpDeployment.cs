@@ -88,11 +88,13 @@ public sealed partial class UpDeployment : IAsyncLifetime
     {
         if (_up is { HasExited: false } up)
         {
+            var components = ComponentPids();
             using (var term = Process.Start("kill", ["-TERM", up.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]))
             {
                 await term.WaitForExitAsync();
             }
-            using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(40));
+            // `up` stops its ten processes one after another, each with a grace and a kill wait: slow on a loaded machine.
+            using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(150));
             try
             {
                 await up.WaitForExitAsync(cts.Token);
@@ -100,6 +102,11 @@ public sealed partial class UpDeployment : IAsyncLifetime
             catch (OperationCanceledException)
             {
                 up.Kill(entireProcessTree: true);
+            }
+            // Whatever outlived `up` (a stop cut short) must not outlive the test.
+            foreach (var pid in components)
+            {
+                KillIfStillOurs(pid);
             }
         }
         _up?.Dispose();
@@ -114,6 +121,49 @@ public sealed partial class UpDeployment : IAsyncLifetime
         catch (IOException)
         {
             // a component still closing its log; the temporary directory is left
+        }
+    }
+
+    /// <summary>The processes `up` started: every process whose command line names this test's deployment directory.</summary>
+    private List<int> ComponentPids()
+    {
+        var pids = new List<int>();
+        foreach (var dir in Directory.EnumerateDirectories("/proc"))
+        {
+            if (int.TryParse(Path.GetFileName(dir), out var pid) && pid != _up!.Id && CommandLine(pid).Contains(_directory, StringComparison.Ordinal))
+            {
+                pids.Add(pid);
+            }
+        }
+        return pids;
+    }
+
+    private void KillIfStillOurs(int pid)
+    {
+        if (!CommandLine(pid).Contains(_directory, StringComparison.Ordinal))
+        {
+            return;
+        }
+        try
+        {
+            using var p = Process.GetProcessById(pid);
+            p.Kill(entireProcessTree: true);
+        }
+        catch (Exception e) when (e is ArgumentException or InvalidOperationException or System.ComponentModel.Win32Exception)
+        {
+            // already gone
+        }
+    }
+
+    private static string CommandLine(int pid)
+    {
+        try
+        {
+            return File.ReadAllText($"/proc/{pid}/cmdline").Replace('\0', ' ');
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return "";
         }
     }
 
