@@ -77,7 +77,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         // Only the ordering host's core thread touches the sieve; everything else reads its published model.
         _sieve = sieve;
         _outputs = new ExecutionOutputQueue(options.OutboxQueueCapacity, Metrics);
-        _ordering = new ReplicaHost(deployment.Cluster, id, identity, sieve, logs, sieve.CreateVerifier(marks: StageTrace.Marks),
+        _ordering = new ReplicaHost(deployment.Cluster, id, identity, new TracedReplicatedApplication(sieve, id), logs, sieve.CreateVerifier(marks: StageTrace.Marks),
             appState: DescribeState, appOutputs: _outputs);
 
         MacKeyRing? RingForReceiver(int receiver) => keys.Ring(MacChannel.ReplicaReceiver, receiver);

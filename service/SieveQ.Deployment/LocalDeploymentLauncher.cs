@@ -15,6 +15,8 @@ public sealed record LaunchOptions
     public Func<string, int, Task<bool>>? HostInProcess { get; init; }
     /// <summary>Further `sieveq pre-sq` options for every pre-SQ (e.g. a smaller grant for a test).</summary>
     public IReadOnlyList<string> PreSqOptions { get; init; } = [];
+    /// <summary>Further arguments for one component process, by its process name (e.g. its own --metrics-listen port).</summary>
+    public Func<string, IReadOnlyList<string>> ComponentArguments { get; init; } = _ => [];
     public TimeSpan StartTimeout { get; init; } = TimeSpan.FromSeconds(90);
 }
 
@@ -34,7 +36,8 @@ public static class LocalDeploymentLauncher
     {
         ArgumentNullException.ThrowIfNull(config);
         ArgumentNullException.ThrowIfNull(options);
-        return ["replica-sq", "--deployment", config.BaseDirectory, "--id", id.ToString(CultureInfo.InvariantCulture), "--log-level", options.LogLevel];
+        return [.. (string[])["replica-sq", "--deployment", config.BaseDirectory, "--id", id.ToString(CultureInfo.InvariantCulture), "--log-level", options.LogLevel],
+            .. options.ComponentArguments(ReplicaName(id))];
     }
 
     public static IReadOnlyList<string> PreSqArgs(DeploymentConfig config, int id, LaunchOptions options)
@@ -43,6 +46,7 @@ public static class LocalDeploymentLauncher
         ArgumentNullException.ThrowIfNull(options);
         var args = new List<string> { "pre-sq", "--deployment", config.BaseDirectory, "--id", id.ToString(CultureInfo.InvariantCulture), "--log-level", options.LogLevel };
         args.AddRange(options.PreSqOptions);
+        args.AddRange(options.ComponentArguments(PreSqName(id)));
         return args;
     }
 
@@ -51,7 +55,8 @@ public static class LocalDeploymentLauncher
         ArgumentNullException.ThrowIfNull(config);
         ArgumentNullException.ThrowIfNull(agent);
         ArgumentNullException.ThrowIfNull(options);
-        return ["agent", "--deployment", config.BaseDirectory, "--name", agent.Name, "--log-level", options.LogLevel];
+        return [.. (string[])["agent", "--deployment", config.BaseDirectory, "--name", agent.Name, "--log-level", options.LogLevel],
+            .. options.ComponentArguments(AgentName(agent.Name))];
     }
 
     public static async Task LaunchAsync(DeploymentConfig config, ComponentProcesses processes, LaunchOptions options, CancellationToken ct = default)

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using SieveQ.Bft.Hosting.Client;
 using SieveQ.Sieve.Envelope;
 
@@ -12,6 +13,11 @@ namespace SieveQ.PreSq;
 /// </summary>
 internal sealed class OrderingForwarder : IAsyncDisposable
 {
+    public const string SourceName = "SieveQ.PreSq";
+
+    /// <summary>One span per batch from submission to f+1 agreed replies; unlistened (no OTLP export) it costs a null check.</summary>
+    private static readonly ActivitySource Source = new(SourceName, "1.0");
+
     private readonly BftClient _client;
     private readonly OrderingSequenceReservation _sequences;
     private readonly PreSqMetrics _metrics;
@@ -64,7 +70,7 @@ internal sealed class OrderingForwarder : IAsyncDisposable
         _metrics.BatchSubmitted(items);
         var ticket = Interlocked.Increment(ref _nextTicket);
         _submittedAt[ticket] = Environment.TickCount64;
-        _ = CompleteAsync(payload, ticket);
+        _ = CompleteAsync(payload, items, ticket);
     }
 
     /// <summary>
@@ -91,8 +97,12 @@ internal sealed class OrderingForwarder : IAsyncDisposable
     /// <summary>Told, for each ordered request, which of its messages the replicas refused untaken.</summary>
     public Action<IReadOnlyList<UntakenMessage>>? Untaken { get; set; }
 
-    private async Task CompleteAsync(byte[] payload, long ticket)
+    private async Task CompleteAsync(byte[] payload, int items, long ticket)
     {
+        // A root span: the frames' senders' spans are in other processes and the signed frames carry no trace context (docs/telemetry.md).
+        using var span = Source.StartActivity("pre-sq order batch", ActivityKind.Client);
+        span?.SetTag("sieveq.pre_sq", _metrics.PreSqId);
+        span?.SetTag("sieveq.items", items);
         try
         {
             var done = await _client.SubmitAsync(payload, _stop.Token).ConfigureAwait(false);
@@ -107,6 +117,16 @@ internal sealed class OrderingForwarder : IAsyncDisposable
                 result = null;
             }
             _metrics.BatchOrdered(result, done.CompletedAt - done.SubmittedAt);
+            if (span is not null && result is not null)
+            {
+                span.SetTag("sieveq.accepted", result.Accepted);
+                span.SetTag("sieveq.held", result.Held);
+                span.SetTag("sieveq.dropped", result.Dropped);
+            }
+            else
+            {
+                span?.SetStatus(ActivityStatusCode.Error, "malformed result");
+            }
             if (result is { Untaken.Count: > 0 } && Untaken is { } untaken)
             {
                 untaken(result.Untaken);
@@ -117,6 +137,7 @@ internal sealed class OrderingForwarder : IAsyncDisposable
             // Shutting down (or, never with a cluster the start check admitted, a batch above the cluster's
             // request bound): the senders retransmit through whichever pre-SQ serves them next.
             _metrics.BatchAbandoned();
+            span?.SetStatus(ActivityStatusCode.Error, "abandoned");
         }
         finally
         {

@@ -34,12 +34,13 @@ public sealed class ProjectDependencyTests
         ["SieveQ.ReplicaSq"] = ["SieveQ.Bft.Hosting", "SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Deployment", "SieveQ.Rules", "SieveQ.Protocol", "SieveQ.Transport", "SieveQ.Transport.Server"],
         ["SieveQ.Agent"] = ["SieveQ.Sdk", "SieveQ.Deployment", "SieveQ.Firewall", "SieveQ.Transport.Server"],
         ["SieveQ.Controller"] = ["SieveQ.Deployment", "SieveQ.Protocol", "SieveQ.Transport", "SieveQ.Transport.Server"],
+        ["SieveQ.Telemetry"] = [],
         // Builds from the SieveQ.Sdk package (sdk/check.sh), never from the projects.
         ["SieveQ.Sdk.Sample"] = [],
         ["SieveQ.Cli"] =
         [
             "SieveQ.Bft", "SieveQ.Bft.Simulation", "SieveQ.Bft.Hosting", "SieveQ.ReplicaSq", "SieveQ.Firewall", "SieveQ.Policy", "SieveQ.Policy.Hosting",
-            "SieveQ.PreSq", "SieveQ.Deployment", "SieveQ.Sieve.Hosting", "SieveQ.Rules", "SieveQ.Agent", "SieveQ.Controller",
+            "SieveQ.PreSq", "SieveQ.Deployment", "SieveQ.Sieve.Hosting", "SieveQ.Rules", "SieveQ.Agent", "SieveQ.Controller", "SieveQ.Telemetry",
             // Build order only (ReferenceOutputAssembly=false): the console is its own process, copied beside sieveq.
             "SieveQ.AdminUi",
         ],
@@ -60,6 +61,7 @@ public sealed class ProjectDependencyTests
         ["SieveQ.Sdk.Sample"] = ["SieveQ.Sdk"],
         ["SieveQ.Firewall"] = ["Microsoft.Extensions.Logging.Abstractions"],
         ["SieveQ.AdminUi"] = ["MudBlazor", "System.CommandLine", "Microsoft.Extensions.Hosting.Systemd", "Microsoft.Extensions.Hosting.WindowsServices"],
+        ["SieveQ.Telemetry"] = ["OpenTelemetry.Extensions.Hosting", "OpenTelemetry.Exporter.OpenTelemetryProtocol", "OpenTelemetry.Exporter.Prometheus.AspNetCore"],
         ["SieveQ.Cli"] = ["System.CommandLine", "ScottPlot", "Microsoft.Extensions.Hosting.Systemd", "Microsoft.Extensions.Hosting.WindowsServices", "Microsoft.Extensions.Logging.EventLog"],
     };
 

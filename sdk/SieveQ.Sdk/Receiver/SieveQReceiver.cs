@@ -86,7 +86,10 @@ public sealed class SieveQReceiver : IAsyncDisposable
         }
         _tasks.Add(Task.Run(() => PumpAsync(_stop.Token)));
         _tasks.Add(Task.Run(() => RetryAcknowledgementsAsync(_stop.Token)));
+        _meter = SdkMetrics.Observe(this);
     }
+
+    private readonly System.Diagnostics.Metrics.Meter _meter;
 
     /// <summary>
     /// A receiver for enrolled receiver <paramref name="receiverId"/> of the configured deployment; its delivery
@@ -271,6 +274,8 @@ public sealed class SieveQReceiver : IAsyncDisposable
 
     private async Task PumpAsync(CancellationToken stop)
     {
+        // The pump outlives the call that created the receiver (an agent's request, whose activity is not sampled): its spans are roots.
+        System.Diagnostics.Activity.Current = null;
         var readable = new ChannelWaiter<ReceiverInput>(_inputs.Reader);
         try
         {
@@ -311,6 +316,9 @@ public sealed class SieveQReceiver : IAsyncDisposable
 
     private async ValueTask HandOnAsync(PostSqStep step, CancellationToken stop)
     {
+        using var span = step.Deliveries.Count == 0 ? null : SdkTracing.Source.StartActivity("receiver deliver", System.Diagnostics.ActivityKind.Consumer);
+        span?.SetTag("sieveq.receiver", Id);
+        span?.SetTag("sieveq.messages", step.Deliveries.Count);
         foreach (var d in step.Deliveries)
         {
             StageTrace.Mark(StageNames.ReceiverVoted, d.Sender, d.SenderSeq);
@@ -390,6 +398,7 @@ public sealed class SieveQReceiver : IAsyncDisposable
             return;
         }
         await _stop.CancelAsync().ConfigureAwait(false);
+        _meter.Dispose();
         _inputs.Writer.TryComplete();
         await Task.WhenAll(_tasks).ConfigureAwait(false);
         _deliveries.Writer.TryComplete();

@@ -1,7 +1,9 @@
+using System.Diagnostics;
 using System.Threading.Channels;
 using Google.Protobuf;
 using Microsoft.Extensions.Logging;
 using SieveQ.Protocol;
+using SieveQ.Sdk.Internal;
 using SieveQ.Protocol.V1;
 using SieveQ.Transport;
 using SieveQ.Transport.Reconnect;
@@ -61,6 +63,8 @@ internal sealed class PreSqLink : IAsyncDisposable
 
     private async Task RunAsync(CancellationToken stop)
     {
+        // The link outlives the call that started it (an agent's request, whose activity is not sampled): its spans are roots.
+        Activity.Current = null;
         while (!stop.IsCancellationRequested)
         {
             try
@@ -106,12 +110,17 @@ internal sealed class PreSqLink : IAsyncDisposable
                 var first = true;
                 do
                 {
+                    using var span = SdkTracing.Source.StartActivity("sender send batch", ActivityKind.Producer);
+                    var frames = 0;
                     while (_frames.Reader.TryRead(out var frame))
                     {
                         await call.WriteAsync(new SenderFrame { Canonical = UnsafeByteOperations.UnsafeWrap(frame) }, callEnded.Token, flush: false).ConfigureAwait(false);
                         Interlocked.Increment(ref _sent);
+                        frames++;
                     }
                     await call.FlushAsync(callEnded.Token).ConfigureAwait(false);
+                    span?.SetTag("sieveq.pre_sq", PreSq);
+                    span?.SetTag("sieveq.frames", frames);
                     if (first)
                     {
                         _backoff.Reset();

@@ -72,7 +72,10 @@ public sealed class SieveQSender : IAsyncDisposable
         _lastSeq = sq.LastSentSeq;
         _outbox = outbox;
         _pump = Task.Run(() => PumpAsync(_stop.Token));
+        _meter = Internal.SdkMetrics.Observe(this);
     }
+
+    private readonly System.Diagnostics.Metrics.Meter _meter;
 
     /// <summary>
     /// A sender for enrolled sender <paramref name="senderId"/> of the configured deployment: its signing key and
@@ -401,6 +404,7 @@ public sealed class SieveQSender : IAsyncDisposable
             return;
         }
         await _stop.CancelAsync().ConfigureAwait(false);
+        _meter.Dispose();
         await _pump.ConfigureAwait(false);
         foreach (var link in _links.Values)
         {

@@ -32,12 +32,14 @@ internal static class AgentCommands
         var firewall = new Option<bool>("--firewall") { Description = "Run layer 0: push the agent policy to the driver (libsieveqfw.so off Windows), attest new identities, QGuard levels." };
         var policyFile = new Option<string?>("--policy") { Description = "Agent policy JSON mirror (default with --firewall: the registry on Windows, else the standard mirror path); its rule-set location is followed and new versions published to the replicas." };
         var cmd = new Command("agent", "Run the agent: sender-SQ and post-SQ for local applications on a Unix socket (SIGTERM or Ctrl-C stops it).") { deployment, name, state, logLevel, firewall, policyFile };
+        var telemetry = TelemetryArguments.AddTo(cmd);
         cmd.SetAction(async (ParseResult parse, CancellationToken ct) =>
         {
             using var stop = new StopSignal(ct);
             var arguments = new AgentArguments(parse.GetValue(deployment)!.FullName, parse.GetValue(name)!, parse.GetValue(state)?.FullName,
                 parse.GetValue(firewall), parse.GetValue(policyFile));
-            return await ComponentHost.RunAsync($"agent '{arguments.Name}'", parse.GetValue(logLevel), arguments, Validate, StartAsync, stop.Token).ConfigureAwait(false);
+            return await ComponentHost.RunAsync($"agent '{arguments.Name}'", parse.GetValue(logLevel), arguments,
+                telemetry.Read(parse, "agent", $"agent {arguments.Name}"), Validate, StartAsync, stop.Token).ConfigureAwait(false);
         });
         return cmd;
     }

@@ -19,11 +19,13 @@ internal static class ControllerCommand
         };
         var logLevel = new Option<LogLevel>("--log-level") { Description = "Minimum log level (logs go to stderr).", DefaultValueFactory = _ => LogLevel.Information };
         var cmd = new Command("controller", "Run the controller: the audit log and the management API `sieveq admin` uses (SIGTERM or Ctrl-C stops it).") { deployment, create, logLevel };
+        var telemetry = TelemetryArguments.AddTo(cmd);
         cmd.SetAction(async (parse, ct) =>
         {
             using var stop = new StopSignal(ct);
             var arguments = new ControllerArguments(parse.GetValue(deployment)!.FullName, parse.GetValue(create));
-            return await ComponentHost.RunAsync("controller", parse.GetValue(logLevel), arguments, _ => null, StartAsync, stop.Token).ConfigureAwait(false);
+            return await ComponentHost.RunAsync("controller", parse.GetValue(logLevel), arguments,
+                telemetry.Read(parse, "controller", "controller"), _ => null, StartAsync, stop.Token).ConfigureAwait(false);
         });
         return cmd;
     }

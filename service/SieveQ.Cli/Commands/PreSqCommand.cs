@@ -43,6 +43,7 @@ internal static class PreSqCommand
             deployment, id, logLevel, maxConnections, perSource, keepAlive, headers, minBodyRate, minResponseRate, grace, unbound, streams,
             headerField, window, maxMessage, inbound, inFlight, streamQueue, capacity, batchItems, batchDelay, grantRate, grantBurst,
         };
+        var telemetry = TelemetryArguments.AddTo(cmd);
         cmd.SetAction(async (parse, ct) =>
         {
             TimeSpan Duration(Option<string?> o, TimeSpan fallback) => parse.GetValue(o) is { } text ? ClusterSupport.ParseDuration(text) : fallback;
@@ -72,7 +73,9 @@ internal static class PreSqCommand
                     GrantBurst = parse.GetValue(grantBurst) ?? d.Filter.GrantBurst,
                 },
             };
-            return await RunAsync(parse.GetValue(deployment)!.FullName, parse.GetValue(id), options, parse.GetValue(logLevel), ct).ConfigureAwait(false);
+            var preSq = parse.GetValue(id);
+            return await RunAsync(parse.GetValue(deployment)!.FullName, preSq, options, telemetry.Read(parse, "pre-sq", $"pre-sq {preSq}"), parse.GetValue(logLevel), ct)
+                .ConfigureAwait(false);
         });
         return cmd;
     }
@@ -80,11 +83,11 @@ internal static class PreSqCommand
     /// <summary>What `pre-sq` parsed: validated when its host starts.</summary>
     private sealed record PreSqArguments(string Directory, int Id, PreSqHostOptions Options);
 
-    private static Task<int> RunAsync(string directory, int id, PreSqHostOptions options, LogLevel level, CancellationToken ct)
+    private static Task<int> RunAsync(string directory, int id, PreSqHostOptions options, TelemetrySettings telemetry, LogLevel level, CancellationToken ct)
     {
         ClusterSupport.PreferInlineSocketCompletions();
         using var stop = new StopSignal(ct);
-        return ComponentHost.RunAsync($"pre-sq {id}", level, new PreSqArguments(directory, id, options), Validate, StartAsync, stop.Token);
+        return ComponentHost.RunAsync($"pre-sq {id}", level, new PreSqArguments(directory, id, options), telemetry, Validate, StartAsync, stop.Token);
     }
 
     /// <summary>The pre-SQ's own option checks (<see cref="PreSqHostOptions.Validate"/>), as the host's start-time validation.</summary>

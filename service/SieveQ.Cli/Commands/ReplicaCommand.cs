@@ -18,12 +18,14 @@ internal static class ReplicaCommand
         var statusLines = new Option<bool>("--status-stdout") { Description = "Also print a `status {json}` line every second on stdout." };
         var logLevel = new Option<LogLevel>("--log-level") { Description = "Minimum log level (logs go to stderr).", DefaultValueFactory = _ => LogLevel.Information };
         var cmd = new Command("replica", "Run one BFT replica (SIGTERM or Ctrl-C stops it cleanly).") { config, id, unreplicated, statusLines, logLevel };
+        var telemetry = TelemetryArguments.AddTo(cmd);
         cmd.SetAction(async (parse, ct) =>
         {
             ClusterSupport.PreferInlineSocketCompletions();
             using var stop = new StopSignal(ct);
             var arguments = new ReplicaArguments(parse.GetValue(config)!.FullName, parse.GetValue(id), parse.GetValue(unreplicated), parse.GetValue(statusLines));
-            return await ComponentHost.RunAsync($"replica {arguments.Id}", parse.GetValue(logLevel), arguments, Validate, StartAsync, stop.Token).ConfigureAwait(false);
+            return await ComponentHost.RunAsync($"replica {arguments.Id}", parse.GetValue(logLevel), arguments,
+                telemetry.Read(parse, "replica", $"replica {arguments.Id}"), Validate, StartAsync, stop.Token).ConfigureAwait(false);
         });
         return cmd;
     }

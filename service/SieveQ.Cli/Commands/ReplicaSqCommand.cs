@@ -16,12 +16,14 @@ internal static class ReplicaSqCommand
         var statusLines = new Option<bool>("--status-stdout") { Description = "Also print a `status {json}` line every second on stdout." };
         var logLevel = new Option<LogLevel>("--log-level") { Description = "Minimum log level (logs go to stderr).", DefaultValueFactory = _ => LogLevel.Information };
         var cmd = new Command("replica-sq", "Run one replica-SQ of a deployment (SIGTERM or Ctrl-C stops it cleanly).") { deployment, id, statusLines, logLevel };
+        var telemetry = TelemetryArguments.AddTo(cmd);
         cmd.SetAction(async (parse, ct) =>
         {
             ClusterSupport.PreferInlineSocketCompletions();
             using var stop = new StopSignal(ct);
             var arguments = new ReplicaSqArguments(parse.GetValue(deployment)!.FullName, parse.GetValue(id), parse.GetValue(statusLines), new ReplicaSqHostOptions());
-            return await ComponentHost.RunAsync($"replica-SQ {arguments.Id}", parse.GetValue(logLevel), arguments, Validate, StartAsync, stop.Token).ConfigureAwait(false);
+            return await ComponentHost.RunAsync($"replica-SQ {arguments.Id}", parse.GetValue(logLevel), arguments,
+                telemetry.Read(parse, "replica-sq", $"replica-sq {arguments.Id}"), Validate, StartAsync, stop.Token).ConfigureAwait(false);
         });
         return cmd;
     }

@@ -28,7 +28,11 @@ internal static class UpCommand
             Description = "Create the deployment with this rule set (JSON) enforced at stage (f), signed by the deployment's new administrator key. "
                 + "For a deployment that exists already, use `sieveq rules push` (or --fresh).",
         };
-        var cmd = new Command("up", "Run a complete local SieveQ deployment on loopback (Ctrl-C stops it).") { dir, fresh, rate, size, duration, rules, logLevel };
+        var otlp = new Option<string?>("--otlp-endpoint")
+        {
+            Description = "Every component exports metrics and traces over OTLP/HTTP to this collector (default: $OTEL_EXPORTER_OTLP_ENDPOINT, which the components inherit).",
+        };
+        var cmd = new Command("up", "Run a complete local SieveQ deployment on loopback (Ctrl-C stops it).") { dir, fresh, rate, size, duration, rules, logLevel, otlp };
         cmd.SetAction(async (parse, ct) =>
         {
             var d = parse.GetValue(dir)!.FullName;
@@ -88,6 +92,17 @@ internal static class UpCommand
                 return 1;
             }
             DeployCommands.PrintEndpoints(cfg);
+            ScrapePorts scrape;
+            try
+            {
+                scrape = ScrapePorts.Plan(cfg, parse.GetValue(otlp));
+            }
+            catch (DeploymentException e)
+            {
+                Console.Error.WriteLine($"error: {e.Message}");
+                return 1;
+            }
+            scrape.Print();
             var logs = Path.Combine(d, "logs");
             Console.WriteLine($"  logs           {logs}");
             using var stop = new StopSignal(ct);
@@ -101,8 +116,8 @@ internal static class UpCommand
             {
                 var consoleUrl = await InitConsoleAsync(cfg, stop.Token).ConfigureAwait(false);
                 var started = DateTime.UtcNow;
-                await LocalDeploymentLauncher.LaunchAsync(cfg, processes, new LaunchOptions { LogLevel = parse.GetValue(logLevel)! }, stop.Token).ConfigureAwait(false);
-                await StartControllerAsync(cfg, controller, processes, parse.GetValue(logLevel)!, stop.Token).ConfigureAwait(false);
+                await LocalDeploymentLauncher.LaunchAsync(cfg, processes, new LaunchOptions { LogLevel = parse.GetValue(logLevel)!, ComponentArguments = scrape.ArgumentsFor }, stop.Token).ConfigureAwait(false);
+                await StartControllerAsync(cfg, controller, processes, parse.GetValue(logLevel)!, scrape.ArgumentsFor(ScrapePorts.ControllerName), stop.Token).ConfigureAwait(false);
                 await StartConsoleAsync(cfg, consoleUrl, consoleProcess, stop.Token).ConfigureAwait(false);
                 Console.WriteLine($"all components healthy after {(DateTime.UtcNow - started).TotalSeconds:0.0} s; Ctrl-C stops everything");
                 StartDemo(cfg, processes, live, r, bytes);
@@ -129,9 +144,10 @@ internal static class UpCommand
     }
 
     /// <summary>The controller, once the components it watches are up; `sieveq admin --key DIR/keys/management-*.pem` talks to it.</summary>
-    private static async Task StartControllerAsync(DeploymentConfig cfg, ControllerConfig controller, ComponentProcesses processes, string logLevel, CancellationToken ct)
+    private static async Task StartControllerAsync(DeploymentConfig cfg, ControllerConfig controller, ComponentProcesses processes, string logLevel,
+        IReadOnlyList<string> telemetry, CancellationToken ct)
     {
-        processes.Start("controller", ["controller", "--deployment", cfg.BaseDirectory, "--log-level", logLevel]);
+        processes.Start(ScrapePorts.ControllerName, [.. (string[])["controller", "--deployment", cfg.BaseDirectory, "--log-level", logLevel], .. telemetry]);
         var healthy = await DeploymentHealth.WaitHealthyAsync(
             async () => [await DeploymentHealth.ProbeAsync("controller", "controller", controller.Url, ControllerNames.Service, TimeSpan.FromSeconds(1), ct).ConfigureAwait(false)],
             TimeSpan.FromSeconds(30), ct).ConfigureAwait(false);

@@ -5,6 +5,7 @@ using Microsoft.Extensions.Hosting.WindowsServices;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using SieveQ.Bft.Hosting.Logging;
+using SieveQ.Telemetry;
 
 namespace SieveQ.Cli.Running;
 
@@ -46,11 +47,12 @@ internal static class ComponentHost
 
     /// <param name="name">The component as its messages name it, e.g. "pre-sq 2".</param>
     /// <param name="options">The parsed arguments, validated at start by <paramref name="validate"/>.</param>
+    /// <param name="telemetry">Metrics and traces (<see cref="TelemetryArguments"/>): a problem refuses the start like invalid options.</param>
     /// <param name="validate">Null when valid, else why not (reuse the component's own validation).</param>
     /// <param name="start">Creates and starts the component; returns once it is ready (listening), which is when systemd is told READY=1.</param>
     /// <param name="stop">Ctrl-C and SIGTERM (<see cref="StopSignal"/>); the host's lifetime handles SIGTERM and the service control manager too.</param>
     /// <returns>0 when stopped or ended cleanly, 1 when refused at start, 2 when the component failed while running.</returns>
-    public static async Task<int> RunAsync<T>(string name, LogLevel level, T options, Func<T, string?> validate,
+    public static async Task<int> RunAsync<T>(string name, LogLevel level, T options, TelemetrySettings telemetry, Func<T, string?> validate,
         Func<T, ILoggerFactory, CancellationToken, Task<RunningComponent>> start, CancellationToken stop)
         where T : class
     {
@@ -66,7 +68,12 @@ internal static class ComponentHost
             .Configure(o => o.Value = options)
             .Validate(o => o.Value is not null, "no options")
             .ValidateOnStart();
-        builder.Services.AddSingleton<IValidateOptions<ComponentOptions<T>>>(new ComponentOptionsValidator<T>(name, validate));
+        builder.Services.AddSingleton<IValidateOptions<ComponentOptions<T>>>(new ComponentOptionsValidator<T>(name, o => telemetry.Problem ?? validate(o)));
+        if (telemetry.Options is { } telemetryOptions)
+        {
+            // Before the component's hosted service: the scrape listener is up before the component says it is ready.
+            builder.Services.AddSieveQTelemetry(telemetryOptions);
+        }
         builder.Services.AddSingleton(new ComponentRun<T>(name, start));
         builder.Services.AddHostedService<ComponentService<T>>();
 
@@ -85,10 +92,18 @@ internal static class ComponentHost
         {
             return await RefuseAsync(host, log, e.Message).ConfigureAwait(false);
         }
+        catch (TelemetryStartException e)
+        {
+            return await RefuseAsync(host, log, $"{name}: {e.Message}").ConfigureAwait(false);
+        }
         catch (OperationCanceledException) when (stop.IsCancellationRequested)
         {
             // stopped while starting: the hosted service released what it had started
             return 0;
+        }
+        if (TelemetryRegistration.ScrapeUrl(host.Services) is { } scrape)
+        {
+            Console.WriteLine($"{name} metrics on {scrape}");
         }
         await host.WaitForShutdownAsync(stop).ConfigureAwait(false);
         return run.ExitCode;
