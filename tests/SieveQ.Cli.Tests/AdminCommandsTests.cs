@@ -62,7 +62,7 @@ public sealed class AdminCommandsTests
             var recorded = await SieveqProcess.RunAsync(["admin", "quarantine", "--deployment", dir, "--key", operatorKey, "--sender", "1", "--reason", "test"]);
             Assert.True(recorded.Code == 3, recorded.Stdout + recorded.Stderr);
             Assert.Contains("NOT applied", recorded.Stdout, StringComparison.Ordinal);
-            Assert.Contains("not yet applied:", recorded.Stdout, StringComparison.Ordinal);
+            Assert.Contains("holds no administrator command key", recorded.Stdout, StringComparison.Ordinal);
 
             var audit = await SieveqProcess.RunAsync(["admin", "audit", "--deployment", dir, "--key", viewerKey]);
             Assert.True(audit.Code == 0, audit.Stdout + audit.Stderr);
