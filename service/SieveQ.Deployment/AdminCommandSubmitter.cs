@@ -9,7 +9,7 @@ using SieveQ.Transport;
 namespace SieveQ.Deployment;
 
 /// <summary>Where an administrator command ended: the outcome f+1 replicas agreed on, or why it never reached them.</summary>
-public sealed record AdminCommandOutcome(bool Applied, string Status, string? Via);
+public sealed record AdminCommandReport(bool Applied, string Status, string? Via);
 
 /// <summary>
 /// Signs administrator commands (quarantine or readmit a sender or pre-SQ) with the deployment's administrator key
@@ -44,7 +44,7 @@ public sealed class AdminCommandSubmitter
     }
 
     /// <summary>Orders one command; one at a time, so nonces leave in the order they were made.</summary>
-    public async Task<AdminCommandOutcome> ApplyAsync(AdminOp op, int target, CancellationToken ct = default)
+    public async Task<AdminCommandReport> ApplyAsync(AdminOp op, int target, CancellationToken ct = default)
     {
         await _one.WaitAsync(ct).ConfigureAwait(false);
         try
@@ -59,8 +59,8 @@ public sealed class AdminCommandSubmitter
             }
             _lastNonce = Math.Max(_lastNonce, nonce);
             return result is null
-                ? new AdminCommandOutcome(false, "not applied: " + failure, null)
-                : new AdminCommandOutcome(result.Applied, result.Reason, via);
+                ? new AdminCommandReport(false, "not applied: " + failure, null)
+                : new AdminCommandReport(result.Applied, result.Reason, via);
         }
         finally
         {
@@ -80,7 +80,7 @@ public sealed class AdminCommandSubmitter
             {
                 using var channel = GrpcChannel.ForAddress(new Uri(p.Url), EnvelopeLimits.MaxReasonBytes * 16);
                 var reply = await channel.UnaryAsync(ProtocolNames.PreSqService, ProtocolNames.SubmitAdminCommand,
-                    new AdminCommandSubmission { Canonical = ByteString.CopyFrom(command) }, Protocol.V1.AdminCommandOutcome.Parser, cts.Token).ConfigureAwait(false);
+                    new AdminCommandSubmission { Canonical = ByteString.CopyFrom(command) }, AdminCommandOutcome.Parser, cts.Token).ConfigureAwait(false);
                 return (AdminCommandResultCodec.Decode(reply.Canonical.Span), p.Name, null);
             }
             catch (GrpcCallException e) when (e.Status is GrpcStatusCode.InvalidArgument or GrpcStatusCode.Unauthenticated)

@@ -64,6 +64,10 @@ public sealed class AdminCommandsTests
             Assert.Contains("NOT applied", recorded.Stdout, StringComparison.Ordinal);
             Assert.Contains("holds no administrator command key", recorded.Stdout, StringComparison.Ordinal);
 
+            var both = await SieveqProcess.RunAsync(["admin", "readmit", "--deployment", dir, "--key", operatorKey, "--sender", "1", "--pre-sq", "4"]);
+            Assert.Equal(2, both.Code);
+            Assert.Contains("name exactly one party", both.Stdout + both.Stderr, StringComparison.Ordinal);
+
             var audit = await SieveqProcess.RunAsync(["admin", "audit", "--deployment", dir, "--key", viewerKey]);
             Assert.True(audit.Code == 0, audit.Stdout + audit.Stderr);
             Assert.Contains("(operator, operator)  quarantine-sender sender 1 (reason: test)", audit.Stdout, StringComparison.Ordinal);

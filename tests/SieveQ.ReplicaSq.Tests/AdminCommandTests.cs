@@ -1,4 +1,8 @@
+using Google.Protobuf;
 using SieveQ.Deployment;
+using SieveQ.Protocol;
+using SieveQ.Protocol.V1;
+using SieveQ.Transport;
 using SieveQ.PreSq;
 using SieveQ.Sieve.Envelope;
 using SieveQ.Sieve.Hosting.Keys;
@@ -52,6 +56,17 @@ public sealed class AdminCommandTests : IClassFixture<RulesReplicaSqCluster>
         // Only the pinned key is taken; and a submitter whose clock is behind the replicas' last nonce goes above it.
         using var intruder = System.Security.Cryptography.ECDsa.Create(System.Security.Cryptography.ECCurve.NamedCurves.nistP256);
         Assert.Throws<DeploymentException>(() => new AdminCommandSubmitter(cfg, intruder));
+        using (var channel = GrpcChannel.ForAddress(new Uri(cfg.PreSqs[1].Url)))
+        {
+            var forged = AdminCommandCodec.Sign(AdminOp.ReadmitSender, sender, long.MaxValue, intruder);
+            var e = await Assert.ThrowsAsync<GrpcCallException>(() => channel.UnaryAsync(ProtocolNames.PreSqService, ProtocolNames.SubmitAdminCommand,
+                new AdminCommandSubmission { Canonical = ByteString.CopyFrom(forged) }, AdminCommandOutcome.Parser));
+            Assert.Equal(GrpcStatusCode.Unauthenticated, e.Status);
+            var malformed = await Assert.ThrowsAsync<GrpcCallException>(() => channel.UnaryAsync(ProtocolNames.PreSqService, ProtocolNames.SubmitAdminCommand,
+                new AdminCommandSubmission { Canonical = ByteString.CopyFrom(forged.AsSpan(0, 20)) }, AdminCommandOutcome.Parser));
+            Assert.Equal(GrpcStatusCode.InvalidArgument, malformed.Status);
+            Assert.Equal(2, preSq.Health().Counters["admin_commands_refused"]);
+        }
 
         // A command from the future sets the replicas' nonce far ahead; the submitter's wall-clock nonce is then refused once and retried above it.
         var future = AdminCommandCodec.Sign(AdminOp.ReadmitPreSq, cfg.PreSqs[0].Id, DateTimeOffset.UtcNow.AddDays(1).ToUnixTimeMilliseconds(), admin);

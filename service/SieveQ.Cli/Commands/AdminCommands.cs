@@ -82,14 +82,18 @@ internal static class AdminCommands
         var reason = new Option<string>("--reason") { Description = "Why (recorded in the audit log, up to 200 characters).", DefaultValueFactory = _ => "" };
         var cmd = new Command(name, description) { sender, preSq, reason };
         var common = AddCommon(cmd);
-        cmd.Validators.Add(result =>
+        cmd.SetAction(async (parse, ct) =>
         {
-            if ((result.GetValue(sender) is null) == (result.GetValue(preSq) is null))
+            if ((parse.GetValue(sender) is null) == (parse.GetValue(preSq) is null))
             {
-                result.AddError("name exactly one party: --sender ID or --pre-sq ID");
+                await Console.Error.WriteLineAsync("error: name exactly one party: --sender ID or --pre-sq ID").ConfigureAwait(false);
+                return 2;
             }
+            return await CallAsync(parse, common, client => ActAsync(client, parse, ct)).ConfigureAwait(false);
         });
-        cmd.SetAction((parse, ct) => CallAsync(parse, common, async client =>
+        return cmd;
+
+        async Task<int> ActAsync(ManagementClient client, ParseResult parse, CancellationToken ct)
         {
             var r = parse.GetValue(reason) ?? "";
             var quarantine = name == "quarantine";
@@ -101,8 +105,7 @@ internal static class AdminCommands
             };
             Console.WriteLine($"{(reply.Applied ? "applied" : "NOT applied")} (audit record {reply.AuditSequence}): {reply.Status}");
             return reply.Applied ? 0 : 3;
-        }));
-        return cmd;
+        }
     }
 
     private static async Task<int> CallAsync(ParseResult parse, Common common, Func<ManagementClient, Task<int>> call)
