@@ -41,6 +41,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
     private readonly PartyKeys _keys;
     private readonly IdentityKey _identity;
     private readonly PublicKeyDirectory _enrolled;
+    private readonly AdministratorKey? _administrator;
     private readonly ReplicaHost _ordering;
     private readonly SieveReplicaApplication _sieve;
     private readonly ExecutionOutputQueue _outputs;
@@ -72,7 +73,13 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         Metrics = new ReplicaSqMetrics(id);
 
         // Signed rule sets (replaceable through the ordering) when the deployment has a rules section, fixed routes otherwise.
-        var sieve = new SieveReplicaApplication(enrolled, deployment.Config.Sieve, DeploymentRules.LoadReplicaRules(deployment.Config)) { Marks = StageTrace.Marks };
+        // The same pinned key signs rule-set and administrator commands, under different signature domains.
+        _administrator = deployment.Config.Rules is { } rules ? new AdministratorKey(DeploymentRules.Administrator(rules).SubjectPublicKeyInfo) : null;
+        var sieve = new SieveReplicaApplication(enrolled, deployment.Config.Sieve, DeploymentRules.LoadReplicaRules(deployment.Config))
+        {
+            Marks = StageTrace.Marks,
+            Administrator = _administrator,
+        };
         Metrics.ObserveVerdictCache(sieve.Verdicts);
         // Only the ordering host's core thread touches the sieve; everything else reads its published model.
         _sieve = sieve;
@@ -222,6 +229,11 @@ public sealed class ReplicaSqHost : IAsyncDisposable
             c[$"quarantined.pre_sq.{preSq}"] = quarantined ? 1 : 0;
         }
         c["quarantined.senders"] = quarantinedSenders;
+        c["admin.quarantined.senders"] = sieve.AdminQuarantinedSenders.Count;
+        c["admin.quarantined.pre_sqs"] = sieve.AdminQuarantinedPreSqs.Count;
+        c["admin.last_nonce"] = sieve.AdminLastNonce;
+        c["admin.commands_applied"] = sieve.AdminCommandsApplied;
+        c["admin.commands_refused"] = sieve.AdminCommandsRefused;
         c["held"] = held.HeldCount;
         c["held_bytes"] = held.HeldBytes;
         c["processed"] = processed;
@@ -268,6 +280,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
                 await _pumping.ConfigureAwait(false);
                 await _retransmitting.ConfigureAwait(false);
                 _enrolled.Dispose();
+                _administrator?.Dispose();
                 _keys.Dispose();
                 _identity.Dispose();
                 Metrics.Dispose();

@@ -44,6 +44,13 @@ public sealed record ControllerConfig
     public long MaxAuditFileBytes { get; init; } = 16 * 1024 * 1024;
     public required IReadOnlyList<ControllerCallerEntry> Callers { get; init; }
 
+    /// <summary>
+    /// The administrator's private key (PEM, relative to the deployment directory) the controller signs ordered
+    /// commands with; it must be the key deployment.json pins (rules.administratorKey). Null: the controller records
+    /// quarantine and readmission requests but cannot apply them.
+    /// </summary>
+    public string? CommandKeyFile { get; init; }
+
     public IReadOnlyList<PinnedCaller> PinnedCallers() =>
         Callers.Select(c => new PinnedCaller(c.Name, c.Role, Convert.FromBase64String(c.PublicKey))).ToList();
 
@@ -111,7 +118,14 @@ public sealed record ControllerConfig
                 PublicKey = Convert.ToBase64String(key.ExportSubjectPublicKeyInfo()),
             });
         }
-        var cfg = new ControllerConfig { Url = $"http://127.0.0.1:{FreeLoopbackPort()}", Callers = callers };
+        // A local deployment made with a rule set keeps its administrator key in its key folder: the controller may use it.
+        var administrator = Path.Combine(deployment.KeyDirectory, DeploymentRules.AdministratorKeyName + ".pem");
+        var cfg = new ControllerConfig
+        {
+            Url = $"http://127.0.0.1:{FreeLoopbackPort()}",
+            Callers = callers,
+            CommandKeyFile = deployment.Rules is not null && File.Exists(deployment.Resolve(administrator)) ? administrator : null,
+        };
         cfg.Save(deployment.BaseDirectory);
         return cfg;
     }

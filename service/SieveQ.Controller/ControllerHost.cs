@@ -38,6 +38,7 @@ public sealed class ControllerHost : IAsyncDisposable
     private readonly WebApplication _web;
 
     private readonly CallerAuthenticator _authenticator;
+    private IDisposable? _commandKey;
 
     private ControllerHost(WebApplication web, CallerAuthenticator authenticator, AuditLog audit, Uri url)
     {
@@ -55,7 +56,8 @@ public sealed class ControllerHost : IAsyncDisposable
     /// over the deployment); <paramref name="auditDirectory"/> is where the log lives.
     /// </summary>
     public static ControllerHost Create(Uri url, IReadOnlyList<PinnedCaller> callers, string auditDirectory,
-        Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> probe, ILoggerFactory logs, ControllerHostOptions? options = null)
+        Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> probe, ILoggerFactory logs, ControllerHostOptions? options = null,
+        AdminCommandSubmitter? commands = null)
     {
         ArgumentNullException.ThrowIfNull(url);
         options ??= new ControllerHostOptions();
@@ -64,7 +66,7 @@ public sealed class ControllerHost : IAsyncDisposable
         try
         {
             authenticator = new CallerAuthenticator(callers, options.Authentication);
-            var api = new ManagementApi(authenticator, audit, probe);
+            var api = new ManagementApi(authenticator, audit, probe, commands);
             var web = HardenedWebApplication.CreateBuilder(typeof(ControllerHost).Assembly, logs, url, options.KestrelLimits,
                 new SourceConnectionLimiter(options.MaxConnectionsPerSource), new PrefaceDeadline(options.KestrelLimits.RequestHeadersTimeout));
             var app = web.Build();
@@ -86,8 +88,20 @@ public sealed class ControllerHost : IAsyncDisposable
         var cfg = ControllerConfig.Load(deployment.BaseDirectory);
         options ??= new ControllerHostOptions();
         options = options with { Audit = options.Audit with { MaxFileBytes = cfg.MaxAuditFileBytes } };
-        return Create(new Uri(cfg.Url), cfg.PinnedCallers(), deployment.Resolve(cfg.AuditDirectory),
-            ct => DeploymentHealth.ProbeAllAsync(deployment, TimeSpan.FromSeconds(2), ct), logs, options);
+        var key = cfg.CommandKeyFile is { } file ? ManagementKeyFile.Read(deployment.Resolve(file)) : null;
+        try
+        {
+            var commands = key is null ? null : new AdminCommandSubmitter(deployment, key);
+            var host = Create(new Uri(cfg.Url), cfg.PinnedCallers(), deployment.Resolve(cfg.AuditDirectory),
+                ct => DeploymentHealth.ProbeAllAsync(deployment, TimeSpan.FromSeconds(2), ct), logs, options, commands);
+            host._commandKey = key;
+            return host;
+        }
+        catch
+        {
+            key?.Dispose();
+            throw;
+        }
     }
 
     public async Task StartAsync(CancellationToken ct = default)
@@ -107,5 +121,6 @@ public sealed class ControllerHost : IAsyncDisposable
         await _web.DisposeAsync().ConfigureAwait(false);
         await Audit.DisposeAsync().ConfigureAwait(false);
         _authenticator.Dispose();
+        _commandKey?.Dispose();
     }
 }

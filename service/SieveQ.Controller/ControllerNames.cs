@@ -9,6 +9,8 @@ public static class ControllerNames
     public const string AuditTail = "AuditTail";
     public const string QuarantineSender = "QuarantineSender";
     public const string ReadmitSender = "ReadmitSender";
+    public const string QuarantinePreSq = "QuarantinePreSq";
+    public const string ReadmitPreSq = "ReadmitPreSq";
 
     /// <summary>What a signature names: the full method, so a signed request is good for that method only.</summary>
     public static string FullMethod(string method) => Service + "/" + method;

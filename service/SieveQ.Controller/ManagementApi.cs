@@ -4,6 +4,7 @@ using SieveQ.Controller.Access;
 using SieveQ.Controller.Audit;
 using SieveQ.Deployment;
 using SieveQ.Protocol.V1;
+using SieveQ.Sieve.Envelope;
 using SieveQ.Transport;
 
 namespace SieveQ.Controller;
@@ -20,21 +21,21 @@ public sealed class ManagementApi
     public const int MaxRequestBytes = 64 * 1024;
     public const int MaxAuditTail = 1000;
 
-    /// <summary>
-    /// Why a quarantine or readmission is recorded but not carried out: there is no ordered command for it. The
-    /// replicas take only rule-set commands (kind 0x05) from an administrator through the ordering; a sender's
-    /// quarantine is decided by the replicas' own suspicion counters, and nothing lets the controller set one.
-    /// </summary>
-    public const string SenderActionNotApplied =
-        "not yet applied: the ordering has no operator quarantine/readmit command (replicas accept only rule-set commands, kind 0x05), so the sieve is unchanged; the request is recorded in the audit log";
+    /// <summary>Why a quarantine or readmission is recorded but not carried out when the controller holds no command key.</summary>
+    public const string NoCommandKey =
+        "not applied: this controller holds no administrator command key (controller.json commandKeyFile), so it cannot order the change; the request is recorded in the audit log";
 
     private readonly CallerAuthenticator _authenticator;
     private readonly AuditLog _audit;
     private readonly Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> _probe;
     private readonly TimeSpan _readTimeout;
+    private readonly AdminCommandSubmitter? _commands;
 
-    public ManagementApi(CallerAuthenticator authenticator, AuditLog audit, Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> probe, TimeSpan? readTimeout = null)
+    /// <param name="commands">Orders quarantine and readmission through the replicas; null records them as not applied.</param>
+    public ManagementApi(CallerAuthenticator authenticator, AuditLog audit, Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> probe,
+        AdminCommandSubmitter? commands = null, TimeSpan? readTimeout = null)
     {
+        _commands = commands;
         _authenticator = authenticator;
         _audit = audit;
         _probe = probe;
@@ -48,12 +49,18 @@ public sealed class ManagementApi
             call => HandleAsync(call, ControllerNames.Status, ManagementRole.Viewer, ControllerStatusRequest.Parser, audited: false, StatusAsync), MaxRequestBytes);
         routes.MapGrpcMethod<SignedManagementRequest, AuditTailReply>(ControllerNames.Service, ControllerNames.AuditTail, SignedManagementRequest.Parser,
             call => HandleAsync(call, ControllerNames.AuditTail, ManagementRole.Viewer, AuditTailRequest.Parser, audited: false, AuditTailAsync), MaxRequestBytes);
-        routes.MapGrpcMethod<SignedManagementRequest, ManagementActionReply>(ControllerNames.Service, ControllerNames.QuarantineSender, SignedManagementRequest.Parser,
-            call => HandleAsync(call, ControllerNames.QuarantineSender, ManagementRole.Operator, SenderActionRequest.Parser, audited: true,
-                (caller, request, ct) => SenderActionAsync(caller, "quarantine-sender", request, ct)), MaxRequestBytes);
-        routes.MapGrpcMethod<SignedManagementRequest, ManagementActionReply>(ControllerNames.Service, ControllerNames.ReadmitSender, SignedManagementRequest.Parser,
-            call => HandleAsync(call, ControllerNames.ReadmitSender, ManagementRole.Operator, SenderActionRequest.Parser, audited: true,
-                (caller, request, ct) => SenderActionAsync(caller, "readmit-sender", request, ct)), MaxRequestBytes);
+        MapPartyAction(routes, ControllerNames.QuarantineSender, SenderActionRequest.Parser, r => (AdminOp.QuarantineSender, r.Sender, r.Reason));
+        MapPartyAction(routes, ControllerNames.ReadmitSender, SenderActionRequest.Parser, r => (AdminOp.ReadmitSender, r.Sender, r.Reason));
+        MapPartyAction(routes, ControllerNames.QuarantinePreSq, PreSqActionRequest.Parser, r => (AdminOp.QuarantinePreSq, r.PreSq, r.Reason));
+        MapPartyAction(routes, ControllerNames.ReadmitPreSq, PreSqActionRequest.Parser, r => (AdminOp.ReadmitPreSq, r.PreSq, r.Reason));
+    }
+
+    private void MapPartyAction<TBody>(IEndpointRouteBuilder routes, string method, MessageParser<TBody> parser, Func<TBody, (AdminOp Op, uint Target, string Reason)> read)
+        where TBody : class, IMessage<TBody>
+    {
+        routes.MapGrpcMethod<SignedManagementRequest, ManagementActionReply>(ControllerNames.Service, method, SignedManagementRequest.Parser,
+            call => HandleAsync(call, method, ManagementRole.Operator, parser, audited: true,
+                (caller, request, ct) => PartyActionAsync(caller, method, read(request), ct)), MaxRequestBytes);
     }
 
     private async Task HandleAsync<TBody, TReply>(GrpcServerCall<SignedManagementRequest, TReply> call, string method, ManagementRole required,
@@ -128,26 +135,56 @@ public sealed class ManagementApi
         return Task.FromResult(reply);
     }
 
-    private async Task<ManagementActionReply> SenderActionAsync(CallerIdentity caller, string action, SenderActionRequest request, CancellationToken ct)
+    /// <summary>
+    /// Records the request, orders the command, records the agreed outcome: two records, so a crash while the command
+    /// is in the ordering still leaves a trace of it. The outcome is the replicas' own words (applied, or refused and
+    /// why) or why no pre-SQ took the command.
+    /// </summary>
+    private async Task<ManagementActionReply> PartyActionAsync(CallerIdentity caller, string method, (AdminOp Op, uint Target, string Reason) request, CancellationToken ct)
     {
         if (request.Reason.Length > 200)
         {
             throw new GrpcCallException(GrpcStatusCode.InvalidArgument, "the reason is limited to 200 characters");
         }
-        var record = await _audit.AppendAsync(caller.AuditActor, action, AuditTarget(request), SenderActionNotApplied, ct).ConfigureAwait(false);
-        return new ManagementActionReply { Applied = false, Status = SenderActionNotApplied, AuditSequence = record.Sequence };
+        if (request.Target > int.MaxValue)
+        {
+            throw new GrpcCallException(GrpcStatusCode.InvalidArgument, $"{request.Target} is not a valid id");
+        }
+        var action = AuditAction(method);
+        var target = Target(request.Op, request.Target, request.Reason);
+        if (_commands is null)
+        {
+            var unapplied = await _audit.AppendAsync(caller.AuditActor, action, target, NoCommandKey, ct).ConfigureAwait(false);
+            return new ManagementActionReply { Applied = false, Status = NoCommandKey, AuditSequence = unapplied.Sequence };
+        }
+        await _audit.AppendAsync(caller.AuditActor, action, target, "submitted to the ordering", ct).ConfigureAwait(false);
+        // The outcome is recorded even when the caller hangs up: the command may have been applied.
+        var outcome = await _commands.ApplyAsync(request.Op, (int)request.Target, CancellationToken.None).ConfigureAwait(false);
+        var status = outcome.Applied ? $"{outcome.Status} (agreed by f+1 replicas, via {outcome.Via})" : outcome.Status;
+        var record = await _audit.AppendAsync(caller.AuditActor, action, target, Truncate((outcome.Applied ? "applied: " : "not applied: ") + status, 1000),
+            CancellationToken.None).ConfigureAwait(false);
+        return new ManagementActionReply { Applied = outcome.Applied, Status = status, AuditSequence = record.Sequence };
+    }
+
+    private static string Target(AdminOp op, uint id, string reason)
+    {
+        var party = op is AdminOp.QuarantineSender or AdminOp.ReadmitSender ? $"sender {id}" : $"pre-SQ {id}";
+        return string.IsNullOrEmpty(reason) ? party : $"{party} (reason: {Truncate(reason, 200)})";
     }
 
     private static string AuditAction(string method) => method switch
     {
         ControllerNames.QuarantineSender => "quarantine-sender",
         ControllerNames.ReadmitSender => "readmit-sender",
+        ControllerNames.QuarantinePreSq => "quarantine-pre-sq",
+        ControllerNames.ReadmitPreSq => "readmit-pre-sq",
         _ => method,
     };
 
     private static string AuditTarget(IMessage body) => body switch
     {
-        SenderActionRequest s => string.IsNullOrEmpty(s.Reason) ? $"sender {s.Sender}" : $"sender {s.Sender} (reason: {Truncate(s.Reason, 200)})",
+        SenderActionRequest s => Target(AdminOp.QuarantineSender, s.Sender, s.Reason),
+        PreSqActionRequest p => Target(AdminOp.QuarantinePreSq, p.PreSq, p.Reason),
         _ => "-",
     };
 

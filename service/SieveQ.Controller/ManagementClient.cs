@@ -39,6 +39,12 @@ public sealed class ManagementClient : IDisposable
     public Task<ManagementActionReply> ReadmitSenderAsync(uint sender, string reason, CancellationToken ct = default) =>
         CallAsync(ControllerNames.ReadmitSender, new SenderActionRequest { Sender = sender, Reason = reason }, ManagementActionReply.Parser, ct);
 
+    public Task<ManagementActionReply> QuarantinePreSqAsync(uint preSq, string reason, CancellationToken ct = default) =>
+        CallAsync(ControllerNames.QuarantinePreSq, new PreSqActionRequest { PreSq = preSq, Reason = reason }, ManagementActionReply.Parser, ct);
+
+    public Task<ManagementActionReply> ReadmitPreSqAsync(uint preSq, string reason, CancellationToken ct = default) =>
+        CallAsync(ControllerNames.ReadmitPreSq, new PreSqActionRequest { PreSq = preSq, Reason = reason }, ManagementActionReply.Parser, ct);
+
     /// <summary>Signs <paramref name="body"/> for <paramref name="method"/> (exposed so tests can replay or tamper with a request).</summary>
     public SignedManagementRequest Sign(string method, IMessage body)
     {

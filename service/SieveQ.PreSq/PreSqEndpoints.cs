@@ -10,7 +10,7 @@ using SieveQ.Transport;
 
 namespace SieveQ.PreSq;
 
-/// <summary>The gRPC service sieveq.v1.PreSq: Exchange for sender-SQs, Acknowledge for post-SQs, Health and SubmitRuleSetCommand for operators.</summary>
+/// <summary>The gRPC service sieveq.v1.PreSq: Exchange for sender-SQs, Acknowledge for post-SQs, Health, SubmitRuleSetCommand and SubmitAdminCommand for operators.</summary>
 internal sealed class PreSqEndpoints
 {
     private const int HealthRequestBytes = 1024;
@@ -22,11 +22,13 @@ internal sealed class PreSqEndpoints
     private readonly PreSqMetrics _metrics;
     private readonly Func<HealthReply> _health;
     private readonly RuleSetCommandRelay _ruleSetCommands;
+    private readonly AdminCommandRelay _adminCommands;
     private readonly CancellationToken _shutdown;
 
     public PreSqEndpoints(PreSqHostOptions options, SieveLoop loop, SenderStreams streams, PublicKeyDirectory enrolled, PreSqMetrics metrics,
-        Func<HealthReply> health, RuleSetCommandRelay ruleSetCommands, CancellationToken shutdown)
+        Func<HealthReply> health, RuleSetCommandRelay ruleSetCommands, AdminCommandRelay adminCommands, CancellationToken shutdown)
     {
+        _adminCommands = adminCommands;
         _ruleSetCommands = ruleSetCommands;
         _options = options;
         _loop = loop;
@@ -45,6 +47,17 @@ internal sealed class PreSqEndpoints
         routes.MapGrpcMethod<HealthRequest, HealthReply>(ProtocolNames.PreSqService, ProtocolNames.Health, HealthRequest.Parser, HealthAsync, HealthRequestBytes);
         routes.MapGrpcMethod<RuleSetCommandSubmission, RuleSetCommandOutcome>(ProtocolNames.PreSqService, ProtocolNames.SubmitRuleSetCommand,
             RuleSetCommandSubmission.Parser, SubmitRuleSetCommandAsync, RuleSetCommandRelay.MaxSubmissionBytes);
+        routes.MapGrpcMethod<AdminCommandSubmission, AdminCommandOutcome>(ProtocolNames.PreSqService, ProtocolNames.SubmitAdminCommand,
+            AdminCommandSubmission.Parser, SubmitAdminCommandAsync, AdminCommandRelay.MaxSubmissionBytes);
+    }
+
+    private async Task SubmitAdminCommandAsync(GrpcServerCall<AdminCommandSubmission, AdminCommandOutcome> call)
+    {
+        var request = await call.ReadOneAsync(call.CallAborted).ConfigureAwait(false)
+            ?? throw new GrpcCallException(GrpcStatusCode.InvalidArgument, "no administrator command in the call");
+        using var ct = CancellationTokenSource.CreateLinkedTokenSource(call.CallAborted, _shutdown);
+        var result = await _adminCommands.SubmitAsync(request.Canonical.Memory, ct.Token).ConfigureAwait(false);
+        await call.WriteAsync(new AdminCommandOutcome { Canonical = Google.Protobuf.ByteString.CopyFrom(result) }, ct: call.CallAborted).ConfigureAwait(false);
     }
 
     private async Task SubmitRuleSetCommandAsync(GrpcServerCall<RuleSetCommandSubmission, RuleSetCommandOutcome> call)

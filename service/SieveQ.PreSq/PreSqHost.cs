@@ -39,6 +39,7 @@ public sealed class PreSqHost : IAsyncDisposable
     private readonly SenderStreams _streams;
     private readonly AckResponseSubscriber _relay;
     private readonly RuleSetCommandRelay _ruleSetCommands;
+    private readonly AdminCommandRelay _adminCommands;
     private readonly WebApplication _web;
     private readonly CancellationTokenSource _shutdown = new();
     private int _disposed;
@@ -70,7 +71,8 @@ public sealed class PreSqHost : IAsyncDisposable
         metrics.Gauge("connections_closed_silent", "{connection}", "Connections closed for sending nothing before the headers timeout", () => preface.Closed);
         _web = web.Build();
         _ruleSetCommands = new RuleSetCommandRelay(id, forwarder, administratorSpki, metrics);
-        new PreSqEndpoints(options, loop, streams, enrolled, metrics, Health, _ruleSetCommands, _shutdown.Token).Map(_web);
+        _adminCommands = new AdminCommandRelay(id, forwarder, administratorSpki, metrics);
+        new PreSqEndpoints(options, loop, streams, enrolled, metrics, Health, _ruleSetCommands, _adminCommands, _shutdown.Token).Map(_web);
     }
 
     public int Id { get; }
@@ -240,6 +242,7 @@ public sealed class PreSqHost : IAsyncDisposable
             await _loop.DisposeAsync().ConfigureAwait(false);
             await _forwarder.DisposeAsync().ConfigureAwait(false);
             _ruleSetCommands.Dispose();
+            _adminCommands.Dispose();
             _enrolled.Dispose();
             _keys.Dispose();
             _identity.Dispose();

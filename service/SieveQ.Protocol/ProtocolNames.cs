@@ -16,4 +16,5 @@ public static class ProtocolNames
     public const string Send = "Send";
     public const string Receive = "Receive";
     public const string SubmitRuleSetCommand = "SubmitRuleSetCommand";
+    public const string SubmitAdminCommand = "SubmitAdminCommand";
 }

@@ -62,7 +62,11 @@ public sealed class AdminCommandsTests
             var recorded = await SieveqProcess.RunAsync(["admin", "quarantine", "--deployment", dir, "--key", operatorKey, "--sender", "1", "--reason", "test"]);
             Assert.True(recorded.Code == 3, recorded.Stdout + recorded.Stderr);
             Assert.Contains("NOT applied", recorded.Stdout, StringComparison.Ordinal);
-            Assert.Contains("not yet applied:", recorded.Stdout, StringComparison.Ordinal);
+            Assert.Contains("holds no administrator command key", recorded.Stdout, StringComparison.Ordinal);
+
+            var both = await SieveqProcess.RunAsync(["admin", "readmit", "--deployment", dir, "--key", operatorKey, "--sender", "1", "--pre-sq", "4"]);
+            Assert.Equal(2, both.Code);
+            Assert.Contains("name exactly one party", both.Stdout + both.Stderr, StringComparison.Ordinal);
 
             var audit = await SieveqProcess.RunAsync(["admin", "audit", "--deployment", dir, "--key", viewerKey]);
             Assert.True(audit.Code == 0, audit.Stdout + audit.Stderr);

@@ -88,6 +88,14 @@ public class ReplicaSqCluster : IAsyncLifetime
         return ExecuteResultCodec.Decode(done.Result);
     }
 
+    /// <summary>Orders one command alone in a request of the pre-SQ; returns the agreed result bytes.</summary>
+    public async Task<ReadOnlyMemory<byte>> SubmitRawAsync(byte[] command)
+    {
+        using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(20));
+        var done = await Ordering.SubmitAsync(OrderingRequestCodec.Encode(PreSq, [command]), cts.Token);
+        return done.Result;
+    }
+
     public byte[] ReceiverSubscription(int replica, long? timeMs = null) =>
         SubscriptionCodec.Encode(StructureKind.ReceiverSubscription, Receiver, replica, timeMs ?? DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
             Keys(PartyRole.Receiver, Receiver).Signing!);

@@ -9,7 +9,8 @@ namespace SieveQ.Cli.Commands;
 /// <summary>
 /// `sieveq admin status|audit|quarantine|readmit --key FILE`: the controller's management API, each request signed with
 /// the caller's key (the controller checks it is pinned and what its role allows). Exit codes: 0 done, 1 refused or
-/// unreachable, 2 usage, 3 recorded but not applied.
+/// unreachable, 2 usage, 3 recorded but not applied
+/// (the replicas refused it, no pre-SQ took it, or the controller holds no command key).
 /// </summary>
 internal static class AdminCommands
 {
@@ -18,8 +19,8 @@ internal static class AdminCommands
         var admin = new Command("admin", "Manage a running deployment through its controller (signed, role-checked, audited).");
         admin.Subcommands.Add(Status());
         admin.Subcommands.Add(Audit());
-        admin.Subcommands.Add(SenderAction("quarantine", "Ask the controller to quarantine a sender (operator)."));
-        admin.Subcommands.Add(SenderAction("readmit", "Ask the controller to end a sender's quarantine (operator)."));
+        admin.Subcommands.Add(PartyAction("quarantine", "Quarantine a sender or a pre-SQ until readmitted, ordered through the replicas (operator)."));
+        admin.Subcommands.Add(PartyAction("readmit", "End a sender's or pre-SQ's quarantine and clear its suspicion, ordered through the replicas (operator)."));
         return admin;
     }
 
@@ -74,23 +75,37 @@ internal static class AdminCommands
         return cmd;
     }
 
-    private static Command SenderAction(string name, string description)
+    private static Command PartyAction(string name, string description)
     {
-        var sender = new Option<uint>("--sender") { Description = "The sender's id.", Required = true };
+        var sender = new Option<uint?>("--sender") { Description = "The sender's id." };
+        var preSq = new Option<uint?>("--pre-sq") { Description = "The pre-SQ's id." };
         var reason = new Option<string>("--reason") { Description = "Why (recorded in the audit log, up to 200 characters).", DefaultValueFactory = _ => "" };
-        var cmd = new Command(name, description) { sender, reason };
+        var cmd = new Command(name, description) { sender, preSq, reason };
         var common = AddCommon(cmd);
-        cmd.SetAction((parse, ct) => CallAsync(parse, common, async client =>
+        cmd.SetAction(async (parse, ct) =>
         {
-            var s = parse.GetValue(sender);
+            if ((parse.GetValue(sender) is null) == (parse.GetValue(preSq) is null))
+            {
+                await Console.Error.WriteLineAsync("error: name exactly one party: --sender ID or --pre-sq ID").ConfigureAwait(false);
+                return 2;
+            }
+            return await CallAsync(parse, common, client => ActAsync(client, parse, ct)).ConfigureAwait(false);
+        });
+        return cmd;
+
+        async Task<int> ActAsync(ManagementClient client, ParseResult parse, CancellationToken ct)
+        {
             var r = parse.GetValue(reason) ?? "";
-            var reply = name == "quarantine"
-                ? await client.QuarantineSenderAsync(s, r, ct).ConfigureAwait(false)
-                : await client.ReadmitSenderAsync(s, r, ct).ConfigureAwait(false);
+            var quarantine = name == "quarantine";
+            var reply = (parse.GetValue(sender), parse.GetValue(preSq)) switch
+            {
+                ({ } s, _) => quarantine ? await client.QuarantineSenderAsync(s, r, ct).ConfigureAwait(false) : await client.ReadmitSenderAsync(s, r, ct).ConfigureAwait(false),
+                (_, { } p) => quarantine ? await client.QuarantinePreSqAsync(p, r, ct).ConfigureAwait(false) : await client.ReadmitPreSqAsync(p, r, ct).ConfigureAwait(false),
+                _ => throw new InvalidOperationException("validated above"),
+            };
             Console.WriteLine($"{(reply.Applied ? "applied" : "NOT applied")} (audit record {reply.AuditSequence}): {reply.Status}");
             return reply.Applied ? 0 : 3;
-        }));
-        return cmd;
+        }
     }
 
     private static async Task<int> CallAsync(ParseResult parse, Common common, Func<ManagementClient, Task<int>> call)

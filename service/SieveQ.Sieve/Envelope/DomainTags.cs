@@ -28,6 +28,7 @@ public static class DomainTags
     public static readonly byte[] PreSqSubscription = Ascii("SIEVEQ/PRESQ-SUBSCRIBE/v1");
     public static readonly byte[] ReplicaSnapshot = Ascii("SIEVEQ/REPLICA-SNAPSHOT/v1");
     public static readonly byte[] RuleSetCommand = Ascii("SIEVEQ/RULESET-COMMAND/v1");
+    public static readonly byte[] AdminCommand = Ascii("SIEVEQ/ADMIN-COMMAND/v1");
 
     private static byte[] Ascii(string s) => Encoding.ASCII.GetBytes(s);
 }

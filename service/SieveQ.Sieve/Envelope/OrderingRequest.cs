@@ -4,7 +4,7 @@ namespace SieveQ.Sieve.Envelope;
 /// The payload of one ordering request (the ordering layer's ClientRequest): the forwarding
 /// pre-SQ's id and a batch of items, each exactly the bytes that arrived from the outside (a sender
 /// message, an ACKREQ) or that the pre-SQ produced (a WARNREQ), a receiver acknowledgement, or an administrator's rule-set
-/// command (which travels alone in its request).
+/// or administrator command (each travels alone in its request).
 /// Items are decoded one by one at execution, so one bad item does not hide the others.
 /// </summary>
 public sealed record OrderingRequest(int Origin, IReadOnlyList<ReadOnlyMemory<byte>> Items);
@@ -29,7 +29,7 @@ public static class OrderingRequestCodec
         {
             if (i.Length == 0 || !IsItemKind(i.Span[0]))
             {
-                throw new ArgumentException("ordering items must be sender messages, ACKREQs, WARNREQs, receiver acks or rule-set commands", nameof(items));
+                throw new ArgumentException("ordering items must be sender messages, ACKREQs, WARNREQs, receiver acks, rule-set commands or administrator commands", nameof(items));
             }
             w.Bytes(i.Span);
         }
@@ -67,5 +67,5 @@ public static class OrderingRequestCodec
     }
 
     private static bool IsItemKind(byte b) => (StructureKind)b is StructureKind.SenderMessage or StructureKind.AckRequest
-        or StructureKind.LoadWarning or StructureKind.ReceiverAck or StructureKind.RuleSetCommand;
+        or StructureKind.LoadWarning or StructureKind.ReceiverAck or StructureKind.RuleSetCommand or StructureKind.AdminCommand;
 }

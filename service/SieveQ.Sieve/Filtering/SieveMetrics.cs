@@ -26,6 +26,16 @@ public static class SieveMetrics
         }
     }
 
+    public static readonly Counter<long> AdminCommands = Meter.CreateCounter<long>("sieveq.admin_commands", "{command}", "Administrator commands executed, by component and outcome (applied, refused)");
+
+    public static void AdminCommand(string component, bool applied)
+    {
+        if (AdminCommands.Enabled)
+        {
+            AdminCommands.Add(1, new TagList { { "component", component }, { "outcome", applied ? "applied" : "refused" } });
+        }
+    }
+
     public static void Pass(string component, long count = 1)
     {
         if (Passed.Enabled)

@@ -58,4 +58,6 @@ public enum DropReason
     NotEnrolled = 22,
     /// <summary>A replica's bodies waiting for a quorum reached its byte budget: the body can still be fetched once f+1 vote.</summary>
     OverBudget = 23,
+    /// <summary>The sender or pre-SQ is quarantined by an administrator command, until readmitted: not taken, so it is sent again after readmission.</summary>
+    AdminQuarantined = 24,
 }

@@ -13,6 +13,9 @@ internal sealed class PreSqRecord
 
     public int LastLoadPermille { get; set; }
 
+    /// <summary>An administrator's readmission: the evidence so far is forgotten.</summary>
+    public void ClearSuspicion() => Suspicion = new SuspicionCounter();
+
     public void WriteTo(CanonicalWriter w)
     {
         Suspicion.WriteTo(w);

@@ -37,6 +37,9 @@ internal sealed class SenderRecord
     /// <summary>Pre-SQ that last forwarded a badly signed message in this sender's name (-1: none).</summary>
     public int LastBadSignatureOrigin { get; set; } = -1;
 
+    /// <summary>An administrator's readmission: the evidence so far is forgotten.</summary>
+    public void ClearSuspicion() => Suspicion = new SuspicionCounter();
+
     public void WriteTo(CanonicalWriter w)
     {
         Window.WriteTo(w);

@@ -48,6 +48,19 @@ public sealed class SieveReadModel
 
     public long RuleSetCommandsRefused { get; init; }
 
+    /// <summary>Senders quarantined by an administrator command until readmitted (agreed state).</summary>
+    public ImmutableSortedSet<int> AdminQuarantinedSenders { get; init; } = [];
+
+    /// <summary>Pre-SQs quarantined by an administrator command until readmitted (agreed state).</summary>
+    public ImmutableSortedSet<int> AdminQuarantinedPreSqs { get; init; } = [];
+
+    /// <summary>The highest administrator-command nonce applied (agreed state): the next command must carry a higher one.</summary>
+    public long AdminLastNonce { get; init; }
+
+    public long AdminCommandsApplied { get; init; }
+
+    public long AdminCommandsRefused { get; init; }
+
     /// <summary>Local drop counts; thread-safe live counters, not part of the published version.</summary>
     public DropCounters? Drops { get; init; }
 
@@ -63,9 +76,11 @@ public sealed class SieveReadModel
 
     public long PreSqSuspicion(int preSq) => PreSqs.GetValueOrDefault(preSq).Suspicion;
 
-    public bool IsPreSqQuarantined(int preSq) => PreSqs.GetValueOrDefault(preSq).Quarantined;
+    /// <summary>Quarantined by its suspicion counter or by an administrator.</summary>
+    public bool IsPreSqQuarantined(int preSq) => PreSqs.GetValueOrDefault(preSq).Quarantined || AdminQuarantinedPreSqs.Contains(preSq);
 
-    public bool IsSenderQuarantined(int sender) => QuarantinedSenders.Contains(sender);
+    /// <summary>Quarantined by its suspicion counter or by an administrator.</summary>
+    public bool IsSenderQuarantined(int sender) => QuarantinedSenders.Contains(sender) || AdminQuarantinedSenders.Contains(sender);
 
     /// <summary>
     /// Unacknowledged messages for a receiver, as one batch to re-send (with bodies) when the receiver

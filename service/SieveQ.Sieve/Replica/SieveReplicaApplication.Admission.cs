@@ -31,6 +31,12 @@ public sealed partial class SieveReplicaApplication
             SuspectPreSq(origin, _options.MalformedPreSqWeight);
             return;
         }
+        if (_admin.QuarantinedSenders.Contains(m.Sender))
+        {
+            // Not taken, and named as such so the pre-SQ lets the retransmission through after readmission.
+            RefuseUntaken(DropReason.AdminQuarantined, m, ref t);
+            return;
+        }
         var s = SenderOf(m.Sender);
         if (s.Suspicion.IsQuarantined(_now, _options.SenderSuspicion))
         {

@@ -28,6 +28,11 @@ public sealed partial class SieveReplicaApplication
             SuspectPreSq(origin, _options.MalformedPreSqWeight);
             return;
         }
+        if (_admin.QuarantinedSenders.Contains(a.Sender))
+        {
+            Drop(SieveStage.ReplicaAdmission, DropReason.AdminQuarantined, ref t);
+            return;
+        }
         var s = SenderOf(a.Sender);
         if (s.Suspicion.IsQuarantined(_now, _options.SenderSuspicion))
         {
@@ -118,6 +123,7 @@ public sealed partial class SieveReplicaApplication
 
     private bool Healthy(int preSq) =>
         _keys.IsPreSq(preSq)
+        && !_admin.QuarantinedPreSqs.Contains(preSq)
         && !(_preSqs.TryGetValue(preSq, out var p) && (p.WarnedUntilMs > _now || p.Suspicion.IsQuarantined(_now, _options.PreSqSuspicion)));
 
     private int Pick(int exclude)

@@ -54,6 +54,11 @@ public sealed partial class SieveReplicaApplication
             RuleSets = _ruleSets?.Standing,
             RuleSetCommandsApplied = _ruleSetCommandsApplied,
             RuleSetCommandsRefused = _ruleSetCommandsRefused,
+            AdminQuarantinedSenders = previous.AdminQuarantinedSenders.SetEquals(_admin.QuarantinedSenders) ? previous.AdminQuarantinedSenders : [.. _admin.QuarantinedSenders],
+            AdminQuarantinedPreSqs = previous.AdminQuarantinedPreSqs.SetEquals(_admin.QuarantinedPreSqs) ? previous.AdminQuarantinedPreSqs : [.. _admin.QuarantinedPreSqs],
+            AdminLastNonce = _admin.LastNonce,
+            AdminCommandsApplied = _adminCommandsApplied,
+            AdminCommandsRefused = _adminCommandsRefused,
             Drops = _drops,
             RuleDenials = _ruleDenials,
         });

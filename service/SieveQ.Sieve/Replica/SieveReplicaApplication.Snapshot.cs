@@ -8,7 +8,9 @@ public sealed partial class SieveReplicaApplication
     /// All agreed state, byte-deterministic: sorted maps only, integers only. Layout (all
     /// little-endian): the snapshot tag, then <c>i64 now | i64 processed | i64 lastCapacityNotice</c>,
     /// the senders, pre-SQs and receiver queues (each <c>u32 count</c> then <c>u32 id | record</c> in
-    /// ascending id order), the reorder buffer, and the rules' own state (<c>u32 len | bytes</c>).
+    /// ascending id order), the reorder buffer, the rules' own state (<c>u32 len | bytes</c>) and the administrative
+    /// state (<see cref="AdministrativeState"/>; absent in snapshots taken before administrator commands existed,
+    /// read as empty).
     /// </summary>
     public byte[] TakeSnapshot()
     {
@@ -37,6 +39,7 @@ public sealed partial class SieveReplicaApplication
         }
         _reorder.WriteTo(w);
         w.Bytes(_rules.SnapshotState());
+        _admin.WriteTo(w);
         return w.ToArray();
     }
 
@@ -56,6 +59,7 @@ public sealed partial class SieveReplicaApplication
         var receivers = ReadMap(ref r, "receivers", ReceiverQueue.ReadFrom);
         var reorder = ReorderBuffer.ReadFrom(ref r);
         var rules = r.Bytes(int.MaxValue, "rules state");
+        var admin = r.Remaining == 0 ? new AdministrativeState() : AdministrativeState.ReadFrom(ref r);
         r.End("replica snapshot");
         _rules.RestoreState(rules);
         _now = now;
@@ -65,6 +69,7 @@ public sealed partial class SieveReplicaApplication
         _preSqs = preSqs;
         _receivers = receivers;
         _reorder = reorder;
+        _admin = admin;
         _pendingOutputs.Clear();
         // Outputs of executions the snapshot replaced describe a state that no longer exists.
         _outbox.Drain();

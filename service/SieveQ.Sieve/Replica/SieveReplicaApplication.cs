@@ -139,8 +139,13 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         {
             return ExecuteRuleSetCommand(payload, command, ref t);
         }
+        if (AdminCommandIn(payload) is { } adminCommand)
+        {
+            return ExecuteAdminCommand(payload, adminCommand, ref t);
+        }
         var fromPreSq = _keys.IsPreSq(request.From);
         var preSqQuarantined = fromPreSq && PreSqOf(request.From).Suspicion.IsQuarantined(_now, _options.PreSqSuspicion);
+        var preSqQuarantinedByAdministrator = fromPreSq && _admin.QuarantinedPreSqs.Contains(request.From);
         foreach (var item in payload.Items)
         {
             var kind = (StructureKind)item.Span[0];
@@ -153,6 +158,12 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
             if (!fromPreSq)
             {
                 Drop(SieveStage.Parse, DropReason.WrongOrigin, ref t);
+                continue;
+            }
+            if (preSqQuarantinedByAdministrator)
+            {
+                // Not taken: the sender sends it again through another pre-SQ (its ACKREQs are refused here too).
+                Drop(SieveStage.ReplicaAdmission, DropReason.AdminQuarantined, ref t);
                 continue;
             }
             if (preSqQuarantined)
@@ -254,11 +265,13 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
 
     public long SenderSuspicion(int sender) => _senders.TryGetValue(sender, out var s) ? s.Suspicion.Value(_now, _options.SenderSuspicion) : 0;
 
-    public bool IsSenderQuarantined(int sender) => _senders.TryGetValue(sender, out var s) && s.Suspicion.IsQuarantined(_now, _options.SenderSuspicion);
+    public bool IsSenderQuarantined(int sender) => _admin.QuarantinedSenders.Contains(sender)
+        || (_senders.TryGetValue(sender, out var s) && s.Suspicion.IsQuarantined(_now, _options.SenderSuspicion));
 
     public long PreSqSuspicion(int preSq) => _preSqs.TryGetValue(preSq, out var p) ? p.Suspicion.Value(_now, _options.PreSqSuspicion) : 0;
 
-    public bool IsPreSqQuarantined(int preSq) => _preSqs.TryGetValue(preSq, out var p) && p.Suspicion.IsQuarantined(_now, _options.PreSqSuspicion);
+    public bool IsPreSqQuarantined(int preSq) => _admin.QuarantinedPreSqs.Contains(preSq)
+        || (_preSqs.TryGetValue(preSq, out var p) && p.Suspicion.IsQuarantined(_now, _options.PreSqSuspicion));
 
     /// <summary>The sender's acknowledged prefix (what ACKRES reports).</summary>
     public long DeliveredUpTo(int sender) => _senders.TryGetValue(sender, out var s) ? s.Window.ContiguousUpTo : 0;
