@@ -58,4 +58,6 @@ public enum DropReason
     NotEnrolled = 22,
     /// <summary>A replica's bodies waiting for a quorum reached its byte budget: the body can still be fetched once f+1 vote.</summary>
     OverBudget = 23,
+    /// <summary>The sender has as many rejections unreported as an ACKRES carries: not taken until its next ACKREQ hears of them.</summary>
+    VerdictsUnreported = 24,
 }
