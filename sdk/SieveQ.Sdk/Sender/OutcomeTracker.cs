@@ -31,13 +31,13 @@ internal sealed class OutcomeTracker
     }
 
     /// <summary>
-    /// Settles every tracked message the statement acknowledged. Returns their outcomes, and the rejections of numbers
-    /// this run did not track (an earlier run's messages sent again from the outbox, or messages that timed out).
+    /// Settles every tracked message the statement acknowledged, handing each outcome to <paramref name="record"/> before
+    /// its awaiter sees it (so counters are current when an outcome completes). Returns the rejections of numbers this run
+    /// did not track (an earlier run's messages sent again from the outbox, or messages that timed out).
     /// </summary>
-    public (IReadOnlyList<MessageOutcome> Tracked, IReadOnlyList<MessageRejection> Untracked) Settle(AcknowledgedVerdicts verdicts)
+    public IReadOnlyList<MessageRejection> Settle(AcknowledgedVerdicts verdicts, Action<MessageOutcome> record)
     {
         var rejected = verdicts.Rejections.ToDictionary(j => j.Seq);
-        var tracked = new List<MessageOutcome>();
         while (_waiting.TryPeek(out var e) && e.Seq <= verdicts.UpTo)
         {
             _waiting.Dequeue();
@@ -45,24 +45,22 @@ internal sealed class OutcomeTracker
             var o = j is not null ? new MessageOutcome(e.Seq, e.Receiver, MessageOutcomeKind.Rejected, j.Reason, j.Rule)
                 : e.Seq >= verdicts.VerdictsFrom ? new MessageOutcome(e.Seq, e.Receiver, MessageOutcomeKind.Delivered)
                 : new MessageOutcome(e.Seq, e.Receiver, MessageOutcomeKind.VerdictUnknown);
+            record(o);
             e.Completion.TrySetResult(o);
-            tracked.Add(o);
         }
-        return (tracked, rejected.Values.OrderBy(j => j.Seq).ToList());
+        return rejected.Values.OrderBy(j => j.Seq).ToList();
     }
 
-    /// <summary>Ends, as timed out, every tracked message whose deadline passed; returns them.</summary>
-    public IReadOnlyList<MessageOutcome> Expire(long nowMs)
+    /// <summary>Ends, as timed out, every tracked message whose deadline passed, handing each to <paramref name="record"/> first.</summary>
+    public void Expire(long nowMs, Action<MessageOutcome> record)
     {
-        List<MessageOutcome>? expired = null;
         while (_waiting.TryPeek(out var e) && e.DeadlineMs <= nowMs)
         {
             _waiting.Dequeue();
             var o = new MessageOutcome(e.Seq, e.Receiver, MessageOutcomeKind.TimedOut);
+            record(o);
             e.Completion.TrySetResult(o);
-            (expired ??= []).Add(o);
         }
-        return expired ?? (IReadOnlyList<MessageOutcome>)[];
     }
 
     public void FailAll(Exception e)

@@ -273,10 +273,7 @@ public sealed class SieveQSender : IAsyncDisposable
                     Dispatch(_sq.Tick(now));
                 }
                 Volatile.Write(ref _outstanding, _sq.Outstanding);
-                foreach (var o in _outcomes.Expire(now))
-                {
-                    Record(o);
-                }
+                _outcomes.Expire(now, Record);
 
                 var deadline = long.MaxValue;
                 if (_sq.Staged > 0)
@@ -379,12 +376,7 @@ public sealed class SieveQSender : IAsyncDisposable
         _outbox?.AcknowledgeUpTo(outcome.AcknowledgedUpTo);
         if (outcome.Newly is { } verdicts)
         {
-            var (tracked, untracked) = _outcomes.Settle(verdicts);
-            foreach (var o in tracked)
-            {
-                Record(o);
-            }
-            foreach (var j in untracked)
+            foreach (var j in _outcomes.Settle(verdicts, Record))
             {
                 Interlocked.Increment(ref _rejected);
                 SenderOutcomeMetrics.Count(MessageOutcomeKind.Rejected);
