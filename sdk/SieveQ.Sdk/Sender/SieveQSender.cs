@@ -450,6 +450,11 @@ public sealed class SieveQSender : IAsyncDisposable
         }
         await _stop.CancelAsync().ConfigureAwait(false);
         await _pump.ConfigureAwait(false);
+        if (_failure is null)
+        {
+            // The pump has stopped, so nothing numbers any more: a clean restart then skips one number, not ~1,025.
+            _sq.ReleaseUnusedNumbers();
+        }
         foreach (var link in _links.Values)
         {
             await link.DisposeAsync().ConfigureAwait(false);

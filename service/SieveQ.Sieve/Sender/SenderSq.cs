@@ -259,6 +259,12 @@ public sealed class SenderSq
         return frames;
     }
 
+    /// <summary>
+    /// The sender stops: the unused rest of its reserved block of numbers is given back, so the next run on the same
+    /// sequence store continues one number above the last used instead of past the whole block.
+    /// </summary>
+    public void ReleaseUnusedNumbers() => _sequencer.ReleaseUnused();
+
     /// <summary>Takes an ACKRES relayed by a pre-SQ: MAC per replica, then the f+1 tallies.</summary>
     public AckResponseOutcome OnAckResponse(ReadOnlySpan<byte> bytes, long nowMs)
     {
