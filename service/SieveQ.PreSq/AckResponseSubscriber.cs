@@ -137,7 +137,7 @@ internal sealed partial class AckResponseSubscriber : IAsyncDisposable
 
     private void Relay(int replica, AckResponseFrame frame)
     {
-        if (frame.Canonical.Length != AckResponseCodec.Size)
+        if (frame.Canonical.Length is < AckResponseCodec.Size or > EnvelopeLimits.MaxAckResponseBytes)
         {
             _metrics.AckResponseMalformed();
             return;

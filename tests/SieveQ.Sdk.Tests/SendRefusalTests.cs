@@ -71,6 +71,20 @@ public sealed class SendRefusalTests : IDisposable
     }
 
     [Fact]
+    public async Task With_the_deployment_down_a_message_ends_timed_out_and_stays_in_the_outbox()
+    {
+        var options = new SieveQSenderOptions { OutcomeTimeout = TimeSpan.FromMilliseconds(300) };
+        await using var sender = SieveQSender.Create(Deployment().ToClientConfiguration(), 1, Path.Combine(_dir, "state"), options);
+        var sent = await sender.SendAsync(100, new byte[10]);
+        var outcome = await sent.Outcome.WaitAsync(TimeSpan.FromSeconds(20));
+        Assert.Equal(new MessageOutcome(1, 100, MessageOutcomeKind.TimedOut), outcome);
+        Assert.Equal(1, sender.Stats.TimedOut);
+        // Not given up: still pending in the durable outbox, so a later run (or this one) sends it when the deployment returns.
+        Assert.Equal(1, sender.Stats.OutboxPending);
+        Assert.Equal(1, sender.Stats.Outstanding);
+    }
+
+    [Fact]
     public void A_party_with_keys_but_no_enrolment_is_refused_at_create_saying_so()
     {
         var ctx = Deployment();

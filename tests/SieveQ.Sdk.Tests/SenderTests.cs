@@ -87,7 +87,7 @@ public sealed class SenderTests
 
         world.Cluster.ReleaseAckResponses();
         var seq = await fifth.WaitAsync(Patience);
-        Assert.Equal(5, seq);
+        Assert.Equal(5, seq.Seq);
         await sender.WaitAcknowledgedAsync(seq).WaitAsync(Patience);
     }
 
@@ -97,11 +97,11 @@ public sealed class SenderTests
         await using var world = await SieveWorld.StartAsync();
         world.Cluster.HoldAckResponses();
         await using var sender = SieveQSender.Create(world.Context.ToClientConfiguration(), 1, world.StateDir("sender"), Fast(maxOutstanding: 1));
-        Assert.Equal(1, await sender.SendAsync(SieveWorld.Receiver, Payload(0)));
+        Assert.Equal(1, (await sender.SendAsync(SieveWorld.Receiver, Payload(0))).Seq);
         using var cts = new CancellationTokenSource(TimeSpan.FromMilliseconds(200));
         await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await sender.SendAsync(SieveWorld.Receiver, Payload(1), cts.Token));
         world.Cluster.ReleaseAckResponses();
-        Assert.Equal(2, await sender.SendAsync(SieveWorld.Receiver, Payload(2)).AsTask().WaitAsync(Patience));
+        Assert.Equal(2, (await sender.SendAsync(SieveWorld.Receiver, Payload(2)).AsTask().WaitAsync(Patience)).Seq);
     }
 
     [Fact]

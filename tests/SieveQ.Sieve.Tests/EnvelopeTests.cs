@@ -114,7 +114,7 @@ public sealed class EnvelopeTests : IClassFixture<TestWorld>
             "sender" => (batch[2], b => SenderMessageCodec.Decode(b)),
             "frame" => (_w.Frame(1, 10, batch[0]), b => SenderFrameCodec.Decode(b)),
             "ackreq" => (AckRequestCodec.Encode(1, 9, 3, 4, _w.SenderSigning[1]), b => AckRequestCodec.Decode(b)),
-            "ackres" => (AckResponseCodec.Encode(1, 1, 5, 5, 10, 3, ring), b => AckResponseCodec.Decode(b)),
+            "ackres" => (AckResponseCodec.Encode(1, 1, 5, 5, 10, 3, 2, [new MessageRejection(3, RejectionReason.RuleDenied, "route not allowed")], ring), b => AckResponseCodec.Decode(b)),
             "warn" => (LoadWarningCodec.Encode(new LoadWarning(10, 900)), b => LoadWarningCodec.Decode(b)),
             "rack" => (ReceiverAckCodec.Encode(100, [new(1, 5), new(2, 6)], _w.ReceiverSigning[100]), b => ReceiverAckCodec.Decode(b)),
             "ordering" => (OrderingRequestCodec.Encode(10, [batch[0], batch[1]]), b => OrderingRequestCodec.Decode(b)),

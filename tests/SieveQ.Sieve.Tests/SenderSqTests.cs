@@ -156,10 +156,13 @@ public sealed class SenderSqTests : IClassFixture<TestWorld>
         var ack = s.Tick(0).Single();
         var req = AckRequestCodec.Decode(SenderFrameCodec.Decode(ack.Frame).Body);
         Assert.Equal((4L, 1L), (req.LastSentSeq, req.LowestPending));
-        // One (possibly lying) replica claims everything: not enough.
+        // One (possibly lying) replica claims everything: not enough; nor is one other replica saying something else.
         Assert.True(s.OnAckResponse(AckRes(0, 1, 4, 10, req.Nonce), 1).Accepted);
         Assert.Equal(0, s.AcknowledgedUpTo);
         s.OnAckResponse(AckRes(1, 1, 2, 10, req.Nonce), 1);
+        Assert.Equal(0, s.AcknowledgedUpTo);
+        // f+1 replicas making the same statement in answer to the same ACKREQ: believed.
+        s.OnAckResponse(AckRes(3, 1, 2, 10, req.Nonce), 1);
         Assert.Equal(2, s.AcknowledgedUpTo);
         Assert.Equal(2, s.Outstanding);
         // A response with a bad MAC, another sender's, or for a nonce never issued is refused.

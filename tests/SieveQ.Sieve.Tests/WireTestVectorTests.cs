@@ -265,7 +265,7 @@ public sealed class WireTestVectorTests : IDisposable
         var r = Root.GetProperty("ackResponse");
         var epoch = r.GetProperty("keyEpoch").GetUInt32();
         var encoded = AckResponseCodec.Encode(Int(r, "replica"), Int(r, "sender"), Int(r, "lossPpm"), Long(r, "deliveredUpTo"), Int(r, "assignedPreSq"), Long(r, "nonce"),
-            Ring(r.GetProperty("macKey").GetString()!, epoch));
+            Long(r, "verdictsFrom"), [], Ring(r.GetProperty("macKey").GetString()!, epoch));
         Assert.Equal(Hex(r, "encoded"), encoded);
         Assert.Equal(Hex(r, "mac"), encoded[^32..]);
         Assert.Equal(Hex(r, "macInput"), Cat(DomainTags.AckResponse, encoded[..^32]));
@@ -273,6 +273,8 @@ public sealed class WireTestVectorTests : IDisposable
         var decoded = AckResponseCodec.Decode(Hex(r, "encoded"));
         Assert.Equal((Int(r, "replica"), Int(r, "sender"), Int(r, "lossPpm"), Long(r, "deliveredUpTo"), Int(r, "assignedPreSq"), Long(r, "nonce"), epoch),
             (decoded.Replica, decoded.Sender, decoded.LossPpm, decoded.DeliveredUpTo, decoded.AssignedPreSq, decoded.Nonce, decoded.KeyEpoch));
+        Assert.Equal(Long(r, "verdictsFrom"), decoded.VerdictsFrom);
+        Assert.Equal(r.GetProperty("rejections").GetArrayLength(), decoded.Rejections.Count);
 
         using var senderKey = AgreementKey("senderAgreement");
         var senderRing = MacKeyDerivation.Ring(MacChannel.ReplicaSender, Int(r, "replica"), Int(r, "sender"), epoch, senderKey, Spki("replicaAgreement"));
@@ -312,6 +314,10 @@ public sealed class WireTestVectorTests : IDisposable
         var outcome = sq.OnAckResponse(Hex(Root.GetProperty("ackResponse"), "encoded"), 1);
         Assert.True(outcome.Accepted);
         Assert.Equal(Long(Root.GetProperty("ackResponse"), "deliveredUpTo"), sq.AcknowledgedUpTo);
+        // Message 1 acknowledged, with its verdict: approved (from verdictsFrom 1 on, no rejection listed).
+        var newly = Assert.IsType<AcknowledgedVerdicts>(outcome.Newly);
+        Assert.Equal((1L, 1L, 1L), (newly.From, newly.UpTo, newly.VerdictsFrom));
+        Assert.Empty(newly.Rejections);
     }
 
     [Fact]

@@ -11,7 +11,7 @@ internal sealed class SendRequest
     private const int Claimed = 1;
     private const int Cancelled = 2;
 
-    private readonly TaskCompletionSource<long> _numbered = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly TaskCompletionSource<SentMessage> _numbered = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private int _state;
 
     public SendRequest(int receiver, ReadOnlyMemory<byte> data)
@@ -22,12 +22,12 @@ internal sealed class SendRequest
 
     public int Receiver { get; }
     public ReadOnlyMemory<byte> Data { get; }
-    public Task<long> Numbered => _numbered.Task;
+    public Task<SentMessage> Numbered => _numbered.Task;
 
     /// <summary>True when the pump may number this message (the caller has not given up).</summary>
     public bool TryClaim() => Interlocked.CompareExchange(ref _state, Claimed, Waiting) == Waiting;
 
-    public void Complete(long seq) => _numbered.TrySetResult(seq);
+    public void Complete(SentMessage message) => _numbered.TrySetResult(message);
 
     public void Fail(Exception e) => _numbered.TrySetException(e);
 

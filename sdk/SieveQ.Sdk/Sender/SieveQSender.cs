@@ -47,6 +47,11 @@ public sealed class SieveQSender : IAsyncDisposable
     private readonly Task _pump;
     private readonly OutboxFile? _outbox;
     private readonly List<(SendRequest Request, long Seq)> _numbered = [];
+    private readonly OutcomeTracker _outcomes;
+    private long _delivered;
+    private long _rejected;
+    private long _timedOut;
+    private long _verdictUnknown;
     private Exception? _failure;
     private long _accepted;
     private long _lastSeq;
@@ -71,6 +76,7 @@ public sealed class SieveQSender : IAsyncDisposable
         _assignedPreSq = sq.AssignedPreSq;
         _lastSeq = sq.LastSentSeq;
         _outbox = outbox;
+        _outcomes = new OutcomeTracker(options.OutcomeTimeout);
         _pump = Task.Run(() => PumpAsync(_stop.Token));
         _meter = Internal.SdkMetrics.Observe(this);
     }
@@ -142,18 +148,23 @@ public sealed class SieveQSender : IAsyncDisposable
         _sq.RootsSigned,
         _outbox?.Index.PendingCount ?? 0,
         _outbox?.Index.PendingBytes ?? 0,
-        _outbox?.Compactions ?? 0);
+        _outbox?.Compactions ?? 0,
+        Interlocked.Read(ref _delivered),
+        Interlocked.Read(ref _rejected),
+        Interlocked.Read(ref _timedOut),
+        Interlocked.Read(ref _verdictUnknown));
 
     /// <summary>
-    /// Numbers <paramref name="data"/> for <paramref name="receiver"/> and queues it; returns its
-    /// sequence number. Waits while the outstanding window is full. <paramref name="data"/> must not
+    /// Numbers <paramref name="data"/> for <paramref name="receiver"/> and queues it; returns the numbered message, whose
+    /// <see cref="SentMessage.Outcome"/> completes with the replicas' verdict (<see cref="MessageOutcomeKind"/>), and which
+    /// converts to its sequence number. Waits while the outstanding window is full. <paramref name="data"/> must not
     /// change until this returns. A cancelled call did not number (and will not send) the message.
     /// </summary>
     /// <exception cref="SendRefusedException">
     /// The deployment would refuse it (receiver not enrolled, no route, above the route's size): refused here,
     /// unnumbered, instead of acknowledged and dropped by the replicas' rules.
     /// </exception>
-    public async ValueTask<long> SendAsync(int receiver, ReadOnlyMemory<byte> data, CancellationToken ct = default)
+    public async ValueTask<SentMessage> SendAsync(int receiver, ReadOnlyMemory<byte> data, CancellationToken ct = default)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(receiver);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(data.Length, EnvelopeLimits.MaxDataBytes, nameof(data));
@@ -267,6 +278,7 @@ public sealed class SieveQSender : IAsyncDisposable
                     Dispatch(_sq.Tick(now));
                 }
                 Volatile.Write(ref _outstanding, _sq.Outstanding);
+                _outcomes.Expire(now, Record);
 
                 var deadline = long.MaxValue;
                 if (_sq.Staged > 0)
@@ -278,6 +290,10 @@ public sealed class SieveQSender : IAsyncDisposable
                     deadline = Math.Min(deadline, wake);
                 }
                 var delay = deadline == long.MaxValue ? -1 : Math.Max(0, deadline - Clock.MonotonicMs);
+                if (_outcomes.NextDeadlineMs is { } outcomeDue)
+                {
+                    deadline = Math.Min(deadline, outcomeDue);
+                }
                 Task[] signals = HasRoom ? [acksReadable.Readable(stop), sendsReadable.Readable(stop)] : [acksReadable.Readable(stop)];
                 await PumpWait.AnyAsync(signals, delay, stop).ConfigureAwait(false);
             }
@@ -305,6 +321,7 @@ public sealed class SieveQSender : IAsyncDisposable
             left.Fail(reason);
         }
         _acknowledged.FailAll(reason);
+        _outcomes.FailAll(reason);
     }
 
     private bool HasRoom => _sq.Outstanding < _options.Protocol.MaxOutstanding && !OutboxFull;
@@ -337,9 +354,10 @@ public sealed class SieveQSender : IAsyncDisposable
             return;
         }
         _outbox?.Commit();
+        var now = Clock.MonotonicMs;
         foreach (var (request, seq) in _numbered)
         {
-            request.Complete(seq);
+            request.Complete(new SentMessage(seq, request.Receiver, _outcomes.Track(seq, request.Receiver, now)));
             Interlocked.Increment(ref _accepted);
             Interlocked.Exchange(ref _lastSeq, seq);
         }
@@ -361,7 +379,40 @@ public sealed class SieveQSender : IAsyncDisposable
         }
         Volatile.Write(ref _assignedPreSq, outcome.AssignedPreSq);
         _outbox?.AcknowledgeUpTo(outcome.AcknowledgedUpTo);
+        if (outcome.Newly is { } verdicts)
+        {
+            foreach (var j in _outcomes.Settle(verdicts, Record))
+            {
+                Interlocked.Increment(ref _rejected);
+                SenderOutcomeMetrics.Count(MessageOutcomeKind.Rejected);
+                _log.LogWarning("sender {Sender}: message {Seq} (not awaited by this run) rejected by the replica-SQs: {Reason}: {Rule}", Id, j.Seq, j.Reason, j.Rule);
+            }
+        }
         _acknowledged.Advance(outcome.AcknowledgedUpTo);
+    }
+
+    /// <summary>Counts an outcome; rejections and time-outs are warnings, since nobody may be awaiting the handle.</summary>
+    private void Record(MessageOutcome o)
+    {
+        SenderOutcomeMetrics.Count(o.Kind);
+        switch (o.Kind)
+        {
+            case MessageOutcomeKind.Delivered:
+                Interlocked.Increment(ref _delivered);
+                break;
+            case MessageOutcomeKind.Rejected:
+                Interlocked.Increment(ref _rejected);
+                _log.LogWarning("sender {Sender}: message {Seq} to receiver {Receiver} rejected by the replica-SQs: {Reason}: {Rule}", Id, o.Seq, o.Receiver, o.Reason, o.Rule);
+                break;
+            case MessageOutcomeKind.TimedOut:
+                Interlocked.Increment(ref _timedOut);
+                _log.LogWarning("sender {Sender}: message {Seq} to receiver {Receiver} has no verdict after {Timeout} s; still retransmitted", Id, o.Seq, o.Receiver, _options.OutcomeTimeout.TotalSeconds);
+                break;
+            default:
+                Interlocked.Increment(ref _verdictUnknown);
+                _log.LogWarning("sender {Sender}: message {Seq} to receiver {Receiver} was taken by the replica-SQs, whose verdict was not kept", Id, o.Seq, o.Receiver);
+                break;
+        }
     }
 
     private void DispatchFlush(long now)
@@ -406,6 +457,11 @@ public sealed class SieveQSender : IAsyncDisposable
         await _stop.CancelAsync().ConfigureAwait(false);
         _meter.Dispose();
         await _pump.ConfigureAwait(false);
+        if (_failure is null)
+        {
+            // The pump has stopped, so nothing numbers any more: a clean restart then skips one number, not ~1,025.
+            _sq.ReleaseUnusedNumbers();
+        }
         foreach (var link in _links.Values)
         {
             await link.DisposeAsync().ConfigureAwait(false);

@@ -49,6 +49,13 @@ public sealed record SieveQSenderOptions
     /// </summary>
     public TimeSpan UnavailableAfter { get; init; } = TimeSpan.FromSeconds(30);
 
+    /// <summary>
+    /// How long a message's <see cref="SentMessage.Outcome"/> waits for the replicas' verdict after it was numbered before
+    /// it ends as <see cref="MessageOutcomeKind.TimedOut"/> (the message itself is still retransmitted and kept in the
+    /// outbox). <see cref="Timeout.InfiniteTimeSpan"/> waits for ever.
+    /// </summary>
+    public TimeSpan OutcomeTimeout { get; init; } = TimeSpan.FromSeconds(60);
+
     /// <summary>The durable outbox that keeps accepted messages across crashes until they are acknowledged (on by default).</summary>
     public SenderOutboxOptions Outbox { get; init; } = new();
 
@@ -58,7 +65,8 @@ public sealed record SieveQSenderOptions
         ArgumentNullException.ThrowIfNull(Outbox);
         if (FlushAtStaged < 1 || FlushDelay < TimeSpan.Zero || MaxFlushDelay < FlushDelay || MaxFlushDelay > TimeSpan.FromSeconds(1) || ReconnectDelay <= TimeSpan.Zero || MaxReconnectDelay < ReconnectDelay
             || !Outbox.IsValid || LinkQueueCapacity < 1 || SendQueueCapacity < 1 || Protocol.MaxOutstanding < 1
-            || (UnavailableAfter <= TimeSpan.Zero && UnavailableAfter != Timeout.InfiniteTimeSpan))
+            || (UnavailableAfter <= TimeSpan.Zero && UnavailableAfter != Timeout.InfiniteTimeSpan)
+            || (OutcomeTimeout <= TimeSpan.Zero && OutcomeTimeout != Timeout.InfiniteTimeSpan))
         {
             throw new ArgumentException("sender options out of range");
         }

@@ -2,7 +2,9 @@ namespace SieveQ.Sdk.Sender;
 
 /// <summary>
 /// A snapshot of one sender's counters, for health reports and benchmarks. <c>OutboxPending</c> and <c>OutboxBytes</c>
-/// are the accepted messages its durable outbox holds until acknowledged (0 with the outbox off).
+/// are the accepted messages its durable outbox holds until acknowledged (0 with the outbox off). <c>Delivered</c>,
+/// <c>Rejected</c>, <c>TimedOut</c> and <c>VerdictUnknown</c> count this run's message outcomes (<see cref="MessageOutcomeKind"/>;
+/// <c>Rejected</c> also counts rejections of an earlier run's messages the outbox sent again).
 /// </summary>
 public sealed record SieveQSenderStats(
     int Sender,
@@ -21,4 +23,8 @@ public sealed record SieveQSenderStats(
     long RootsSigned,
     int OutboxPending,
     long OutboxBytes,
-    long OutboxCompactions);
+    long OutboxCompactions,
+    long Delivered = 0,
+    long Rejected = 0,
+    long TimedOut = 0,
+    long VerdictUnknown = 0);

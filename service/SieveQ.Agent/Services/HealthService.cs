@@ -29,6 +29,10 @@ internal static class HealthService
             reply.Counters[$"sender.{id}.acknowledged_up_to"] = st.AcknowledgedUpTo;
             reply.Counters[$"sender.{id}.outstanding"] = st.Outstanding;
             reply.Counters[$"sender.{id}.reconnects"] = st.Reconnects;
+            reply.Counters[$"sender.{id}.delivered"] = st.Delivered;
+            reply.Counters[$"sender.{id}.rejected"] = st.Rejected;
+            reply.Counters[$"sender.{id}.timed_out"] = st.TimedOut;
+            reply.Counters[$"sender.{id}.verdict_unknown"] = st.VerdictUnknown;
         }
         foreach (var (id, r) in agent.Receivers.Started)
         {

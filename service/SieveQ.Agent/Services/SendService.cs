@@ -41,7 +41,7 @@ internal static class SendService
     /// </summary>
     private static async Task ReadMessagesAsync(GrpcServerCall<AppSend, SendProgress> call, Sdk.Sender.SieveQSender sender, SendProgressReporter progress)
     {
-        var inFlight = new Queue<Task<long>>();
+        var inFlight = new Queue<Task<Sdk.Sender.SentMessage>>();
         try
         {
             await foreach (var m in call.ReadAllAsync(call.CallAborted).ConfigureAwait(false))

@@ -60,6 +60,17 @@ public sealed class FileSequenceStore : ISequenceStore, IDisposable
         return best;
     }
 
+    /// <summary>
+    /// Loading takes the highest valid slot, so both slots get the lower mark: first the one written next (the higher
+    /// slot still wins if a crash tears it), then the other (if that write tears, its check fails and the lower mark is
+    /// the highest valid one).
+    /// </summary>
+    public void LowerReserved(long lastUsed)
+    {
+        SaveReserved(lastUsed);
+        SaveReserved(lastUsed);
+    }
+
     public void SaveReserved(long reservedUpTo)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(reservedUpTo, 1);

@@ -15,7 +15,7 @@ public static class DomainTags
     public static readonly byte[] BatchRoot = Ascii("SIEVEQ/SENDER-BATCH-ROOT/v1");
     public static readonly byte[] SenderFrameMac = Ascii("SIEVEQ/SENDER-FRAME-MAC/v1");
     public static readonly byte[] AckRequest = Ascii("SIEVEQ/ACKREQ/v1");
-    public static readonly byte[] AckResponse = Ascii("SIEVEQ/ACKRES/v1");
+    public static readonly byte[] AckResponse = Ascii("SIEVEQ/ACKRES/v2");
     public static readonly byte[] ReceiverAck = Ascii("SIEVEQ/RECEIVER-ACK/v1");
     public static readonly byte[] ReplicaOutput = Ascii("SIEVEQ/REPLICA-OUTPUT/v1");
     public static readonly byte[] BodyFetchRequest = Ascii("SIEVEQ/BODY-FETCH-REQ/v1");
@@ -26,7 +26,7 @@ public static class DomainTags
     public static readonly byte[] MacKeyReplicaSender = Ascii("SIEVEQ/MAC-KEY/REPLICA-SENDER/v1");
     public static readonly byte[] ReceiverSubscription = Ascii("SIEVEQ/RECEIVER-SUBSCRIBE/v1");
     public static readonly byte[] PreSqSubscription = Ascii("SIEVEQ/PRESQ-SUBSCRIBE/v1");
-    public static readonly byte[] ReplicaSnapshot = Ascii("SIEVEQ/REPLICA-SNAPSHOT/v1");
+    public static readonly byte[] ReplicaSnapshot = Ascii("SIEVEQ/REPLICA-SNAPSHOT/v2");
     public static readonly byte[] RuleSetCommand = Ascii("SIEVEQ/RULESET-COMMAND/v1");
     public static readonly byte[] AdminCommand = Ascii("SIEVEQ/ADMIN-COMMAND/v1");
 

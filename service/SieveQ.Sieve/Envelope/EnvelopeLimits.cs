@@ -56,6 +56,15 @@ public static class EnvelopeLimits
     /// <summary>Largest signature file (FILE.sig JSON) carried next to a rule-set document.</summary>
     public const int MaxRuleSetSignatureFileBytes = 4096;
 
+    /// <summary>Most rejected messages one ACKRES reports (the replicas keep at most this many unreported per sender).</summary>
+    public const int MaxAckRejections = 64;
+
+    /// <summary>Longest rule text of a rejection in an ACKRES, in UTF-8 bytes (longer texts are cut at a character boundary).</summary>
+    public const int MaxRejectionRuleBytes = 128;
+
+    /// <summary>Largest ACKRES: the fixed fields, the rejection count and every rejection at its largest.</summary>
+    public const int MaxAckResponseBytes = 1 + 4 + 4 + 4 + 8 + 4 + 8 + 8 + 4 + MaxAckRejections * (8 + 1 + 4 + MaxRejectionRuleBytes) + 4 + HashBytes;
+
     /// <summary>Longest reason text in a rule-set result, in UTF-8 bytes.</summary>
     public const int MaxReasonBytes = 1024;
 }

@@ -60,4 +60,6 @@ public enum DropReason
     OverBudget = 23,
     /// <summary>The sender or pre-SQ is quarantined by an administrator command, until readmitted: not taken, so it is sent again after readmission.</summary>
     AdminQuarantined = 24,
+    /// <summary>The sender has as many rejections unreported as an ACKRES carries: not taken until its next ACKREQ hears of them.</summary>
+    VerdictsUnreported = 25,
 }

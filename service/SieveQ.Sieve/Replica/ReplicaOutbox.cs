@@ -1,4 +1,5 @@
 using SieveQ.Bft.Core;
+using SieveQ.Sieve.Envelope;
 
 namespace SieveQ.Sieve.Replica;
 
@@ -6,7 +7,14 @@ namespace SieveQ.Sieve.Replica;
 public sealed record OutboxBatch(int Receiver, long BatchNo, IReadOnlyList<QueuedItem> Items);
 
 /// <summary>An ACKRES to send to <see cref="Sender"/> through pre-SQ <see cref="ViaPreSq"/>; replica id and MAC are added when rendered.</summary>
-public sealed record OutboxAckResponse(int Sender, int ViaPreSq, int LossPpm, long DeliveredUpTo, int AssignedPreSq, long Nonce);
+public sealed record OutboxAckResponse(int Sender, int ViaPreSq, int LossPpm, long DeliveredUpTo, int AssignedPreSq, long Nonce)
+{
+    /// <summary>The lowest number whose verdict the answer tells.</summary>
+    public long VerdictsFrom { get; init; } = 1;
+
+    /// <summary>The sender's rejected messages from <see cref="VerdictsFrom"/> to <see cref="DeliveredUpTo"/>.</summary>
+    public IReadOnlyList<MessageRejection> Rejections { get; init; } = [];
+}
 
 public enum ControllerAction
 {

@@ -38,6 +38,6 @@ public static class ReplicaOutputRenderer
     public static byte[] Render(OutboxAckResponse ack, int replica, MacKeyRing ring)
     {
         ArgumentNullException.ThrowIfNull(ack);
-        return AckResponseCodec.Encode(replica, ack.Sender, ack.LossPpm, ack.DeliveredUpTo, ack.AssignedPreSq, ack.Nonce, ring);
+        return AckResponseCodec.Encode(replica, ack.Sender, ack.LossPpm, ack.DeliveredUpTo, ack.AssignedPreSq, ack.Nonce, ack.VerdictsFrom, ack.Rejections, ring);
     }
 }

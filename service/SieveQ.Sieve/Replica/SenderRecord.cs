@@ -40,6 +40,29 @@ internal sealed class SenderRecord
     /// <summary>An administrator's readmission: the evidence so far is forgotten.</summary>
     public void ClearSuspicion() => Suspicion = new SuspicionCounter();
 
+    /// <summary>
+    /// Messages taken and rejected that the sender has not yet been told of (it still waits for them: numbers at or
+    /// above its last ACKREQ's lowestPending), ascending, at most <see cref="EnvelopeLimits.MaxAckRejections"/>.
+    /// </summary>
+    public List<MessageRejection> Rejections { get; } = [];
+
+    /// <summary>Highest number whose rejection had to be forgotten to keep <see cref="Rejections"/> bounded (0: none).</summary>
+    public long VerdictsLostUpTo { get; set; }
+
+    /// <summary>Remembers a rejection for the sender's next ACKRES; the oldest is forgotten when the list is full.</summary>
+    public void Reject(long seq, RejectionReason reason, string rule)
+    {
+        if (Rejections.Count >= EnvelopeLimits.MaxAckRejections)
+        {
+            VerdictsLostUpTo = Math.Max(VerdictsLostUpTo, Rejections[0].Seq);
+            Rejections.RemoveAt(0);
+        }
+        Rejections.Add(new MessageRejection(seq, reason, AckResponseCodec.Cut(rule)));
+    }
+
+    /// <summary>The sender no longer waits for numbers below <paramref name="lowestPending"/>: their verdicts are not kept.</summary>
+    public void ForgetVerdictsBelow(long lowestPending) => Rejections.RemoveAll(j => j.Seq < lowestPending);
+
     public void WriteTo(CanonicalWriter w)
     {
         Window.WriteTo(w);
@@ -51,6 +74,14 @@ internal sealed class SenderRecord
         w.I64(LastAckTimeMs);
         w.Seq(LossBaseline);
         w.I64(LastBadSignatureOrigin);
+        w.Seq(VerdictsLostUpTo);
+        w.Id(Rejections.Count);
+        foreach (var j in Rejections)
+        {
+            w.Seq(j.Seq);
+            w.U8((byte)j.Reason);
+            w.Bytes(System.Text.Encoding.UTF8.GetBytes(j.Rule));
+        }
     }
 
     public static SenderRecord ReadFrom(ref CanonicalReader r, ReplicaSieveOptions options)
@@ -75,6 +106,29 @@ internal sealed class SenderRecord
             throw new MalformedEnvelopeException("bad-signature origin out of range");
         }
         s.LastBadSignatureOrigin = (int)badOrigin;
+        s.VerdictsLostUpTo = r.Seq("verdicts lost up to");
+        var count = r.Count(EnvelopeLimits.MaxAckRejections, "rejections");
+        var previous = 0L;
+        for (var i = 0; i < count; i++)
+        {
+            var seq = r.Seq("rejected seq");
+            var reason = r.U8("rejection reason");
+            if (seq <= previous || reason is not ((byte)RejectionReason.ReceiverNotEnrolled or (byte)RejectionReason.RuleDenied))
+            {
+                throw new MalformedEnvelopeException("rejections out of order or of an unknown reason");
+            }
+            previous = seq;
+            string rule;
+            try
+            {
+                rule = new System.Text.UTF8Encoding(false, throwOnInvalidBytes: true).GetString(r.Bytes(EnvelopeLimits.MaxRejectionRuleBytes, "rejection rule"));
+            }
+            catch (System.Text.DecoderFallbackException e)
+            {
+                throw new MalformedEnvelopeException("rejection rule is not UTF-8", e);
+            }
+            s.Rejections.Add(new MessageRejection(seq, (RejectionReason)reason, rule));
+        }
         return s;
     }
 }

@@ -75,6 +75,12 @@ public sealed partial class SieveReplicaApplication
             Drop(SieveStage.ReplicaAdmission, DropReason.Replay, ref t);
             return;
         }
+        if (m.Seq == expected && s.Rejections.Count >= EnvelopeLimits.MaxAckRejections)
+        {
+            // The sender has not yet heard of its last rejections: taking more could cost a verdict it is owed.
+            RefuseUntaken(DropReason.VerdictsUnreported, m, ref t);
+            return;
+        }
         var known = _keys.IsReceiver(m.Receiver);
         var charged = ReplicaSieveOptions.ChargedBytes(m.Data.Length);
         if (known && !QueueHasRoom(QueueOf(m.Receiver), charged))
@@ -137,6 +143,7 @@ public sealed partial class SieveReplicaApplication
         {
             s.RuleCursor = Math.Max(s.RuleCursor, seq);
             _drops.Count(SieveStage.Rules, DropReason.UnknownReceiver);
+            s.Reject(seq, RejectionReason.ReceiverNotEnrolled, $"receiver {receiver} is not enrolled");
             return false;
         }
         return ApplyRules(s, sender, seq, receiver, data, prescan);
@@ -152,6 +159,7 @@ public sealed partial class SieveReplicaApplication
         {
             _drops.Count(SieveStage.Rules, DropReason.RuleDenied);
             _ruleDenials.Count(verdict.Reason);
+            s.Reject(seq, RejectionReason.RuleDenied, verdict.Reason ?? "denied");
             return false;
         }
         var item = QueueOf(receiver).Enqueue(sender, seq, data);

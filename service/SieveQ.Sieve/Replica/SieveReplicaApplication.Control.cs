@@ -70,7 +70,11 @@ public sealed partial class SieveReplicaApplication
         }
         var loss = LossPpm(s, a.Sender, a.LastSentSeq);
         var assigned = Reassign(s, origin, loss);
-        _outbox.Add(new OutboxAckResponse(a.Sender, origin, loss, s.Window.ContiguousUpTo, assigned, a.Nonce));
+        s.ForgetVerdictsBelow(a.LowestPending);
+        var delivered = s.Window.ContiguousUpTo;
+        var verdictsFrom = Math.Min(Math.Max(a.LowestPending, s.VerdictsLostUpTo + 1), delivered + 1);
+        var rejections = s.Rejections.Where(j => j.Seq >= verdictsFrom && j.Seq <= delivered).ToArray();
+        _outbox.Add(new OutboxAckResponse(a.Sender, origin, loss, delivered, assigned, a.Nonce) { VerdictsFrom = verdictsFrom, Rejections = rejections });
         t.Accepted++;
     }
 

@@ -3,28 +3,31 @@ using SieveQ.Sieve.Envelope;
 namespace SieveQ.Sieve.Sender;
 
 /// <summary>
-/// What the replicas said in ACKRES, believed only where f+1 of them agree (at least one is correct):
-/// the acknowledged prefix is the (f+1)-th highest of each replica's latest claim, and a pre-SQ
-/// reassignment is obeyed once f+1 replicas name the same pre-SQ for the same ACKREQ.
+/// What the replicas said in ACKRES, believed only where f+1 of them agree (at least one is correct). Correct
+/// replicas answer an ACKREQ at the same point of the agreed order, so their answers to one nonce are identical: a
+/// statement (acknowledged prefix, verdicts, assigned pre-SQ) is taken once f+1 replicas made it for the same nonce.
+/// The acknowledged prefix is the highest such statement's, and the verdicts of the messages it acknowledges come
+/// from that same statement, so no message is acknowledged without the verdict the replicas agreed on.
 /// </summary>
 internal sealed class AckResponseTally
 {
     private readonly int _f;
-    private readonly long[] _deliveredByReplica;
     private readonly Dictionary<long, Dictionary<int, AckResponse>> _byNonce = [];
 
     public AckResponseTally(int f)
     {
         _f = f;
-        _deliveredByReplica = new long[3 * f + 1];
+        ReplicaCount = 3 * f + 1;
     }
 
-    public int ReplicaCount => _deliveredByReplica.Length;
+    public int ReplicaCount { get; }
+
+    /// <summary>The statement behind <see cref="AcknowledgedUpTo"/> (null before any).</summary>
+    public AckResponse? Agreed { get; private set; }
 
     /// <summary>Records one verified ACKRES; returns the agreed (assigned pre-SQ, loss ppm) for its nonce once f+1 agree.</summary>
     public (int AssignedPreSq, int LossPpm)? Add(AckResponse r)
     {
-        _deliveredByReplica[r.Replica] = Math.Max(_deliveredByReplica[r.Replica], r.DeliveredUpTo);
         if (!_byNonce.TryGetValue(r.Nonce, out var votes))
         {
             votes = [];
@@ -32,25 +35,22 @@ internal sealed class AckResponseTally
         }
         // First answer of a replica for a nonce counts; a second, different one is ignored.
         votes.TryAdd(r.Replica, r);
-        var agreeing = votes.Values.Count(v => v.AssignedPreSq == r.AssignedPreSq);
-        if (agreeing < _f + 1)
+        var agreeing = votes.Values.Where(v => v.SameStatement(r)).ToList();
+        if (agreeing.Count < _f + 1)
         {
             return null;
         }
-        var losses = votes.Values.Where(v => v.AssignedPreSq == r.AssignedPreSq).Select(v => v.LossPpm).Order().ToArray();
+        if (Agreed is null || r.DeliveredUpTo > Agreed.DeliveredUpTo)
+        {
+            Agreed = r;
+        }
+        var losses = agreeing.Select(v => v.LossPpm).Order().ToArray();
         // The median of the agreeing replicas' loss figures; f liars cannot move it past a correct value.
         return (r.AssignedPreSq, losses[losses.Length / 2]);
     }
 
-    /// <summary>The highest prefix that at least f+1 replicas claim.</summary>
-    public long AcknowledgedUpTo
-    {
-        get
-        {
-            var sorted = _deliveredByReplica.OrderDescending().ToArray();
-            return sorted[_f];
-        }
-    }
+    /// <summary>The highest prefix f+1 replicas stated in answer to the same ACKREQ.</summary>
+    public long AcknowledgedUpTo => Agreed?.DeliveredUpTo ?? 0;
 
     /// <summary>Forgets votes for nonces that can no longer matter.</summary>
     public void ForgetBelow(long nonce)

@@ -10,6 +10,12 @@ public interface ISequenceStore
     long LoadReserved();
 
     void SaveReserved(long reservedUpTo);
+
+    /// <summary>
+    /// Lowers the saved mark to <paramref name="lastUsed"/>, the last number handed out, once the sender stopped; durable
+    /// when it returns. A crash during it leaves the old (higher) mark or the new one, never less.
+    /// </summary>
+    void LowerReserved(long lastUsed);
 }
 
 /// <summary>For tests and for senders that accept losing uniqueness across process restarts.</summary>
@@ -26,4 +32,6 @@ public sealed class InMemorySequenceStore : ISequenceStore
         _reserved = reservedUpTo;
         Saves++;
     }
+
+    public void LowerReserved(long lastUsed) => SaveReserved(lastUsed);
 }

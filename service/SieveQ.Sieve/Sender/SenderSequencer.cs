@@ -5,6 +5,8 @@ namespace SieveQ.Sieve.Sender;
 /// whose upper end is already durable in the <see cref="ISequenceStore"/>. A restart resumes above the
 /// saved mark, skipping what was left of the last block (the sender tells the replicas through
 /// ACKREQ's lowestPending that those numbers will never come). One fsync per block, not per message.
+/// An orderly stop (<see cref="ReleaseUnused"/>) lowers the mark to the last number handed out, so a clean restart
+/// skips one number instead of the rest of the block; only a crash costs up to a block.
 /// </summary>
 public sealed class SenderSequencer
 {
@@ -30,6 +32,22 @@ public sealed class SenderSequencer
 
     /// <summary>The first number of this run: everything below was used or abandoned by an earlier run.</summary>
     public long FirstOfRun { get; private set; } = -1;
+
+    /// <summary>
+    /// Gives back the unused rest of the reserved block: saves the last number handed out as the mark. Call only once
+    /// no more numbers will be taken from this instance (the sender stopped); a later <see cref="Next"/> reserves anew.
+    /// </summary>
+    public void ReleaseUnused()
+    {
+        var last = _next - 1;
+        if (last < _reservedUpTo && last >= 1)
+        {
+            _store.LowerReserved(last);
+            _reservedUpTo = last;
+            // Keep this instance consistent with what a restart would do: above the mark, with the one-number gap.
+            _next = last + 2;
+        }
+    }
 
     public long Next()
     {

@@ -6,7 +6,16 @@ using SieveQ.Sieve.Keys;
 namespace SieveQ.Sieve.Sender;
 
 /// <summary>Result of handing an ACKRES to the sender-SQ.</summary>
-public readonly record struct AckResponseOutcome(bool Accepted, long AcknowledgedUpTo, int AssignedPreSq, bool Reassigned, int? AgreedLossPpm);
+public readonly record struct AckResponseOutcome(bool Accepted, long AcknowledgedUpTo, int AssignedPreSq, bool Reassigned, int? AgreedLossPpm,
+    AcknowledgedVerdicts? Newly = null);
+
+/// <summary>
+/// The verdicts of the messages one ACKRES statement newly acknowledged, numbers <see cref="From"/> to
+/// <see cref="UpTo"/>: each listed in <see cref="Rejections"/> was rejected; each other from <see cref="VerdictsFrom"/>
+/// on was approved and queued for its receiver; one below <see cref="VerdictsFrom"/> was taken but its verdict is not
+/// known (its rejection record was forgotten, or an earlier run sent it).
+/// </summary>
+public sealed record AcknowledgedVerdicts(long From, long UpTo, long VerdictsFrom, IReadOnlyList<MessageRejection> Rejections);
 
 /// <summary>
 /// The sender-SQ (paper 4.3.1 and 4.4.2): numbers, signs (per message or per Merkle batch) and MACs
@@ -250,6 +259,12 @@ public sealed class SenderSq
         return frames;
     }
 
+    /// <summary>
+    /// The sender stops: the unused rest of its reserved block of numbers is given back, so the next run on the same
+    /// sequence store continues one number above the last used instead of past the whole block.
+    /// </summary>
+    public void ReleaseUnusedNumbers() => _sequencer.ReleaseUnused();
+
     /// <summary>Takes an ACKRES relayed by a pre-SQ: MAC per replica, then the f+1 tallies.</summary>
     public AckResponseOutcome OnAckResponse(ReadOnlySpan<byte> bytes, long nowMs)
     {
@@ -291,8 +306,12 @@ public sealed class SenderSq
             }
         }
         var acked = Math.Min(_tally.AcknowledgedUpTo, _lastSent);
+        AcknowledgedVerdicts? newly = null;
         if (acked > AcknowledgedUpTo)
         {
+            var statement = _tally.Agreed!;
+            newly = new AcknowledgedVerdicts(AcknowledgedUpTo + 1, acked, statement.VerdictsFrom,
+                statement.Rejections.Where(j => j.Seq > AcknowledgedUpTo && j.Seq <= acked).ToList());
             if (_outstanding.TryGet(acked, out var newest) && newest.Attempts == 1)
             {
                 _rto.Sample(nowMs - newest.FirstSentAt);
@@ -303,7 +322,7 @@ public sealed class SenderSq
             AcknowledgedUpTo = acked;
             _outstanding.AcknowledgeUpTo(acked);
         }
-        return new AckResponseOutcome(true, AcknowledgedUpTo, AssignedPreSq, reassigned, agreed?.LossPpm);
+        return new AckResponseOutcome(true, AcknowledgedUpTo, AssignedPreSq, reassigned, agreed?.LossPpm, newly);
     }
 
     private OutgoingFrame AckRequestFrame(long nowMs)
