@@ -31,6 +31,7 @@ public enum MessageOutcomeKind
 /// <summary>The end of one message for its sender.</summary>
 public sealed record MessageOutcome(long Seq, int Receiver, MessageOutcomeKind Kind, RejectionReason? Reason = null, string? Rule = null)
 {
+    /// <summary>One line for a log: the message, its receiver, the outcome and, for a rejection, its reason and rule.</summary>
     public override string ToString() => Kind switch
     {
         MessageOutcomeKind.Rejected => $"message {Seq} to receiver {Receiver} rejected ({Reason}: {Rule})",
@@ -52,16 +53,21 @@ public sealed class SentMessage
         Outcome = outcome;
     }
 
+    /// <summary>The message's sequence number in its sender's stream.</summary>
     public long Seq { get; }
 
+    /// <summary>The receiver the message is addressed to.</summary>
     public int Receiver { get; }
 
     /// <summary>Completes with the message's outcome; faults only when the sender stopped (disposed or failed) before it.</summary>
     public Task<MessageOutcome> Outcome { get; }
 
+    /// <summary>The message's sequence number, so code written when SendAsync returned a number still compiles.</summary>
     public static implicit operator long(SentMessage message) => message?.Seq ?? throw new ArgumentNullException(nameof(message));
 
+    /// <summary>The message's sequence number (the named alternative to the implicit conversion).</summary>
     public long ToInt64() => Seq;
 
+    /// <summary>The message and its receiver, for a log line.</summary>
     public override string ToString() => $"message {Seq} to receiver {Receiver}";
 }
