@@ -1,0 +1,68 @@
+using SieveQ.Deployment;
+using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Keys;
+
+namespace SieveQ.Attacks.Attacks;
+
+/// <summary>
+/// compromised-sender: an enrolled sender whose host was taken over floods with messages carrying its real signature
+/// and real MACs, far over its grant, to every pre-SQ. Each message is signed as it is sent (numbered from 1 up, so
+/// nothing is a replay). With countermeasures on, every pre-SQ's grant per sender is set to twice what a legitimate
+/// sender offers; without, it stays at the pre-SQ's default, which this flood stays under.
+/// </summary>
+internal sealed class CompromisedSenderFlood(int rate, bool countermeasures, int legitimatePerSender) : Attack
+{
+    /// <summary>The attacker's identity: enrolled beside the legitimate senders.</summary>
+    public const int Sender = 3;
+
+    private readonly PreSqFloodStreams _streams = new(rate);
+    private readonly byte[] _data = new byte[500];
+    // One signing key, written to from each pre-SQ's flood task.
+    private readonly Lock _signing = new();
+    private PartyKeys? _keys;
+    private long _seq;
+
+    public long Grant => Math.Max(100, 2L * legitimatePerSender);
+
+    public override string Description => $"enrolled sender {Sender}, compromised, floods validly signed messages to every pre-SQ";
+
+    public override string Countermeasure => countermeasures
+        ? $"each pre-SQ's grant per sender ({Grant} msg/s): frames over it are dropped (drop.*.GrantExceeded) before the ordering"
+        : "none: the pre-SQs keep their default grant (10,000 msg/s per sender)";
+
+    public override DeploymentShape Shape => new([Sender], null, countermeasures
+        ? ["--grant-rate", Grant.ToString(System.Globalization.CultureInfo.InvariantCulture), "--grant-burst", Grant.ToString(System.Globalization.CultureInfo.InvariantCulture)]
+        : []);
+
+    public override long Applied => _streams.Written;
+
+    public override async Task RunAsync(AttackTarget target, CancellationToken stop)
+    {
+        _keys = target.Context.Keys(PartyRole.Sender, Sender);
+        var signing = _keys.Signing ?? throw new InvalidOperationException($"sender {Sender} has no signing key");
+        var rings = target.Config.PreSqs.ToDictionary(p => p.Id, p => _keys.Ring(MacChannel.SenderPreSq, p.Id)!);
+        byte[] Frame(int preSq)
+        {
+            byte[] message;
+            lock (_signing)
+            {
+                message = SenderMessageCodec.SignSingle(SenderMessageCodec.EncodeSignedRegion(Sender, ++_seq, AttackSettings.Receiver, _data), signing);
+            }
+            return SenderFrameCodec.Encode(preSq, message, rings[preSq]);
+        }
+        await _streams.RunAsync(target.Config, Frame, stop).ConfigureAwait(false);
+    }
+
+    public override async Task<IReadOnlyDictionary<string, long>> CountermeasureAsync(AttackTarget target, CancellationToken ct) =>
+        new Dictionary<string, long>(StringComparer.Ordinal)
+        {
+            ["pre-sq drop.*.GrantExceeded"] = await SumCountersAsync(target.Config, "pre-sq", ".GrantExceeded", ct).ConfigureAwait(false),
+            ["replica drop.*.GrantExceeded"] = await SumCountersAsync(target.Config, "replica-sq", ".GrantExceeded", ct).ConfigureAwait(false),
+        };
+
+    public override ValueTask DisposeAsync()
+    {
+        _keys?.Dispose();
+        return ValueTask.CompletedTask;
+    }
+}
