@@ -120,6 +120,10 @@ internal static class AttackRun
                 await Task.WhenAll(loading).ConfigureAwait(false);
                 await DrainAsync(timeline, loads, ct).ConfigureAwait(false);
                 var counts = await attack.CountermeasureAsync(target, ct).ConfigureAwait(false);
+                if (loads.Any(l => timeline.NextIndex(l.Sender) < l.Sent) || timeline.Violations > 0)
+                {
+                    await DescribeAsync(config, output, ct).ConfigureAwait(false);
+                }
                 var beforeEnd = (int)s.Before.TotalSeconds;
                 var duringEnd = (int)(s.Before + s.During).TotalSeconds;
                 return new AttackFigures(s, attack.Description, attack.Countermeasure, secondsFigures,
@@ -221,6 +225,17 @@ internal static class AttackRun
                 lastProgress = Stopwatch.GetTimestamp();
             }
             await Task.Delay(TimeSpan.FromMilliseconds(200), ct).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Every component's health and non-zero counters: what a run that lost messages needs to be understood.</summary>
+    private static async Task DescribeAsync(DeploymentConfig config, TextWriter output, CancellationToken ct)
+    {
+        var all = await DeploymentHealth.ProbeAllAsync(config with { Agents = [] }, TimeSpan.FromSeconds(5), ct).ConfigureAwait(false);
+        foreach (var h in all)
+        {
+            output.WriteLine($"{h.Name} healthy={h.Healthy} {h.Detail}: " + string.Join(" ",
+                h.Counters.Where(kv => kv.Value != 0).OrderBy(kv => kv.Key, StringComparer.Ordinal).Select(kv => string.Create(CultureInfo.InvariantCulture, $"{kv.Key}={kv.Value}"))));
         }
     }
 

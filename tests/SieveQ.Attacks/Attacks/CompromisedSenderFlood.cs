@@ -57,6 +57,8 @@ internal sealed class CompromisedSenderFlood(int rate, bool countermeasures, int
         new Dictionary<string, long>(StringComparer.Ordinal)
         {
             ["pre-sq drop.*.GrantExceeded"] = await SumCountersAsync(target.Config, "pre-sq", ".GrantExceeded", ct).ConfigureAwait(false),
+            ["pre-sq frames_shed"] = await SumCountersAsync(target.Config, "pre-sq", "frames_shed", ct).ConfigureAwait(false),
+            ["pre-sq frames_received"] = await SumCountersAsync(target.Config, "pre-sq", "frames_received", ct).ConfigureAwait(false),
             ["replica drop.*.GrantExceeded"] = await SumCountersAsync(target.Config, "replica-sq", ".GrantExceeded", ct).ConfigureAwait(false),
         };
 

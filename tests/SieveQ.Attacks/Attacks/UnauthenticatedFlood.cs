@@ -44,6 +44,8 @@ internal sealed class UnauthenticatedFlood : Attack
         new Dictionary<string, long>(StringComparer.Ordinal)
         {
             ["pre-sq drop.*.BadMac"] = await SumCountersAsync(target.Config, "pre-sq", ".BadMac", ct).ConfigureAwait(false),
+            ["pre-sq frames_shed"] = await SumCountersAsync(target.Config, "pre-sq", "frames_shed", ct).ConfigureAwait(false),
+            ["pre-sq frames_received"] = await SumCountersAsync(target.Config, "pre-sq", "frames_received", ct).ConfigureAwait(false),
             ["attacker streams reopened"] = _streams.Reopened,
         };
 }
