@@ -114,12 +114,18 @@ internal static class AttackRun
                 var loading = loads.Select(l => Task.Run(() => l.RunAsync(stopLoad.Token), CancellationToken.None)).ToList();
                 output.WriteLine($"load         {senders.Count} senders x {perSender} msg/s of {s.Size} B; warm-up {s.Warmup.TotalSeconds:0} s, then "
                     + $"{s.Before.TotalSeconds:0} s before, {s.During.TotalSeconds:0} s under attack ({s.AttackRate}/s where the attacker paces itself), {s.After.TotalSeconds:0} s after");
+                var preparing = Task.Run(() => attack.PrepareAsync(target, ct), CancellationToken.None);
                 await Task.Delay(s.Warmup, ct).ConfigureAwait(false);
+                await preparing.ConfigureAwait(false);
                 var secondsFigures = await MeasureAsync(s, attack, target, timeline, seconds, output, ct).ConfigureAwait(false);
                 await stopLoad.CancelAsync().ConfigureAwait(false);
                 await Task.WhenAll(loading).ConfigureAwait(false);
                 await DrainAsync(timeline, loads, ct).ConfigureAwait(false);
                 var counts = await attack.CountermeasureAsync(target, ct).ConfigureAwait(false);
+                if (loads.Sum(l => l.Refusals) is > 0 and var refusals)
+                {
+                    output.WriteLine($"the SDK refused {refusals} sends: the deployment did not answer for its UnavailableAfter (offered again after a pause)");
+                }
                 if (loads.Any(l => timeline.NextIndex(l.Sender) < l.Sent) || timeline.Violations > 0)
                 {
                     await DescribeAsync(config, output, ct).ConfigureAwait(false);

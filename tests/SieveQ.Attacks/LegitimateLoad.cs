@@ -10,7 +10,12 @@ namespace SieveQ.Attacks;
 /// </summary>
 internal sealed class LegitimateLoad(SieveQSender sender, int receiver, int ratePerSecond, int size)
 {
+    private static readonly TimeSpan UnavailablePause = TimeSpan.FromSeconds(1);
     private long _sent;
+    private long _refusals;
+
+    /// <summary>Sends the SDK refused because the deployment did not answer in time (nothing accepted, so nothing owed).</summary>
+    public long Refusals => Interlocked.Read(ref _refusals);
 
     public int Sender => sender.Id;
 
@@ -31,7 +36,17 @@ internal sealed class LegitimateLoad(SieveQSender sender, int receiver, int rate
                 }
                 while (Sent < due)
                 {
-                    await sender.SendAsync(receiver, LegitimatePayload.Create(sender.Id, (int)Sent, size), stop).ConfigureAwait(false);
+                    try
+                    {
+                        await sender.SendAsync(receiver, LegitimatePayload.Create(sender.Id, (int)Sent, size), stop).ConfigureAwait(false);
+                    }
+                    catch (SieveQUnavailableException)
+                    {
+                        // Not accepted: the same index is offered again once the pause is over, as an application would.
+                        Interlocked.Increment(ref _refusals);
+                        await Task.Delay(UnavailablePause, stop).ConfigureAwait(false);
+                        continue;
+                    }
                     Interlocked.Increment(ref _sent);
                 }
             }

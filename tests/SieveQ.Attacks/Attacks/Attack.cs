@@ -31,6 +31,9 @@ internal abstract class Attack : IAsyncDisposable
     /// <summary>The attack's own actions so far (frames sent, messages altered or withheld).</summary>
     public abstract long Applied { get; }
 
+    /// <summary>Work the attacker does ahead (e.g. signing), during the warm-up, so the attack starts at its rate.</summary>
+    public virtual Task PrepareAsync(AttackTarget target, CancellationToken ct) => Task.CompletedTask;
+
     /// <summary>Applies the attack until <paramref name="stop"/>; returns once it stopped.</summary>
     public abstract Task RunAsync(AttackTarget target, CancellationToken stop);
 

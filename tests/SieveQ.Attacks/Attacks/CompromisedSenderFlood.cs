@@ -24,7 +24,7 @@ internal sealed class CompromisedSenderFlood(int rate, bool countermeasures, int
 
     public long Grant => Math.Max(100, 2L * legitimatePerSender);
 
-    public override string Description => $"enrolled sender {Sender}, compromised, floods validly signed messages to every pre-SQ";
+    public override string Description => $"enrolled sender {Sender}, compromised, floods validly signed messages to every pre-SQ ({PresignedMessages} signed ahead, then as it goes)";
 
     public override string Countermeasure => countermeasures
         ? $"each pre-SQ's grant per sender ({Grant} msg/s): frames over it are dropped (drop.*.GrantExceeded) before the ordering"
@@ -36,22 +36,42 @@ internal sealed class CompromisedSenderFlood(int rate, bool countermeasures, int
 
     public override long Applied => _streams.Written;
 
-    public override async Task RunAsync(AttackTarget target, CancellationToken stop)
+    /// <summary>Messages signed during the warm-up: the flood starts at its rate, not at what one core signs under load.</summary>
+    private const int PresignedMessages = 10_000;
+
+    private readonly Queue<byte[]> _presigned = new();
+
+    public override Task PrepareAsync(AttackTarget target, CancellationToken ct)
     {
         _keys = target.Context.Keys(PartyRole.Sender, Sender);
         var signing = _keys.Signing ?? throw new InvalidOperationException($"sender {Sender} has no signing key");
-        var rings = target.Config.PreSqs.ToDictionary(p => p.Id, p => _keys.Ring(MacChannel.SenderPreSq, p.Id)!);
+        for (var i = 0; i < PresignedMessages && !ct.IsCancellationRequested; i++)
+        {
+            _presigned.Enqueue(Sign(signing));
+        }
+        return Task.CompletedTask;
+    }
+
+    public override async Task RunAsync(AttackTarget target, CancellationToken stop)
+    {
+        var keys = _keys ?? throw new InvalidOperationException("not prepared");
+        var signing = keys.Signing!;
+        var rings = target.Config.PreSqs.ToDictionary(p => p.Id, p => keys.Ring(MacChannel.SenderPreSq, p.Id)!);
         byte[] Frame(int preSq)
         {
-            byte[] message;
+            byte[]? message;
             lock (_signing)
             {
-                message = SenderMessageCodec.SignSingle(SenderMessageCodec.EncodeSignedRegion(Sender, ++_seq, AttackSettings.Receiver, _data), signing);
+                message = _presigned.TryDequeue(out var m) ? m : Sign(signing);
             }
             return SenderFrameCodec.Encode(preSq, message, rings[preSq]);
         }
         await _streams.RunAsync(target.Config, Frame, stop).ConfigureAwait(false);
     }
+
+    /// <summary>The next message in sequence, signed; called under <see cref="_signing"/> or before the flood starts.</summary>
+    private byte[] Sign(System.Security.Cryptography.ECDsa signing) =>
+        SenderMessageCodec.SignSingle(SenderMessageCodec.EncodeSignedRegion(Sender, ++_seq, AttackSettings.Receiver, _data), signing);
 
     public override async Task<IReadOnlyDictionary<string, long>> CountermeasureAsync(AttackTarget target, CancellationToken ct) =>
         new Dictionary<string, long>(StringComparer.Ordinal)
