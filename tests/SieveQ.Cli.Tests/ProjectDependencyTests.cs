@@ -160,6 +160,24 @@ public sealed class ProjectDependencyTests
         Assert.True(withFramework.Count == 0, "the SDK's closure references frameworks: " + string.Join("; ", withFramework));
     }
 
+    /// <summary>
+    /// Attack tools, compromised-component stages and fault injection are test code (tests/, e.g. SieveQ.Attacks): no
+    /// shipped project may reference one, or the product would carry a switch that makes it misbehave.
+    /// </summary>
+    [Fact]
+    public void No_shipped_project_references_test_code()
+    {
+        var testProjects = Directory.EnumerateFiles(Path.Combine(RepositoryRoot(), "tests"), "*.csproj", SearchOption.AllDirectories)
+            .Where(f => !f.Split(Path.DirectorySeparatorChar).Any(part => part is "bin" or "obj"))
+            .Select(Path.GetFileNameWithoutExtension)
+            .ToHashSet(StringComparer.Ordinal);
+        Assert.Contains("SieveQ.Attacks", testProjects);
+        var problems = SrcProjects().Values
+            .SelectMany(p => p.Projects.Where(r => testProjects.Contains(r)).Select(r => $"{p.Name} references the test project {r}"))
+            .ToList();
+        Assert.True(problems.Count == 0, string.Join(Environment.NewLine, problems));
+    }
+
     /// <summary>Every project <paramref name="root"/> depends on, directly or not (itself excluded).</summary>
     private static HashSet<string> Closure(Dictionary<string, ProjectFile> projects, string root)
     {

@@ -1,0 +1,68 @@
+using SieveQ.Deployment;
+
+namespace SieveQ.Attacks.Attacks;
+
+/// <summary>
+/// tampering-presq and dropping-presq: the first pre-SQ runs as <see cref="CompromisedPreSqProcess"/>, honest until the
+/// attack window, then altering (tampering) or withholding (dropping) every sender message its checks passed.
+/// </summary>
+internal sealed class CompromisedPreSqAttack(string stage) : Attack
+{
+    private string? _directory;
+    private int _id;
+
+    public override string Description => stage == "tampering"
+        ? "a compromised pre-SQ flips a signed byte of every sender message it forwards"
+        : "a compromised pre-SQ takes every sender message and forwards none";
+
+    public override string Countermeasure => stage == "tampering"
+        ? "replicas refuse the altered copies by the sender's signature and suspect the pre-SQ; senders retransmit through the other pre-SQ"
+        : "senders time out on the silent pre-SQ and retransmit through the other";
+
+    public override DeploymentShape Shape => DeploymentShape.AsUp with { CompromisedPreSq = (FirstPreSq, stage) };
+
+    /// <summary>The lowest pre-SQ id the local deployment plan gives (<see cref="DeploymentBootstrap"/>): one legitimate sender starts on it.</summary>
+    private const int FirstPreSq = 4;
+
+    public override long Applied => _directory is null ? 0 : CompromisedPreSqProcess.ReadCount(_directory, _id);
+
+    public override async Task RunAsync(AttackTarget target, CancellationToken stop)
+    {
+        _directory = target.Directory;
+        _id = target.Config.PreSqs.Min(p => p.Id);
+        if (_id != FirstPreSq)
+        {
+            throw new InvalidOperationException($"the deployment's first pre-SQ is {_id}, not {FirstPreSq}");
+        }
+        var on = CompromisedPreSqProcess.SwitchPath(target.Directory, _id);
+        Directory.CreateDirectory(Path.GetDirectoryName(on)!);
+        await File.WriteAllTextAsync(on, "on", CancellationToken.None).ConfigureAwait(false);
+        try
+        {
+            await Task.Delay(Timeout.InfiniteTimeSpan, stop).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (stop.IsCancellationRequested)
+        {
+            // the window ended
+        }
+        finally
+        {
+            File.Delete(on);
+        }
+    }
+
+    public override async Task<IReadOnlyDictionary<string, long>> CountermeasureAsync(AttackTarget target, CancellationToken ct)
+    {
+        var figures = new Dictionary<string, long>(StringComparer.Ordinal)
+        {
+            ["sender_retransmissions"] = target.LegitimateSenders.Sum(s => s.Stats.Retransmissions),
+            [$"replica suspicion.pre_sq.{_id}"] = await SumCountersAsync(target.Config, "replica-sq", $"suspicion.pre_sq.{_id}", ct).ConfigureAwait(false),
+            [$"replica quarantined.pre_sq.{_id}"] = await SumCountersAsync(target.Config, "replica-sq", $"quarantined.pre_sq.{_id}", ct).ConfigureAwait(false),
+        };
+        if (stage == "tampering")
+        {
+            figures["replica drop.*.BadSignature"] = await SumCountersAsync(target.Config, "replica-sq", ".BadSignature", ct).ConfigureAwait(false);
+        }
+        return figures;
+    }
+}

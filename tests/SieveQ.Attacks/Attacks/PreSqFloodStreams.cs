@@ -1,0 +1,106 @@
+using System.Diagnostics;
+using Google.Protobuf;
+using SieveQ.Deployment;
+using SieveQ.Protocol;
+using SieveQ.Transport;
+using PreSqEvent = SieveQ.Protocol.V1.PreSqEvent;
+using SenderFrame = SieveQ.Protocol.V1.SenderFrame;
+
+namespace SieveQ.Attacks.Attacks;
+
+/// <summary>
+/// A flood of sender frames over real HTTP/2 Exchange streams, one per pre-SQ, paced at a fixed total rate in 1 ms
+/// slots and spread round-robin over the pre-SQs; whatever the pre-SQ sends back is read and dropped. A stream the
+/// pre-SQ ends (an unbound stream times out, a connection is refused) is opened again after a short pause, as a
+/// persistent attacker would. Counts every frame written.
+/// </summary>
+internal sealed class PreSqFloodStreams(int ratePerSecond)
+{
+    private static readonly TimeSpan ReopenPause = TimeSpan.FromMilliseconds(200);
+    private long _written;
+    private long _reopened;
+
+    public long Written => Interlocked.Read(ref _written);
+
+    public long Reopened => Interlocked.Read(ref _reopened);
+
+    /// <param name="frame">The next frame for the pre-SQ with that id.</param>
+    public async Task RunAsync(DeploymentConfig config, Func<int, byte[]> frame, CancellationToken stop)
+    {
+        var preSqs = config.PreSqs.Select(p => (p.Id, Url: new Uri(p.Url))).ToList();
+        var share = Math.Max(1, ratePerSecond / preSqs.Count);
+        await Task.WhenAll(preSqs.Select(p => Task.Run(() => FloodOneAsync(p.Id, p.Url, share, frame, stop), CancellationToken.None))).ConfigureAwait(false);
+    }
+
+    private async Task FloodOneAsync(int preSq, Uri url, int rate, Func<int, byte[]> frame, CancellationToken stop)
+    {
+        var clock = Stopwatch.StartNew();
+        long sent = 0;
+        while (!stop.IsCancellationRequested)
+        {
+            using var channel = GrpcChannel.ForAddress(url);
+            GrpcDuplexCall<SenderFrame, PreSqEvent>? call = null;
+            try
+            {
+                call = await channel.StartCallAsync<SenderFrame, PreSqEvent>(ProtocolNames.PreSqService, ProtocolNames.Exchange, PreSqEvent.Parser, stop).ConfigureAwait(false);
+                var discarding = DiscardAsync(call, stop);
+                while (!stop.IsCancellationRequested && !discarding.IsCompleted)
+                {
+                    var due = (long)(clock.Elapsed.TotalSeconds * rate) + 1;
+                    if (sent >= due)
+                    {
+                        await Task.Delay(TimeSpan.FromMilliseconds(1), stop).ConfigureAwait(false);
+                        continue;
+                    }
+                    // Catching up after a pause is bounded: a late attacker does not burst a minute's worth at once.
+                    sent = Math.Max(sent, due - rate / 10);
+                    for (; sent < due; sent++)
+                    {
+                        await call.WriteAsync(new SenderFrame { Canonical = ByteString.CopyFrom(frame(preSq)) }, stop, flush: false).ConfigureAwait(false);
+                        Interlocked.Increment(ref _written);
+                    }
+                    await call.FlushAsync(stop).ConfigureAwait(false);
+                }
+            }
+            catch (OperationCanceledException) when (stop.IsCancellationRequested)
+            {
+                break;
+            }
+            catch (Exception e) when (e is IOException or HttpRequestException or GrpcCallException or OperationCanceledException or ObjectDisposedException)
+            {
+                // the pre-SQ ended the stream or refused the connection: open another
+            }
+            finally
+            {
+                if (call is not null)
+                {
+                    await call.DisposeAsync().ConfigureAwait(false);
+                }
+            }
+            Interlocked.Increment(ref _reopened);
+            try
+            {
+                await Task.Delay(ReopenPause, stop).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                break;
+            }
+        }
+    }
+
+    private static async Task DiscardAsync(GrpcDuplexCall<SenderFrame, PreSqEvent> call, CancellationToken stop)
+    {
+        try
+        {
+            await foreach (var _ in call.ReadAllAsync(stop).ConfigureAwait(false))
+            {
+                // an attacker has no use for ACKRES or WARNREQ
+            }
+        }
+        catch (Exception e) when (e is IOException or HttpRequestException or GrpcCallException or OperationCanceledException or ObjectDisposedException)
+        {
+            // the stream ended; the writer notices and reopens
+        }
+    }
+}
