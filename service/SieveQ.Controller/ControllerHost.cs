@@ -1,3 +1,4 @@
+using System.Security.Cryptography.X509Certificates;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.Logging;
 using SieveQ.Controller.Access;
@@ -55,7 +56,8 @@ public sealed class ControllerHost : IAsyncDisposable
     /// over the deployment); <paramref name="auditDirectory"/> is where the log lives.
     /// </summary>
     public static ControllerHost Create(Uri url, IReadOnlyList<PinnedCaller> callers, string auditDirectory,
-        Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> probe, ILoggerFactory logs, ControllerHostOptions? options = null)
+        Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> probe, ILoggerFactory logs, ControllerHostOptions? options = null,
+        X509Certificate2? certificate = null)
     {
         ArgumentNullException.ThrowIfNull(url);
         options ??= new ControllerHostOptions();
@@ -66,7 +68,7 @@ public sealed class ControllerHost : IAsyncDisposable
             authenticator = new CallerAuthenticator(callers, options.Authentication);
             var api = new ManagementApi(authenticator, audit, probe);
             var web = HardenedWebApplication.CreateBuilder(typeof(ControllerHost).Assembly, logs, url, options.KestrelLimits,
-                new SourceConnectionLimiter(options.MaxConnectionsPerSource), new PrefaceDeadline(options.KestrelLimits.RequestHeadersTimeout));
+                new SourceConnectionLimiter(options.MaxConnectionsPerSource), new PrefaceDeadline(options.KestrelLimits.RequestHeadersTimeout), certificate);
             var app = web.Build();
             api.Map(app);
             return new ControllerHost(app, authenticator, audit, url);
@@ -86,8 +88,9 @@ public sealed class ControllerHost : IAsyncDisposable
         var cfg = ControllerConfig.Load(deployment.BaseDirectory);
         options ??= new ControllerHostOptions();
         options = options with { Audit = options.Audit with { MaxFileBytes = cfg.MaxAuditFileBytes } };
+        var certificate = DeploymentTls.ServerCertificate(deployment.Resolve(deployment.KeyDirectory), ControllerConfig.TlsFileStem, cfg.Url, cfg.Pin());
         return Create(new Uri(cfg.Url), cfg.PinnedCallers(), deployment.Resolve(cfg.AuditDirectory),
-            ct => DeploymentHealth.ProbeAllAsync(deployment, TimeSpan.FromSeconds(2), ct), logs, options);
+            ct => DeploymentHealth.ProbeAllAsync(deployment, TimeSpan.FromSeconds(2), ct), logs, options, certificate);
     }
 
     public async Task StartAsync(CancellationToken ct = default)

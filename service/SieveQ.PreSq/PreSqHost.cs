@@ -103,10 +103,8 @@ public sealed class PreSqHost : IAsyncDisposable
         logs ??= NullLoggerFactory.Instance;
         var entry = deployment.Config.PreSq(id);
         var address = new Uri(entry.Url);
-        if (address.Scheme != Uri.UriSchemeHttp)
-        {
-            throw new DeploymentException($"pre-SQ {id}: URL {address} is not http://; the pre-SQ serves cleartext HTTP/2 only");
-        }
+        // Before anything else is opened: bad certificate files fail the start with their reason.
+        var certificate = DeploymentTls.ServerCertificate(deployment.Config, PartyRole.PreSq, id, entry.Url, entry.Pin());
         if (deployment.Cluster.Protocol.MaxRequestPayloadBytes < EnvelopeLimits.MinOrderingPayloadBytes)
         {
             throw new DeploymentException($"the ordering cluster orders requests of up to {deployment.Cluster.Protocol.MaxRequestPayloadBytes} bytes; "
@@ -143,7 +141,7 @@ public sealed class PreSqHost : IAsyncDisposable
         var limiter = new SourceConnectionLimiter(options.MaxConnectionsPerSource);
         var preface = new PrefaceDeadline(options.RequestHeadersTimeout);
 
-        var web = HardenedWebApplication.CreateBuilder(typeof(PreSqHost).Assembly, logs, address, options.KestrelLimits, limiter, preface);
+        var web = HardenedWebApplication.CreateBuilder(typeof(PreSqHost).Assembly, logs, address, options.KestrelLimits, limiter, preface, certificate);
         return new PreSqHost(id, deployment.Config.F, address, keys, identity, new PublicKeyDirectory(deployment.Enrolment), filter, loop, forwarder, streams,
             relay, metrics, limiter, preface, web, options, AdministratorSpki(deployment.Config));
     }

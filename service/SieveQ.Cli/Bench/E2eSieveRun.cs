@@ -37,9 +37,10 @@ internal static class E2eSieveRun
             Durability = s.Durability,
             Receivers = [Receiver],
             RuleSet = ruleSet,
+            Tls = !s.Cleartext,
         };
         var cfg = DeploymentBootstrap.Create(dir, spec);
-        Console.WriteLine($"deployment   {dir}");
+        Console.WriteLine($"deployment   {dir} ({(s.Cleartext ? "cleartext HTTP/2" : "TLS 1.3, pinned keys")} on every gRPC link)");
         try
         {
             await using var processes = new ComponentProcesses(a => ClusterProcesses.SelfCommand(a), Path.Combine(dir, "logs"));

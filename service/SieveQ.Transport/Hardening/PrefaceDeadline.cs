@@ -19,6 +19,9 @@ public sealed class PrefaceDeadline
         _deadline = deadline;
     }
 
+    /// <summary>Also the TLS handshake timeout of a TLS listener: a handshake never finished is the same Slowloris.</summary>
+    public TimeSpan Deadline => _deadline;
+
     /// <summary>Connections closed for sending nothing in time.</summary>
     public long Closed => Volatile.Read(ref _closed);
 
