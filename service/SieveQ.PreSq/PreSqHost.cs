@@ -11,6 +11,7 @@ using SieveQ.Sieve.PreSq;
 using SieveQ.Deployment;
 using SieveQ.Protocol.V1;
 using SieveQ.Transport.Hardening;
+using SieveQ.Transport.Tls;
 
 namespace SieveQ.PreSq;
 
@@ -78,6 +79,9 @@ public sealed class PreSqHost : IAsyncDisposable
     /// <summary>The URL served (from the deployment file).</summary>
     public Uri Address { get; }
 
+    /// <summary>The pin of the TLS key this pre-SQ serves with (null when its URL is cleartext http://).</summary>
+    public TlsPin? TlsPin { get; private init; }
+
     public PreSqMetrics Metrics { get; }
 
     public SourceConnectionLimiter ConnectionLimiter { get; }
@@ -143,7 +147,7 @@ public sealed class PreSqHost : IAsyncDisposable
 
         var web = HardenedWebApplication.CreateBuilder(typeof(PreSqHost).Assembly, logs, address, options.KestrelLimits, limiter, preface, certificate);
         return new PreSqHost(id, deployment.Config.F, address, keys, identity, new PublicKeyDirectory(deployment.Enrolment), filter, loop, forwarder, streams,
-            relay, metrics, limiter, preface, web, options, AdministratorSpki(deployment.Config));
+            relay, metrics, limiter, preface, web, options, AdministratorSpki(deployment.Config)) { TlsPin = entry.Pin() };
     }
 
     /// <summary>The pinned administrator key, so that forged rule-set commands are refused before they take ordering capacity.</summary>

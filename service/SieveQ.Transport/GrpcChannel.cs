@@ -161,14 +161,26 @@ public sealed class GrpcChannel : IDisposable
             using var response = await sending.ConfigureAwait(false);
             return new GrpcCallException(GrpcStatusCode.Unavailable, $"server answered HTTP {(int)response.StatusCode} before reading the request");
         }
-        catch (HttpRequestException e) when (e.InnerException is AuthenticationException tls)
+        catch (HttpRequestException e) when (TlsFailure(e) is { } tls)
         {
-            return new GrpcCallException(GrpcStatusCode.Unavailable, refusal ?? $"TLS handshake failed: {tls.Message}");
+            return new GrpcCallException(GrpcStatusCode.Unavailable, refusal ?? $"{e.Message} {tls.Message}");
         }
         catch (HttpRequestException e)
         {
             return new GrpcCallException(GrpcStatusCode.Unavailable, e.Message);
         }
+    }
+
+    private static AuthenticationException? TlsFailure(Exception? e)
+    {
+        for (; e is not null; e = e.InnerException)
+        {
+            if (e is AuthenticationException tls)
+            {
+                return tls;
+            }
+        }
+        return null;
     }
 
     public void Dispose() => _http.Dispose();

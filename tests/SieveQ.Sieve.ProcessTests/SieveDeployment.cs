@@ -131,10 +131,12 @@ internal sealed class SieveDeployment : IAsyncDisposable
     }
 
     public Task<ComponentHealth> ReplicaHealthAsync(int id) =>
-        DeploymentHealth.ProbeAsync("replica-sq", $"replica-sq-{id}", Config.Replicas.Single(r => r.Id == id).ApiUrl, Protocol.ProtocolNames.ReplicaSqService, TimeSpan.FromSeconds(5));
+        DeploymentHealth.ProbeAsync("replica-sq", $"replica-sq-{id}", Config.Replicas.Single(r => r.Id == id).ApiUrl, Protocol.ProtocolNames.ReplicaSqService, TimeSpan.FromSeconds(5),
+            pin: Config.Replicas.Single(r => r.Id == id).Pin());
 
     public Task<ComponentHealth> PreSqHealthAsync(int id) =>
-        DeploymentHealth.ProbeAsync("pre-sq", $"pre-sq-{id}", Config.PreSqs.Single(p => p.Id == id).Url, Protocol.ProtocolNames.PreSqService, TimeSpan.FromSeconds(5));
+        DeploymentHealth.ProbeAsync("pre-sq", $"pre-sq-{id}", Config.PreSqs.Single(p => p.Id == id).Url, Protocol.ProtocolNames.PreSqService, TimeSpan.FromSeconds(5),
+            pin: Config.PreSqs.Single(p => p.Id == id).Pin());
 
     /// <summary>The replica that leads the current regency, as the replicas report it (regency mod n).</summary>
     public async Task<int> LeaderAsync()

@@ -70,12 +70,14 @@ public static class KestrelHardening
             listen.Use(limiter.Wrap);
             if (tls is not null)
             {
+                listen.Use(preface.WrapHandshake);
                 listen.UseHttps(new HttpsConnectionAdapterOptions
                 {
                     ServerCertificate = tls,
                     SslProtocols = SslProtocols.Tls13,
                     ClientCertificateMode = ClientCertificateMode.NoCertificate,
-                    HandshakeTimeout = preface.Deadline,
+                    // A backstop only: WrapHandshake cuts (and counts) a slow handshake at the deadline itself.
+                    HandshakeTimeout = preface.Deadline * 2,
                 });
             }
             listen.Use(preface.Wrap);

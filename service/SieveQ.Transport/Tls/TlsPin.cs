@@ -31,8 +31,13 @@ public sealed class TlsPin : IEquatable<TlsPin>
     public static TlsPin Of(X509Certificate certificate)
     {
         ArgumentNullException.ThrowIfNull(certificate);
-        using var leaf = certificate as X509Certificate2 ?? X509CertificateLoader.LoadCertificate(certificate.GetRawCertData());
-        return Of(leaf.PublicKey);
+        if (certificate is X509Certificate2 leaf)
+        {
+            // Not disposed here: it belongs to the caller (the TLS stack, for a validation callback).
+            return Of(leaf.PublicKey);
+        }
+        using var copy = X509CertificateLoader.LoadCertificate(certificate.GetRawCertData());
+        return Of(copy.PublicKey);
     }
 
     /// <summary>Parses the deployment file's form: standard base64 of the 32-byte hash.</summary>
