@@ -47,7 +47,8 @@ internal sealed class SieveDeployment : IAsyncDisposable
     /// <param name="compromisedReplicas">Replica-SQs to run in this process with a compromised stage.</param>
     public static async Task<SieveDeployment> StartAsync(LaunchOptions? options = null, IReadOnlyList<int>? senders = null,
         IReadOnlyDictionary<int, SieveQ.PreSq.IPassedMessageStage>? compromisedPreSqs = null,
-        IReadOnlyDictionary<int, SieveQ.ReplicaSq.IOutputBodyStage>? compromisedReplicas = null, SieveQ.Sieve.Replica.ReplicaSieveOptions? sieve = null)
+        IReadOnlyDictionary<int, SieveQ.ReplicaSq.IOutputBodyStage>? compromisedReplicas = null, SieveQ.Sieve.Replica.ReplicaSieveOptions? sieve = null,
+        bool tls = true)
     {
         if (!File.Exists(SieveqDll))
         {
@@ -63,6 +64,7 @@ internal sealed class SieveDeployment : IAsyncDisposable
             Receivers = [ReceiverId],
             Durability = true,
             Sieve = sieve,
+            Tls = tls,
         };
         var config = DeploymentBootstrap.Create(dir, spec);
         var processes = new ComponentProcesses(Command, Path.Combine(dir, "logs"));
