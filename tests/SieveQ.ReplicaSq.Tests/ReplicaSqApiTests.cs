@@ -96,15 +96,15 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
         using var stranger = ECDsa.Create(ECCurve.NamedCurves.nistP256);
 
         var forged = SubscriptionCodec.Encode(StructureKind.ReceiverSubscription, Receiver, 0, now, stranger);
-        Assert.Equal(GrpcStatusCode.PermissionDenied, await RefusedReceiverAsync(url, forged));
-        Assert.Equal(GrpcStatusCode.PermissionDenied, await RefusedReceiverAsync(url, _c.ReceiverSubscription(replica: 1)));
-        Assert.Equal(GrpcStatusCode.PermissionDenied, await RefusedReceiverAsync(url, _c.ReceiverSubscription(0, now - (long)TimeSpan.FromMinutes(10).TotalMilliseconds)));
-        Assert.Equal(GrpcStatusCode.InvalidArgument, await RefusedReceiverAsync(url, [0x30, 1, 2, 3]));
+        Assert.Equal(GrpcStatusCode.PermissionDenied, await RefusedReceiverAsync(url, _c.Pin(0), forged));
+        Assert.Equal(GrpcStatusCode.PermissionDenied, await RefusedReceiverAsync(url, _c.Pin(0), _c.ReceiverSubscription(replica: 1)));
+        Assert.Equal(GrpcStatusCode.PermissionDenied, await RefusedReceiverAsync(url, _c.Pin(0), _c.ReceiverSubscription(0, now - (long)TimeSpan.FromMinutes(10).TotalMilliseconds)));
+        Assert.Equal(GrpcStatusCode.InvalidArgument, await RefusedReceiverAsync(url, _c.Pin(0), [0x30, 1, 2, 3]));
 
         // A pre-SQ subscription must carry that pre-SQ's own ordering-client signature.
         using var otherPreSq = ClusterBootstrap.LoadKey(_c.Context.Cluster, _c.Context.Config.PreSqs[1].Id);
         var impostor = SubscriptionCodec.Encode(StructureKind.PreSqSubscription, _c.PreSq, 0, now, otherPreSq.Key);
-        var status = await StreamReader<PreSqSubscription, AckResponseFrame>.RefusalAsync(url, ProtocolNames.AckResponses,
+        var status = await StreamReader<PreSqSubscription, AckResponseFrame>.RefusalAsync(url, _c.Pin(0), ProtocolNames.AckResponses,
             new PreSqSubscription { Canonical = ByteString.CopyFrom(impostor) }, AckResponseFrame.Parser);
         Assert.Equal(GrpcStatusCode.PermissionDenied, status);
 
@@ -321,7 +321,7 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
         return readers;
     }
 
-    private static Task<GrpcStatusCode> RefusedReceiverAsync(Uri url, byte[] subscription) =>
-        StreamReader<ReceiverSubscription, ReplicaOutputFrame>.RefusalAsync(url, ProtocolNames.Subscribe,
+    private static Task<GrpcStatusCode> RefusedReceiverAsync(Uri url, SieveQ.Transport.Tls.TlsPin? pin, byte[] subscription) =>
+        StreamReader<ReceiverSubscription, ReplicaOutputFrame>.RefusalAsync(url, pin, ProtocolNames.Subscribe,
             new ReceiverSubscription { Canonical = ByteString.CopyFrom(subscription) }, ReplicaOutputFrame.Parser);
 }

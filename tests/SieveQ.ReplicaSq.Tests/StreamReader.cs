@@ -49,9 +49,9 @@ internal sealed class StreamReader<TRequest, TResponse> : IAsyncDisposable
     }
 
     /// <summary>Opens a stream that the replica must refuse; returns the status it ended with.</summary>
-    public static async Task<GrpcStatusCode> RefusalAsync(Uri url, string method, TRequest subscription, MessageParser<TResponse> parser)
+    public static async Task<GrpcStatusCode> RefusalAsync(Uri url, SieveQ.Transport.Tls.TlsPin? pin, string method, TRequest subscription, MessageParser<TResponse> parser)
     {
-        var reader = await OpenAsync(url, -1, method, subscription, parser);
+        var reader = await OpenAsync(url, pin, -1, method, subscription, parser);
         await using (reader)
         {
             var e = await Assert.ThrowsAsync<GrpcCallException>(() => reader.Reading.WaitAsync(TimeSpan.FromSeconds(10)));
