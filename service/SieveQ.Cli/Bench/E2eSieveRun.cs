@@ -179,7 +179,7 @@ internal static class E2eSieveRun
     {
         var state = await RuleSetPublisher.ReadStateAsync(cfg, ct).ConfigureAwait(false);
         var r0 = cfg.Replicas[0];
-        var health = await DeploymentHealth.ProbeAsync("replica-sq", r0.Name, r0.ApiUrl, Protocol.ProtocolNames.ReplicaSqService, TimeSpan.FromSeconds(3), ct).ConfigureAwait(false);
+        var health = await DeploymentHealth.ProbeAsync("replica-sq", r0.Name, r0.ApiUrl, Protocol.ProtocolNames.ReplicaSqService, TimeSpan.FromSeconds(3), ct, r0.Pin()).ConfigureAwait(false);
         var denials = health.Counters.Where(kv => kv.Key.StartsWith("deny.rule.", StringComparison.Ordinal)).Select(kv => $"{kv.Key[10..]}={kv.Value}").ToList();
         Console.WriteLine($"rules        version {state.ActiveVersion} running on f+1 replica-SQs; {r0.Name} processed {health.Counters.GetValueOrDefault("processed")}, "
             + $"denied by rule: {(denials.Count == 0 ? "none" : string.Join(", ", denials))}");
