@@ -1,3 +1,4 @@
+using System.Security.Cryptography.X509Certificates;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
@@ -55,7 +56,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
     private Task _retransmitting = Task.CompletedTask;
     private int _disposed;
 
-    private ReplicaSqHost(int id, DeploymentContext deployment, Uri address, PartyKeys keys, IdentityKey identity, PublicKeyDirectory enrolled,
+    private ReplicaSqHost(int id, DeploymentContext deployment, Uri address, X509Certificate2? certificate, PartyKeys keys, IdentityKey identity, PublicKeyDirectory enrolled,
         ReplicaSqHostOptions options, ILoggerFactory logs, IOutputBodyStage? bodies)
     {
         Id = id;
@@ -99,7 +100,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
 
         ConnectionLimiter = new SourceConnectionLimiter(options.MaxConnectionsPerSource);
         Preface = new PrefaceDeadline(options.RequestHeadersTimeout);
-        var web = HardenedWebApplication.CreateBuilder(typeof(ReplicaSqHost).Assembly, logs, address, options.KestrelLimits, ConnectionLimiter, Preface);
+        var web = HardenedWebApplication.CreateBuilder(typeof(ReplicaSqHost).Assembly, logs, address, options.KestrelLimits, ConnectionLimiter, Preface, certificate);
         _web = web.Build();
         var check = new SubscriptionCheck(id, options.SubscriptionFreshness, enrolled, new KeyRing(deployment.Cluster), preSqIds.Contains, Metrics);
         new ReplicaSqEndpoints(id, () => ReadModel, check, _receivers, _acks, RingForReceiver, Metrics, options, Health, _shutdown.Token).Map(_web);
@@ -135,7 +136,10 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         options ??= new ReplicaSqHostOptions();
         options.Validate();
         logs ??= NullLoggerFactory.Instance;
-        var address = new Uri(deployment.Config.Replica(id).ApiUrl);
+        var entry = deployment.Config.Replica(id);
+        var address = new Uri(entry.ApiUrl);
+        // Before anything else is opened: bad certificate files fail the start with their reason.
+        var certificate = DeploymentTls.ServerCertificate(deployment.Config, PartyRole.Replica, id, entry.ApiUrl, entry.Pin());
         var keys = deployment.Keys(PartyRole.Replica, id);
         IdentityKey? identity = null;
         PublicKeyDirectory? enrolled = null;
@@ -143,7 +147,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         {
             identity = ClusterBootstrap.LoadKey(deployment.Cluster, id);
             enrolled = new PublicKeyDirectory(deployment.Enrolment);
-            return new ReplicaSqHost(id, deployment, address, keys, identity, enrolled, options, logs, bodies);
+            return new ReplicaSqHost(id, deployment, address, certificate, keys, identity, enrolled, options, logs, bodies);
         }
         catch
         {

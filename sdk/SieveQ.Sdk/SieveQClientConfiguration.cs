@@ -1,5 +1,6 @@
 using SieveQ.Sieve.Keys;
 using SieveQ.Sieve.Replica;
+using SieveQ.Transport.Tls;
 
 namespace SieveQ.Sdk;
 
@@ -20,6 +21,15 @@ public sealed record SieveQClientConfiguration
 
     /// <summary>The replica-SQs a receiver subscribes to, by id (their client API endpoints).</summary>
     public required IReadOnlyDictionary<int, Uri> Replicas { get; init; }
+
+    /// <summary>
+    /// The TLS key pin of every https:// pre-SQ in <see cref="PreSqs"/>, by id: the client connects with TLS 1.3 and
+    /// refuses a server whose key is not the pinned one. An http:// endpoint has none (cleartext HTTP/2).
+    /// </summary>
+    public IReadOnlyDictionary<int, TlsPin> PreSqTlsPins { get; init; } = new Dictionary<int, TlsPin>();
+
+    /// <summary>The TLS key pin of every https:// replica-SQ in <see cref="Replicas"/>, by id.</summary>
+    public IReadOnlyDictionary<int, TlsPin> ReplicaTlsPins { get; init; } = new Dictionary<int, TlsPin>();
 
     /// <summary>
     /// The enrolment: every party's public keys. A client refuses to start unless its own signing key is
@@ -61,6 +71,30 @@ public sealed record SieveQClientConfiguration
         if (Enrolment is null || Keys is null)
         {
             throw new SieveQConfigurationException("the configuration needs the enrolment and this party's key store");
+        }
+        CheckPins("pre-SQ", PreSqs, PreSqTlsPins);
+        CheckPins("replica-SQ", Replicas, ReplicaTlsPins);
+    }
+
+    private static void CheckPins(string kind, IReadOnlyDictionary<int, Uri> endpoints, IReadOnlyDictionary<int, TlsPin>? pins)
+    {
+        if (pins is null)
+        {
+            throw new SieveQConfigurationException($"the {kind} TLS pins are null (an empty map when every {kind} is http://)");
+        }
+        foreach (var (id, url) in endpoints)
+        {
+            var https = url.Scheme == Uri.UriSchemeHttps;
+            if (!https && url.Scheme != Uri.UriSchemeHttp)
+            {
+                throw new SieveQConfigurationException($"{kind} {id}: {url} is neither https:// nor http://");
+            }
+            if (https != pins.ContainsKey(id))
+            {
+                throw new SieveQConfigurationException(https
+                    ? $"{kind} {id}: {url} is https:// but no TLS pin is given for it"
+                    : $"{kind} {id}: {url} is cleartext http:// but a TLS pin is given for it; use https://");
+            }
         }
     }
 }

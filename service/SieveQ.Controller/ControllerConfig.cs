@@ -40,6 +40,15 @@ public sealed record ControllerConfig
     };
 
     public required string Url { get; init; }
+
+    /// <summary>For an https:// <see cref="Url"/>: the pin (base64 SHA-256 of the SubjectPublicKeyInfo) of the controller's TLS key.</summary>
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? TlsPin { get; init; }
+
+    /// <summary>The controller's TLS certificate and key in the deployment's key folder: controller-tls.crt / controller-tls.key.</summary>
+    public const string TlsFileStem = "controller-tls";
+
+    public Transport.Tls.TlsPin? Pin() => DeploymentTls.ParsePin(Url, TlsPin);
     public string AuditDirectory { get; init; } = Path.Combine("data", "controller", "audit");
     public long MaxAuditFileBytes { get; init; } = 16 * 1024 * 1024;
     public required IReadOnlyList<ControllerCallerEntry> Callers { get; init; }
@@ -60,9 +69,17 @@ public sealed record ControllerConfig
     {
         var path = PathIn(deploymentDirectory);
         var cfg = BoundedJsonFile.Read<ControllerConfig>(path, MaxBytes, Options, "no controller configuration (`sieveq up` creates one for a local deployment)");
-        if (cfg is null || cfg.Callers is null || cfg.Callers.Count > MaxCallers || !Uri.TryCreate(cfg.Url, UriKind.Absolute, out var u) || u.Scheme != Uri.UriSchemeHttp)
+        if (cfg is null || cfg.Callers is null || cfg.Callers.Count > MaxCallers || cfg.Url is null)
         {
-            throw new DeploymentException($"{path}: needs an http:// url and at most {MaxCallers} callers");
+            throw new DeploymentException($"{path}: needs a url and at most {MaxCallers} callers");
+        }
+        try
+        {
+            cfg.Pin();
+        }
+        catch (DeploymentException e)
+        {
+            throw new DeploymentException($"{path}: {e.Message}", e);
         }
         foreach (var c in cfg.Callers)
         {
@@ -95,7 +112,8 @@ public sealed record ControllerConfig
     }
 
     /// <summary>
-    /// For a local deployment (`sieveq up`): a controller.json with a free loopback port and one administrator, one
+    /// For a local deployment (`sieveq up`): a controller.json with a free loopback port (https:// with a new TLS key and
+    /// certificate when the deployment's pre-SQs serve TLS) and one administrator, one
     /// operator and one viewer key, private keys written only into the deployment's key folder (owner-only). Kept as
     /// it is when it exists.
     /// </summary>
@@ -120,9 +138,11 @@ public sealed record ControllerConfig
         }
         // A local deployment made with a rule set keeps its administrator key in its key folder: the controller may use it.
         var administrator = Path.Combine(deployment.KeyDirectory, DeploymentRules.AdministratorKeyName + ".pem");
+        var tls = deployment.PreSqs.Any(p => p.Pin() is not null);
         var cfg = new ControllerConfig
         {
-            Url = $"http://127.0.0.1:{FreeLoopbackPort()}",
+            Url = $"{(tls ? "https" : "http")}://127.0.0.1:{FreeLoopbackPort()}",
+            TlsPin = tls ? DeploymentTls.Create(deployment.Resolve(deployment.KeyDirectory), TlsFileStem, "controller") : null,
             Callers = callers,
             CommandKeyFile = deployment.Rules is not null && File.Exists(deployment.Resolve(administrator)) ? administrator : null,
         };

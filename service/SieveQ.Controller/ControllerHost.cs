@@ -1,3 +1,4 @@
+using System.Security.Cryptography.X509Certificates;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.Logging;
 using SieveQ.Controller.Access;
@@ -57,7 +58,7 @@ public sealed class ControllerHost : IAsyncDisposable
     /// </summary>
     public static ControllerHost Create(Uri url, IReadOnlyList<PinnedCaller> callers, string auditDirectory,
         Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> probe, ILoggerFactory logs, ControllerHostOptions? options = null,
-        AdminCommandSubmitter? commands = null)
+        AdminCommandSubmitter? commands = null, X509Certificate2? certificate = null)
     {
         ArgumentNullException.ThrowIfNull(url);
         options ??= new ControllerHostOptions();
@@ -68,7 +69,7 @@ public sealed class ControllerHost : IAsyncDisposable
             authenticator = new CallerAuthenticator(callers, options.Authentication);
             var api = new ManagementApi(authenticator, audit, probe, commands);
             var web = HardenedWebApplication.CreateBuilder(typeof(ControllerHost).Assembly, logs, url, options.KestrelLimits,
-                new SourceConnectionLimiter(options.MaxConnectionsPerSource), new PrefaceDeadline(options.KestrelLimits.RequestHeadersTimeout));
+                new SourceConnectionLimiter(options.MaxConnectionsPerSource), new PrefaceDeadline(options.KestrelLimits.RequestHeadersTimeout), certificate);
             var app = web.Build();
             api.Map(app);
             return new ControllerHost(app, authenticator, audit, url);
@@ -92,8 +93,9 @@ public sealed class ControllerHost : IAsyncDisposable
         try
         {
             var commands = key is null ? null : new AdminCommandSubmitter(deployment, key);
+            var certificate = DeploymentTls.ServerCertificate(deployment.Resolve(deployment.KeyDirectory), ControllerConfig.TlsFileStem, cfg.Url, cfg.Pin());
             var host = Create(new Uri(cfg.Url), cfg.PinnedCallers(), deployment.Resolve(cfg.AuditDirectory),
-                ct => DeploymentHealth.ProbeAllAsync(deployment, TimeSpan.FromSeconds(2), ct), logs, options, commands);
+                ct => DeploymentHealth.ProbeAllAsync(deployment, TimeSpan.FromSeconds(2), ct), logs, options, commands, certificate);
             host._commandKey = key;
             return host;
         }

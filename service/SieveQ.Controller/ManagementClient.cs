@@ -3,6 +3,7 @@ using Google.Protobuf;
 using SieveQ.Controller.Access;
 using SieveQ.Protocol.V1;
 using SieveQ.Transport;
+using SieveQ.Transport.Tls;
 
 namespace SieveQ.Controller;
 
@@ -16,10 +17,11 @@ public sealed class ManagementClient : IDisposable
     private readonly ECDsa _key;
     private readonly TimeProvider _time;
 
-    public ManagementClient(Uri controller, ECDsa key, TimeProvider? time = null)
+    /// <param name="pin">The controller's TLS key pin, for an https:// <paramref name="controller"/>.</param>
+    public ManagementClient(Uri controller, ECDsa key, TimeProvider? time = null, TlsPin? pin = null)
     {
         ArgumentNullException.ThrowIfNull(key);
-        _channel = GrpcChannel.ForAddress(controller, ManagementApi.MaxRequestBytes * 16);
+        _channel = GrpcChannel.ForAddress(controller, pin, ManagementApi.MaxRequestBytes * 16);
         _key = key;
         _time = time ?? TimeProvider.System;
         KeyId = ManagementSignature.KeyIdOf(key.ExportSubjectPublicKeyInfo());

@@ -23,11 +23,14 @@ public sealed record LocalDeploymentSpec
     public byte[]? RuleSet { get; init; }
     /// <summary>The administrator's private key (PEM) to sign <see cref="RuleSet"/> with; null: a new one in keys/administrator.pem.</summary>
     public string? AdministratorKeyPem { get; init; }
+    /// <summary>TLS 1.3 with pinned keys on every gRPC endpoint (https://); false: cleartext HTTP/2 (http://), to measure what TLS costs.</summary>
+    public bool Tls { get; init; } = true;
 }
 
 /// <summary>
 /// Creates a complete deployment in one directory: the ordering cluster (replica and pre-SQ identity
-/// keys), every party's signing and agreement keys (PEM, owner-only), the enrolment, and
+/// keys), every party's signing and agreement keys (PEM, owner-only), each server's TLS key and self-signed
+/// certificate (<see cref="DeploymentTls"/>, pinned in the deployment file), the enrolment, and
 /// <c>deployment.json</c> with loopback endpoints: replica links on basePort+i, replica APIs on
 /// basePort+100+i, pre-SQs on basePort+200+j, one agent on a Unix socket in the directory; with a
 /// rule set, also the administrator key and the signed initial rule set (<see cref="DeploymentRules"/>).
@@ -54,11 +57,25 @@ public static class DeploymentBootstrap
         enrolment.Validate();
         File.WriteAllText(Path.Combine(full, EnrolmentFileName), enrolment.ToJson());
 
+        var keys = Path.Combine(full, "keys");
+        var scheme = spec.Tls ? "https" : "http";
         var config = new DeploymentConfig
         {
             F = spec.F,
-            Replicas = Enumerable.Range(0, n).Select(i => new ReplicaSqEntry { Id = i, Name = $"replica-sq-{i}", ApiUrl = $"http://{spec.Host}:{spec.BasePort + 100 + i}" }).ToList(),
-            PreSqs = preSqIds.Select((p, j) => new PreSqEntry { Id = p, Name = $"pre-sq-{p}", Url = $"http://{spec.Host}:{spec.BasePort + 200 + j}" }).ToList(),
+            Replicas = Enumerable.Range(0, n).Select(i => new ReplicaSqEntry
+            {
+                Id = i,
+                Name = $"replica-sq-{i}",
+                ApiUrl = $"{scheme}://{spec.Host}:{spec.BasePort + 100 + i}",
+                TlsPin = spec.Tls ? DeploymentTls.Create(keys, DeploymentTls.FileStem(PartyRole.Replica, i), $"replica-sq-{i}") : null,
+            }).ToList(),
+            PreSqs = preSqIds.Select((p, j) => new PreSqEntry
+            {
+                Id = p,
+                Name = $"pre-sq-{p}",
+                Url = $"{scheme}://{spec.Host}:{spec.BasePort + 200 + j}",
+                TlsPin = spec.Tls ? DeploymentTls.Create(keys, DeploymentTls.FileStem(PartyRole.PreSq, p), $"pre-sq-{p}") : null,
+            }).ToList(),
             Agents = [new AgentEntry { Name = "agent", Socket = "agent.sock", Senders = spec.Senders, Receivers = spec.Receivers }],
             Routes = spec.Senders.SelectMany(s => spec.Receivers.Select(r => new RouteEntry { Sender = s, Receiver = r, MaxBytes = spec.MaxBytes })).ToList(),
             BaseDirectory = full,

@@ -1,4 +1,6 @@
+using System.Text.Json.Serialization;
 using SieveQ.Sieve.Replica;
+using SieveQ.Transport.Tls;
 
 namespace SieveQ.Deployment;
 
@@ -8,6 +10,12 @@ public sealed record ReplicaSqEntry
     public required int Id { get; init; }
     public required string Name { get; init; }
     public required string ApiUrl { get; init; }
+
+    /// <summary>For an https:// <see cref="ApiUrl"/>: the <see cref="Transport.Tls.TlsPin"/> of its TLS key (base64), which clients check.</summary>
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? TlsPin { get; init; }
+
+    public TlsPin? Pin() => DeploymentTls.ParsePin(ApiUrl, TlsPin);
 }
 
 /// <summary>A pre-SQ gateway: its id is its ordering-client id in the cluster file.</summary>
@@ -16,6 +24,12 @@ public sealed record PreSqEntry
     public required int Id { get; init; }
     public required string Name { get; init; }
     public required string Url { get; init; }
+
+    /// <summary>For an https:// <see cref="Url"/>: the <see cref="Transport.Tls.TlsPin"/> of its TLS key (base64), which clients check.</summary>
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? TlsPin { get; init; }
+
+    public TlsPin? Pin() => DeploymentTls.ParsePin(Url, TlsPin);
 }
 
 /// <summary>An agent: the local endpoint applications use, and the identities it may act as.</summary>
@@ -103,12 +117,9 @@ public sealed record DeploymentConfig
         {
             throw new DeploymentException("deployment needs at least one pre-SQ, ids unique and above the replica ids (they are ordering-client ids)");
         }
-        foreach (var url in Replicas.Select(r => r.ApiUrl).Concat(PreSqs.Select(p => p.Url)))
+        foreach (var (url, pin) in Replicas.Select(r => (r.ApiUrl, r.TlsPin)).Concat(PreSqs.Select(p => (p.Url, p.TlsPin))))
         {
-            if (!Uri.TryCreate(url, UriKind.Absolute, out var u) || u.Scheme is not ("http" or "https"))
-            {
-                throw new DeploymentException($"'{url}' is not an http(s) URL");
-            }
+            DeploymentTls.ParsePin(url, pin);
         }
         if (Agents.Select(a => a.Name).Distinct(StringComparer.Ordinal).Count() != Agents.Count)
         {

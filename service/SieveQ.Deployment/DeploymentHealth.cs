@@ -1,6 +1,7 @@
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;
 using SieveQ.Transport;
+using SieveQ.Transport.Tls;
 
 namespace SieveQ.Deployment;
 
@@ -14,13 +15,13 @@ public static class DeploymentHealth
     {
         ArgumentNullException.ThrowIfNull(config);
         var probes = new List<Task<ComponentHealth>>();
-        probes.AddRange(config.Replicas.Select(r => ProbeAsync("replica-sq", r.Name, r.ApiUrl, ProtocolNames.ReplicaSqService, timeout, ct)));
-        probes.AddRange(config.PreSqs.Select(p => ProbeAsync("pre-sq", p.Name, p.Url, ProtocolNames.PreSqService, timeout, ct)));
+        probes.AddRange(config.Replicas.Select(r => ProbeAsync("replica-sq", r.Name, r.ApiUrl, ProtocolNames.ReplicaSqService, timeout, ct, r.Pin())));
+        probes.AddRange(config.PreSqs.Select(p => ProbeAsync("pre-sq", p.Name, p.Url, ProtocolNames.PreSqService, timeout, ct, p.Pin())));
         probes.AddRange(config.Agents.Select(a => ProbeAsync("agent", a.Name, "unix:" + config.Resolve(a.Socket), ProtocolNames.AgentService, timeout, ct)));
         return await Task.WhenAll(probes).ConfigureAwait(false);
     }
 
-    public static async Task<ComponentHealth> ProbeAsync(string component, string name, string endpoint, string service, TimeSpan timeout, CancellationToken ct = default)
+    public static async Task<ComponentHealth> ProbeAsync(string component, string name, string endpoint, string service, TimeSpan timeout, CancellationToken ct = default, TlsPin? pin = null)
     {
         using var cts = CancellationTokenSource.CreateLinkedTokenSource(ct);
         cts.CancelAfter(timeout);
@@ -32,7 +33,7 @@ public static class DeploymentHealth
             }
             using var channel = endpoint.StartsWith("unix:", StringComparison.Ordinal)
                 ? GrpcChannel.ForUnixSocket(endpoint[5..])
-                : GrpcChannel.ForAddress(new Uri(endpoint));
+                : GrpcChannel.ForAddress(new Uri(endpoint), pin);
             var reply = await channel.UnaryAsync(service, ProtocolNames.Health, new HealthRequest(), HealthReply.Parser, cts.Token).ConfigureAwait(false);
             return new ComponentHealth(component, name, endpoint, true, reply.Healthy, reply.Detail, reply.Counters.ToDictionary(kv => kv.Key, kv => kv.Value));
         }

@@ -73,7 +73,7 @@ public static class LocalDeploymentLauncher
             }
         }
         await WaitAsync("replica-SQs", () => Task.WhenAll(config.Replicas.Select(r =>
-            DeploymentHealth.ProbeAsync("replica-sq", r.Name, r.ApiUrl, Protocol.ProtocolNames.ReplicaSqService, probe, ct))), options, processes, ct).ConfigureAwait(false);
+            DeploymentHealth.ProbeAsync("replica-sq", r.Name, r.ApiUrl, Protocol.ProtocolNames.ReplicaSqService, probe, ct, r.Pin()))), options, processes, ct).ConfigureAwait(false);
         foreach (var p in config.PreSqs)
         {
             if (options.HostInProcess is null || !await options.HostInProcess("pre-sq", p.Id).ConfigureAwait(false))
@@ -82,7 +82,7 @@ public static class LocalDeploymentLauncher
             }
         }
         await WaitAsync("pre-SQs", () => Task.WhenAll(config.PreSqs.Select(p =>
-            DeploymentHealth.ProbeAsync("pre-sq", p.Name, p.Url, Protocol.ProtocolNames.PreSqService, probe, ct))), options, processes, ct).ConfigureAwait(false);
+            DeploymentHealth.ProbeAsync("pre-sq", p.Name, p.Url, Protocol.ProtocolNames.PreSqService, probe, ct, p.Pin()))), options, processes, ct).ConfigureAwait(false);
         if (!options.StartAgents)
         {
             return;

@@ -40,7 +40,7 @@ public static class RuleSetPublisher
             throw new RuleSetPublishException("this deployment runs fixed routes (no rules section in deployment.json); create it with a rule set to push rule sets");
         }
         var replies = await Task.WhenAll(config.Replicas.Select(r =>
-            DeploymentHealth.ProbeAsync("replica-sq", r.Name, r.ApiUrl, ProtocolNames.ReplicaSqService, ProbeTimeout, ct))).ConfigureAwait(false);
+            DeploymentHealth.ProbeAsync("replica-sq", r.Name, r.ApiUrl, ProtocolNames.ReplicaSqService, ProbeTimeout, ct, r.Pin()))).ConfigureAwait(false);
         var states = replies.Where(h => h.Reachable && h.Counters.ContainsKey("rules.active_version"))
             .Select(h => new RulesState((int)h.Counters["rules.active_version"], (int)h.Counters.GetValueOrDefault("rules.previous_version"),
                 h.Counters.GetValueOrDefault("rules.last_nonce")))
@@ -110,7 +110,7 @@ public static class RuleSetPublisher
             cts.CancelAfter(timeout);
             try
             {
-                using var channel = GrpcChannel.ForAddress(new Uri(p.Url), EnvelopeLimits.MaxReasonBytes * 16);
+                using var channel = GrpcChannel.ForAddress(new Uri(p.Url), p.Pin(), EnvelopeLimits.MaxReasonBytes * 16);
                 var reply = await channel.UnaryAsync(ProtocolNames.PreSqService, ProtocolNames.SubmitRuleSetCommand,
                     new RuleSetCommandSubmission { Canonical = ByteString.CopyFrom(command) }, RuleSetCommandOutcome.Parser, cts.Token).ConfigureAwait(false);
                 return (RuleSetResultCodec.Decode(reply.Canonical.Span), p.Name);

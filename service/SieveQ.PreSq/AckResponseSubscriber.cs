@@ -58,7 +58,7 @@ internal sealed partial class AckResponseSubscriber : IAsyncDisposable
 
     private async Task SubscribeLoopAsync(ReplicaSqEntry replica, CancellationToken ct)
     {
-        using var channel = GrpcChannel.ForAddress(new Uri(replica.ApiUrl), MaxFrameBytes);
+        using var channel = GrpcChannel.ForAddress(new Uri(replica.ApiUrl), replica.Pin(), MaxFrameBytes);
         // Up to half shorter, so restarted pre-SQs spread their reconnects.
         var backoff = new ReconnectBackoff(_backoffMin, _backoffMax, new BackoffJitter(0.5, 1.0));
         // Only the first failure after a working subscription is logged above debug.

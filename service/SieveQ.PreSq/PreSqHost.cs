@@ -11,6 +11,7 @@ using SieveQ.Sieve.PreSq;
 using SieveQ.Deployment;
 using SieveQ.Protocol.V1;
 using SieveQ.Transport.Hardening;
+using SieveQ.Transport.Tls;
 
 namespace SieveQ.PreSq;
 
@@ -80,6 +81,9 @@ public sealed class PreSqHost : IAsyncDisposable
     /// <summary>The URL served (from the deployment file).</summary>
     public Uri Address { get; }
 
+    /// <summary>The pin of the TLS key this pre-SQ serves with (null when its URL is cleartext http://).</summary>
+    public TlsPin? TlsPin { get; private init; }
+
     public PreSqMetrics Metrics { get; }
 
     public SourceConnectionLimiter ConnectionLimiter { get; }
@@ -105,10 +109,8 @@ public sealed class PreSqHost : IAsyncDisposable
         logs ??= NullLoggerFactory.Instance;
         var entry = deployment.Config.PreSq(id);
         var address = new Uri(entry.Url);
-        if (address.Scheme != Uri.UriSchemeHttp)
-        {
-            throw new DeploymentException($"pre-SQ {id}: URL {address} is not http://; the pre-SQ serves cleartext HTTP/2 only");
-        }
+        // Before anything else is opened: bad certificate files fail the start with their reason.
+        var certificate = DeploymentTls.ServerCertificate(deployment.Config, PartyRole.PreSq, id, entry.Url, entry.Pin());
         if (deployment.Cluster.Protocol.MaxRequestPayloadBytes < EnvelopeLimits.MinOrderingPayloadBytes)
         {
             throw new DeploymentException($"the ordering cluster orders requests of up to {deployment.Cluster.Protocol.MaxRequestPayloadBytes} bytes; "
@@ -145,9 +147,9 @@ public sealed class PreSqHost : IAsyncDisposable
         var limiter = new SourceConnectionLimiter(options.MaxConnectionsPerSource);
         var preface = new PrefaceDeadline(options.RequestHeadersTimeout);
 
-        var web = HardenedWebApplication.CreateBuilder(typeof(PreSqHost).Assembly, logs, address, options.KestrelLimits, limiter, preface);
+        var web = HardenedWebApplication.CreateBuilder(typeof(PreSqHost).Assembly, logs, address, options.KestrelLimits, limiter, preface, certificate);
         return new PreSqHost(id, deployment.Config.F, address, keys, identity, new PublicKeyDirectory(deployment.Enrolment), filter, loop, forwarder, streams,
-            relay, metrics, limiter, preface, web, options, AdministratorSpki(deployment.Config));
+            relay, metrics, limiter, preface, web, options, AdministratorSpki(deployment.Config)) { TlsPin = entry.Pin() };
     }
 
     /// <summary>The pinned administrator key, so that forged rule-set commands are refused before they take ordering capacity.</summary>

@@ -1,16 +1,21 @@
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
+using System.Security.Authentication;
 using Google.Protobuf;
+using SieveQ.Transport.Tls;
 
 namespace SieveQ.Transport;
 
 /// <summary>
-/// A client connection pool to one gRPC server over cleartext HTTP/2 (prior knowledge), on TCP or
-/// a Unix domain socket. One HTTP/2 connection carries many concurrent calls.
+/// A client connection pool to one gRPC server over HTTP/2: TLS 1.3 with the server's key pinned (https://),
+/// or cleartext with prior knowledge (http://, or a Unix domain socket). One HTTP/2 connection carries many
+/// concurrent calls.
 /// </summary>
 public sealed class GrpcChannel : IDisposable
 {
     private readonly HttpClient _http;
+    private volatile string? _refusal;
 
     private GrpcChannel(Uri baseAddress, SocketsHttpHandler handler, int maxMessageBytes)
     {
@@ -28,8 +33,60 @@ public sealed class GrpcChannel : IDisposable
     public Uri BaseAddress { get; }
     public int MaxMessageBytes { get; }
 
+    /// <summary>A channel to a cleartext (http://) server.</summary>
     public static GrpcChannel ForAddress(Uri address, int maxMessageBytes = GrpcFraming.DefaultMaxMessageBytes) =>
-        new(address, NewHandler(), maxMessageBytes);
+        ForAddress(address, null, maxMessageBytes);
+
+    /// <summary>
+    /// A channel to <paramref name="address"/>: for https://, TLS 1.3 only, ALPN h2 only, and the server must present
+    /// the key <paramref name="pin"/> names (chain and host name are not checked: there is no CA, the deployment
+    /// pins the key). A mismatch fails the call with <see cref="GrpcStatusCode.Unavailable"/> and says both pins.
+    /// </summary>
+    /// <exception cref="ArgumentException">https:// without a pin, or a pin with http:// (it would not be checked).</exception>
+    public static GrpcChannel ForAddress(Uri address, TlsPin? pin, int maxMessageBytes = GrpcFraming.DefaultMaxMessageBytes)
+    {
+        ArgumentNullException.ThrowIfNull(address);
+        if (address.Scheme == Uri.UriSchemeHttps)
+        {
+            if (pin is null)
+            {
+                throw new ArgumentException($"{address}: an https:// endpoint needs its TLS pin", nameof(pin));
+            }
+            var handler = NewHandler();
+            var channel = new GrpcChannel(address, handler, maxMessageBytes);
+            handler.SslOptions = new SslClientAuthenticationOptions
+            {
+                EnabledSslProtocols = SslProtocols.Tls13,
+                ApplicationProtocols = [SslApplicationProtocol.Http2],
+                RemoteCertificateValidationCallback = (_, certificate, _, _) => channel.Accepts(pin, certificate),
+            };
+            return channel;
+        }
+        if (address.Scheme != Uri.UriSchemeHttp)
+        {
+            throw new ArgumentException($"{address}: only https:// and http:// endpoints", nameof(address));
+        }
+        if (pin is not null)
+        {
+            throw new ArgumentException($"{address}: a TLS pin is given for a cleartext http:// endpoint; use https://", nameof(pin));
+        }
+        return new GrpcChannel(address, NewHandler(), maxMessageBytes);
+    }
+
+    private bool Accepts(TlsPin pin, System.Security.Cryptography.X509Certificates.X509Certificate? certificate)
+    {
+        if (certificate is null)
+        {
+            _refusal = $"{BaseAddress}: the server presented no TLS certificate";
+            return false;
+        }
+        if (pin.Matches(certificate))
+        {
+            return true;
+        }
+        _refusal = $"{BaseAddress}: the server's TLS key has pin {TlsPin.Of(certificate)}, not the pinned {pin}; connection refused";
+        return false;
+    }
 
     /// <summary>A channel to a server listening on a Unix domain socket (the agent's local endpoint).</summary>
     public static GrpcChannel ForUnixSocket(string socketPath, int maxMessageBytes = GrpcFraming.DefaultMaxMessageBytes)
@@ -78,7 +135,7 @@ public sealed class GrpcChannel : IDisposable
         // The request body stream exists once the connection has started sending.
         var body = await Task.WhenAny(content.Stream, sending).ConfigureAwait(false) == content.Stream
             ? await content.Stream.ConfigureAwait(false)
-            : throw await CallFailed(sending).ConfigureAwait(false);
+            : throw await CallFailed(sending, _refusal).ConfigureAwait(false);
         return new GrpcDuplexCall<TRequest, TResponse>(request, content, body, sending, parser, MaxMessageBytes);
     }
 
@@ -97,17 +154,33 @@ public sealed class GrpcChannel : IDisposable
         return reply ?? throw new GrpcCallException(GrpcStatusCode.Internal, "unary call ended without a response");
     }
 
-    private static async Task<Exception> CallFailed(Task<HttpResponseMessage> sending)
+    private static async Task<Exception> CallFailed(Task<HttpResponseMessage> sending, string? refusal)
     {
         try
         {
             using var response = await sending.ConfigureAwait(false);
             return new GrpcCallException(GrpcStatusCode.Unavailable, $"server answered HTTP {(int)response.StatusCode} before reading the request");
         }
+        catch (HttpRequestException e) when (TlsFailure(e) is { } tls)
+        {
+            return new GrpcCallException(GrpcStatusCode.Unavailable, refusal ?? $"{e.Message} {tls.Message}");
+        }
         catch (HttpRequestException e)
         {
             return new GrpcCallException(GrpcStatusCode.Unavailable, e.Message);
         }
+    }
+
+    private static AuthenticationException? TlsFailure(Exception? e)
+    {
+        for (; e is not null; e = e.InnerException)
+        {
+            if (e is AuthenticationException tls)
+            {
+                return tls;
+            }
+        }
+        return null;
     }
 
     public void Dispose() => _http.Dispose();

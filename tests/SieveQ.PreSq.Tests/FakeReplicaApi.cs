@@ -40,7 +40,16 @@ internal sealed class FakeReplicaApi : IAsyncDisposable
             foreach (var r in deployment.Config.Replicas)
             {
                 var url = new Uri(r.ApiUrl);
-                k.Listen(IPAddress.Parse(url.Host), url.Port, o => o.Protocols = HttpProtocols.Http2);
+                // The replica's own certificate, so the pre-SQ's pinned TLS client accepts this stand-in.
+                var certificate = DeploymentTls.ServerCertificate(deployment.Config, PartyRole.Replica, r.Id, r.ApiUrl, r.Pin());
+                k.Listen(IPAddress.Parse(url.Host), url.Port, o =>
+                {
+                    o.Protocols = HttpProtocols.Http2;
+                    if (certificate is not null)
+                    {
+                        o.UseHttps(certificate);
+                    }
+                });
             }
         });
         var app = builder.Build();

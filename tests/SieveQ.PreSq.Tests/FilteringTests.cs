@@ -20,7 +20,7 @@ public sealed class FilteringTests(PreSqTestBed bed)
     public async Task Good_frames_are_ordered_exactly_as_the_sender_signed_them()
     {
         using var s = Sender(1);
-        await using var session = await SenderSession.OpenAsync(Host.Address);
+        await using var session = await SenderSession.OpenAsync(Host.Address, Host.TlsPin);
         var messages = Enumerable.Range(1, 20).Select(i => s.Message(i, $"message {i}")).ToList();
         await session.SendAsync([.. messages.Select(m => s.Wrap(m))]);
         await session.SendAsync(s.AckRequestFrame(lastSent: 20, nonce: 1));
@@ -39,7 +39,7 @@ public sealed class FilteringTests(PreSqTestBed bed)
     {
         using var s = Sender(2);
         var otherPreSq = bed.Deployment.Context.Config.PreSqs[1].Id;
-        await using var session = await SenderSession.OpenAsync(Host.Address);
+        await using var session = await SenderSession.OpenAsync(Host.Address, Host.TlsPin);
         var before = Host.Drops[SieveStage.Mac, DropReason.BadMac];
         var genuine = s.Message(1, "real");
         var tampered = s.Frame(2, "tampered");
@@ -59,7 +59,7 @@ public sealed class FilteringTests(PreSqTestBed bed)
     public async Task A_sender_not_on_the_whitelist_is_dropped_at_a()
     {
         using var s = Sender(3);
-        await using var session = await SenderSession.OpenAsync(Host.Address);
+        await using var session = await SenderSession.OpenAsync(Host.Address, Host.TlsPin);
         var before = Host.Drops[SieveStage.Whitelist, DropReason.NotWhitelisted];
         Host.Whitelist.Remove(3);
         try
@@ -81,7 +81,7 @@ public sealed class FilteringTests(PreSqTestBed bed)
     public async Task A_replayed_sequence_number_is_dropped_at_b()
     {
         using var s = Sender(4);
-        await using var session = await SenderSession.OpenAsync(Host.Address);
+        await using var session = await SenderSession.OpenAsync(Host.Address, Host.TlsPin);
         var before = Host.Drops[SieveStage.Sequence, DropReason.Replay];
         var first = s.Frame(1);
         var second = s.Frame(2);
@@ -98,7 +98,7 @@ public sealed class FilteringTests(PreSqTestBed bed)
     {
         using var s = Sender(5);
         await Host.AdjustGrantAsync(5, ratePerSecond: 1, burst: 3);
-        await using var session = await SenderSession.OpenAsync(Host.Address);
+        await using var session = await SenderSession.OpenAsync(Host.Address, Host.TlsPin);
         var before = Host.Drops[SieveStage.Grant, DropReason.GrantExceeded];
         var frames = Enumerable.Range(1, 10).Select(i => s.Frame(i)).ToArray();
         await session.SendAsync(frames);
@@ -120,7 +120,7 @@ public sealed class FilteringTests(PreSqTestBed bed)
     public async Task A_burst_beyond_capacity_sends_a_warnreq_through_the_ordering()
     {
         using var s = Sender(7);
-        await using var session = await SenderSession.OpenAsync(Host.Address);
+        await using var session = await SenderSession.OpenAsync(Host.Address, Host.TlsPin);
         var before = Host.Metrics.WarnRequests;
         // Capacity is 5 frames/s in the test bed, so bursts bring the average interval far below it. The
         // monitor warns at most once a second, and earlier tests may just have had their warning: keep

@@ -23,26 +23,28 @@ public sealed class HardeningTests(PreSqTestBed bed)
         var limit = PreSqTestBed.Options.MaxConnectionsPerSource;
         var refusedBefore = Host.ConnectionLimiter.Refused;
         var sockets = new List<Socket>();
+        var streams = new List<Stream>();
         try
         {
             for (var i = 0; i < limit; i++)
             {
                 var s = await ConnectAsync();
                 sockets.Add(s);
-                await s.SendAsync(Preface);
-                Assert.True(await ReadsSomethingAsync(s), $"connection {i + 1} of {limit} was not served");
+                var h2 = await StartHttp2Async(s);
+                streams.Add(h2);
+                Assert.True(await ReadsSomethingAsync(h2), $"connection {i + 1} of {limit} was not served");
             }
             var closed = false;
             try
             {
                 var extra = await ConnectAsync();
                 sockets.Add(extra);
-                await extra.SendAsync(Preface);
+                streams.Add(await StartHttp2Async(extra));
                 closed = await IsClosedByServerAsync(extra, Generous);
             }
-            catch (SocketException)
+            catch (Exception e) when (e is SocketException or IOException or System.Security.Authentication.AuthenticationException)
             {
-                // reset before the connect or the preface completed on our side: refused, as expected
+                // reset before the connect, the TLS handshake or the preface completed on our side: refused, as expected
                 closed = true;
             }
             Assert.True(closed, "the connection over the limit was served");
@@ -50,6 +52,10 @@ public sealed class HardeningTests(PreSqTestBed bed)
         }
         finally
         {
+            foreach (var h2 in streams)
+            {
+                await h2.DisposeAsync();
+            }
             foreach (var s in sockets)
             {
                 s.Dispose();
@@ -72,7 +78,7 @@ public sealed class HardeningTests(PreSqTestBed bed)
     public async Task An_exchange_stream_that_never_authenticates_is_ended()
     {
         var before = Host.Metrics.StreamsUnboundTimeout;
-        await using var session = await SenderSession.OpenAsync(Host.Address);
+        await using var session = await SenderSession.OpenAsync(Host.Address, Host.TlsPin);
         // Garbage that fails parsing keeps nothing bound; the stream is ended after UnboundStreamTimeout.
         await session.SendAsync([0x08, 1, 2, 3]);
         Assert.True(await PreSqTestBed.WaitUntilAsync(() => session.Ended is not null, Generous), "unauthenticated stream kept open");
@@ -85,7 +91,7 @@ public sealed class HardeningTests(PreSqTestBed bed)
     public async Task A_bound_exchange_stream_outlives_the_minimum_data_rate_and_the_unary_body_limit()
     {
         using var s = new TestSender(bed.Deployment.Context, 8, bed.PreSqId);
-        await using var session = await SenderSession.OpenAsync(Host.Address);
+        await using var session = await SenderSession.OpenAsync(Host.Address, Host.TlsPin);
         await session.SendAsync(s.Frame(1));
         Assert.True(await PreSqTestBed.WaitUntilAsync(() => bed.OrderedSeqs(8).Count == 1, Generous));
 
@@ -117,15 +123,35 @@ public sealed class HardeningTests(PreSqTestBed bed)
         }
     }
 
-    private static async Task<bool> ReadsSomethingAsync(Socket s)
+    /// <summary>The HTTP/2 preface on the connection, inside TLS 1.3 (the pinned key checked) when the pre-SQ serves TLS.</summary>
+    private async Task<Stream> StartHttp2Async(Socket s)
+    {
+        Stream stream = new NetworkStream(s, ownsSocket: false);
+        if (Host.TlsPin is { } pin)
+        {
+            var tls = new System.Net.Security.SslStream(stream, leaveInnerStreamOpen: false, (_, certificate, _, _) => certificate is not null && pin.Matches(certificate));
+            stream = tls;
+            await tls.AuthenticateAsClientAsync(new System.Net.Security.SslClientAuthenticationOptions
+            {
+                TargetHost = "pre-sq",
+                EnabledSslProtocols = System.Security.Authentication.SslProtocols.Tls13,
+                ApplicationProtocols = [System.Net.Security.SslApplicationProtocol.Http2],
+            });
+        }
+        await stream.WriteAsync(Preface);
+        await stream.FlushAsync();
+        return stream;
+    }
+
+    private static async Task<bool> ReadsSomethingAsync(Stream s)
     {
         var buffer = new byte[256];
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
         try
         {
-            return await s.ReceiveAsync(buffer, timeout.Token) > 0;
+            return await s.ReadAsync(buffer, timeout.Token) > 0;
         }
-        catch (Exception e) when (e is OperationCanceledException or SocketException)
+        catch (Exception e) when (e is OperationCanceledException or IOException)
         {
             return false;
         }

@@ -22,7 +22,7 @@ public sealed class ReceiverAndRelayTests(PreSqTestBed bed)
     {
         using var receiver = bed.Deployment.Context.Keys(PartyRole.Receiver, TestDeployment.Receiver);
         using var stranger = ECDsa.Create(ECCurve.NamedCurves.nistP256);
-        using var channel = GrpcChannel.ForAddress(Host.Address);
+        using var channel = GrpcChannel.ForAddress(Host.Address, Host.TlsPin);
         var good = ReceiverAckCodec.Encode(TestDeployment.Receiver, [new DeliveredCursor(1, 7)], receiver.Signing!);
         var forged = ReceiverAckCodec.Encode(TestDeployment.Receiver, [new DeliveredCursor(1, 1_000_000)], stranger);
         var refusedBefore = Host.Metrics.ReceiverAcksBadSignature;
@@ -49,9 +49,9 @@ public sealed class ReceiverAndRelayTests(PreSqTestBed bed)
             "pre-SQ did not subscribe to every replica");
         Assert.Equal(0, bed.ReplicaApi.InvalidSubscriptions);
 
-        await using var old = await SenderSession.OpenAsync(Host.Address);
+        await using var old = await SenderSession.OpenAsync(Host.Address, Host.TlsPin);
         await old.SendAsync(sender.AckRequestFrame(lastSent: 0, nonce: 1));
-        await using var current = await SenderSession.OpenAsync(Host.Address);
+        await using var current = await SenderSession.OpenAsync(Host.Address, Host.TlsPin);
         // A replay of the old ACKREQ on another stream must not divert the ACKRES; a fresh frame does.
         var bindings = Host.Metrics.Bindings;
         await current.SendAsync(sender.AckRequestFrame(lastSent: 0, nonce: 1));
@@ -88,7 +88,7 @@ public sealed class ReceiverAndRelayTests(PreSqTestBed bed)
     [Fact]
     public async Task Health_reports_the_component_its_id_and_its_counters()
     {
-        using var channel = GrpcChannel.ForAddress(Host.Address);
+        using var channel = GrpcChannel.ForAddress(Host.Address, Host.TlsPin);
         var health = await channel.UnaryAsync(ProtocolNames.PreSqService, ProtocolNames.Health, new HealthRequest(), HealthReply.Parser);
         Assert.Equal("pre-sq", health.Component);
         Assert.Equal(bed.PreSqId, health.Id);

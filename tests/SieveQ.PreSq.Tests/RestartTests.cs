@@ -26,7 +26,7 @@ public sealed class RestartTests(PreSqTestBed bed)
         {
             await host.StartAsync();
             Assert.True(await PreSqTestBed.WaitUntilAsync(() => host.Health().Counters["ordering_replicas_connected"] == 4, Patience));
-            await using var session = await SenderSession.OpenAsync(host.Address);
+            await using var session = await SenderSession.OpenAsync(host.Address, host.TlsPin);
             await session.SendAsync([.. Enumerable.Range(1, firstRun).Select(i => s.Frame(i))]);
             Assert.True(await PreSqTestBed.WaitUntilAsync(() => Ordered().Count == firstRun, Patience), $"first run: {Ordered().Count} of {firstRun} ordered");
         }
@@ -36,7 +36,7 @@ public sealed class RestartTests(PreSqTestBed bed)
         {
             await host.StartAsync();
             Assert.True(await PreSqTestBed.WaitUntilAsync(() => host.Health().Counters["ordering_replicas_connected"] == 4, Patience));
-            await using var session = await SenderSession.OpenAsync(host.Address);
+            await using var session = await SenderSession.OpenAsync(host.Address, host.TlsPin);
             await session.SendAsync([.. Enumerable.Range(firstRun + 1, secondRun).Select(i => s.Frame(i))]);
             // Every request completes (the reused numbers with their old results), so nothing is stuck in flight ...
             Assert.True(await PreSqTestBed.WaitUntilAsync(() => host.Metrics.Batches == secondRun && host.Metrics.OrderingInFlight == 0, Patience),

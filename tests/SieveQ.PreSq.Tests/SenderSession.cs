@@ -25,9 +25,9 @@ internal sealed class SenderSession : IAsyncDisposable
     /// <summary>The status the call ended with, once it ended.</summary>
     public Exception? Ended { get; private set; }
 
-    public static async Task<SenderSession> OpenAsync(Uri preSq)
+    public static async Task<SenderSession> OpenAsync(Uri preSq, SieveQ.Transport.Tls.TlsPin? pin)
     {
-        var channel = GrpcChannel.ForAddress(preSq);
+        var channel = GrpcChannel.ForAddress(preSq, pin);
         var call = await channel.StartCallAsync<SenderFrame, PreSqEvent>(ProtocolNames.PreSqService, ProtocolNames.Exchange, PreSqEvent.Parser);
         return new SenderSession(channel, call);
     }

@@ -96,15 +96,15 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
         using var stranger = ECDsa.Create(ECCurve.NamedCurves.nistP256);
 
         var forged = SubscriptionCodec.Encode(StructureKind.ReceiverSubscription, Receiver, 0, now, stranger);
-        Assert.Equal(GrpcStatusCode.PermissionDenied, await RefusedReceiverAsync(url, forged));
-        Assert.Equal(GrpcStatusCode.PermissionDenied, await RefusedReceiverAsync(url, _c.ReceiverSubscription(replica: 1)));
-        Assert.Equal(GrpcStatusCode.PermissionDenied, await RefusedReceiverAsync(url, _c.ReceiverSubscription(0, now - (long)TimeSpan.FromMinutes(10).TotalMilliseconds)));
-        Assert.Equal(GrpcStatusCode.InvalidArgument, await RefusedReceiverAsync(url, [0x30, 1, 2, 3]));
+        Assert.Equal(GrpcStatusCode.PermissionDenied, await RefusedReceiverAsync(url, _c.Pin(0), forged));
+        Assert.Equal(GrpcStatusCode.PermissionDenied, await RefusedReceiverAsync(url, _c.Pin(0), _c.ReceiverSubscription(replica: 1)));
+        Assert.Equal(GrpcStatusCode.PermissionDenied, await RefusedReceiverAsync(url, _c.Pin(0), _c.ReceiverSubscription(0, now - (long)TimeSpan.FromMinutes(10).TotalMilliseconds)));
+        Assert.Equal(GrpcStatusCode.InvalidArgument, await RefusedReceiverAsync(url, _c.Pin(0), [0x30, 1, 2, 3]));
 
         // A pre-SQ subscription must carry that pre-SQ's own ordering-client signature.
         using var otherPreSq = ClusterBootstrap.LoadKey(_c.Context.Cluster, _c.Context.Config.PreSqs[1].Id);
         var impostor = SubscriptionCodec.Encode(StructureKind.PreSqSubscription, _c.PreSq, 0, now, otherPreSq.Key);
-        var status = await StreamReader<PreSqSubscription, AckResponseFrame>.RefusalAsync(url, ProtocolNames.AckResponses,
+        var status = await StreamReader<PreSqSubscription, AckResponseFrame>.RefusalAsync(url, _c.Pin(0), ProtocolNames.AckResponses,
             new PreSqSubscription { Canonical = ByteString.CopyFrom(impostor) }, AckResponseFrame.Parser);
         Assert.Equal(GrpcStatusCode.PermissionDenied, status);
 
@@ -140,7 +140,7 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
         await EventuallyAsync(() => (item = host.ReadModel.PendingFor(Receiver, 100_000)?.Items.FirstOrDefault(i => i.Sender == sender && i.SenderSeq == seq)) is not null,
             "replica 0 queued the message");
 
-        using var channel = GrpcChannel.ForAddress(_c.ApiUrl(0));
+        using var channel = GrpcChannel.ForAddress(_c.ApiUrl(0), _c.Pin(0));
         var ring = keys.Ring(MacChannel.ReplicaReceiver, 0)!;
         var wanted = new[] { new BodyWanted(sender, item!.RouteSeq, item.DataDigest) };
         var reply = await channel.UnaryAsync(ProtocolNames.ReplicaSqService, ProtocolNames.FetchBodies,
@@ -167,7 +167,7 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
         var readers = new List<StreamReader<PreSqSubscription, AckResponseFrame>>();
         foreach (var h in _c.Hosts)
         {
-            readers.Add(await StreamReader<PreSqSubscription, AckResponseFrame>.OpenAsync(_c.ApiUrl(h.Id), h.Id, ProtocolNames.AckResponses,
+            readers.Add(await StreamReader<PreSqSubscription, AckResponseFrame>.OpenAsync(_c.ApiUrl(h.Id), _c.Pin(h.Id), h.Id, ProtocolNames.AckResponses,
                 new PreSqSubscription { Canonical = ByteString.CopyFrom(_c.PreSqSubscription(h.Id)) }, AckResponseFrame.Parser, acks));
         }
         try
@@ -208,7 +208,7 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
         var frames = Channel.CreateUnbounded<(int, ReplicaOutputFrame)>();
         var host = _c.Hosts[replica];
         var before = host.Metrics.ReceiverSubscriptions;
-        await using var reader = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), replica, ProtocolNames.Subscribe,
+        await using var reader = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), _c.Pin(replica), replica, ProtocolNames.Subscribe,
             new ReceiverSubscription { Canonical = ByteString.CopyFrom(_c.ReceiverSubscription(replica)) }, ReplicaOutputFrame.Parser, frames);
         await EventuallyAsync(() => host.Metrics.ReceiverSubscriptions > before, "the replica took the subscription");
 
@@ -249,10 +249,10 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
         var host = _c.Hosts[replica];
         var opened = host.Metrics.ReceiverSubscriptions;
         var replaced = host.Metrics.ReplacedSubscriptions;
-        await using var older = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), replica, ProtocolNames.Subscribe,
+        await using var older = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), _c.Pin(replica), replica, ProtocolNames.Subscribe,
             new ReceiverSubscription { Canonical = ByteString.CopyFrom(_c.ReceiverSubscription(replica)) }, ReplicaOutputFrame.Parser);
         await EventuallyAsync(() => host.Metrics.ReceiverSubscriptions > opened, "the first subscription is live");
-        await using var newer = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), replica, ProtocolNames.Subscribe,
+        await using var newer = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), _c.Pin(replica), replica, ProtocolNames.Subscribe,
             new ReceiverSubscription { Canonical = ByteString.CopyFrom(_c.ReceiverSubscription(replica)) }, ReplicaOutputFrame.Parser);
 
         var ended = await Task.WhenAny(older.Reading, Task.Delay(TimeSpan.FromSeconds(10)));
@@ -272,18 +272,18 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
         var host = _c.Hosts[replica];
         var recorded = _c.ReceiverSubscription(replica);
         var opened = host.Metrics.ReceiverSubscriptions;
-        await using (var first = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), replica, ProtocolNames.Subscribe,
+        await using (var first = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), _c.Pin(replica), replica, ProtocolNames.Subscribe,
             new ReceiverSubscription { Canonical = ByteString.CopyFrom(recorded) }, ReplicaOutputFrame.Parser))
         {
             await EventuallyAsync(() => host.Metrics.ReceiverSubscriptions > opened, "the recorded subscription was accepted once");
         }
-        await using var live = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), replica, ProtocolNames.Subscribe,
+        await using var live = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), _c.Pin(replica), replica, ProtocolNames.Subscribe,
             new ReceiverSubscription { Canonical = ByteString.CopyFrom(_c.ReceiverSubscription(replica)) }, ReplicaOutputFrame.Parser);
         await EventuallyAsync(() => host.Metrics.ReceiverSubscriptions > opened + 1, "the live subscription is open");
 
         var replays = host.Metrics.ReplayedSubscriptions;
         var replaced = host.Metrics.ReplacedSubscriptions;
-        await using var replay = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), replica, ProtocolNames.Subscribe,
+        await using var replay = await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(replica), _c.Pin(replica), replica, ProtocolNames.Subscribe,
             new ReceiverSubscription { Canonical = ByteString.CopyFrom(recorded) }, ReplicaOutputFrame.Parser);
         await EventuallyAsync(() => host.Metrics.ReplayedSubscriptions > replays, "the replay is refused");
         Assert.Equal(replaced, host.Metrics.ReplacedSubscriptions);
@@ -296,7 +296,7 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
         var entry = _c.Context.Config.Replica(1);
         var deadline = Environment.TickCount64 + 10_000;
         ComponentHealth health;
-        while (!(health = await DeploymentHealth.ProbeAsync("replica-sq", entry.Name, entry.ApiUrl, ProtocolNames.ReplicaSqService, TimeSpan.FromSeconds(5))).Healthy)
+        while (!(health = await DeploymentHealth.ProbeAsync("replica-sq", entry.Name, entry.ApiUrl, ProtocolNames.ReplicaSqService, TimeSpan.FromSeconds(5), pin: entry.Pin())).Healthy)
         {
             Assert.True(Environment.TickCount64 < deadline, $"replica 1 not healthy: {health.Detail}");
             await Task.Delay(100);
@@ -314,14 +314,14 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
         var readers = new List<StreamReader<ReceiverSubscription, ReplicaOutputFrame>>();
         foreach (var h in _c.Hosts)
         {
-            readers.Add(await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(h.Id), h.Id, ProtocolNames.Subscribe,
+            readers.Add(await StreamReader<ReceiverSubscription, ReplicaOutputFrame>.OpenAsync(_c.ApiUrl(h.Id), _c.Pin(h.Id), h.Id, ProtocolNames.Subscribe,
                 new ReceiverSubscription { Canonical = ByteString.CopyFrom(_c.ReceiverSubscription(h.Id)) }, ReplicaOutputFrame.Parser, into));
         }
         await EventuallyAsync(() => _c.Hosts.Select((h, i) => h.Metrics.ReceiverSubscriptions > before[i]).All(x => x), "every replica took the subscription");
         return readers;
     }
 
-    private static Task<GrpcStatusCode> RefusedReceiverAsync(Uri url, byte[] subscription) =>
-        StreamReader<ReceiverSubscription, ReplicaOutputFrame>.RefusalAsync(url, ProtocolNames.Subscribe,
+    private static Task<GrpcStatusCode> RefusedReceiverAsync(Uri url, SieveQ.Transport.Tls.TlsPin? pin, byte[] subscription) =>
+        StreamReader<ReceiverSubscription, ReplicaOutputFrame>.RefusalAsync(url, pin, ProtocolNames.Subscribe,
             new ReceiverSubscription { Canonical = ByteString.CopyFrom(subscription) }, ReplicaOutputFrame.Parser);
 }

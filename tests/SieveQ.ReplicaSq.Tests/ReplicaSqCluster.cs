@@ -71,6 +71,8 @@ public class ReplicaSqCluster : IAsyncLifetime
 
     public Uri ApiUrl(int replica) => new(Context.Config.Replica(replica).ApiUrl);
 
+    public SieveQ.Transport.Tls.TlsPin? Pin(int replica) => Context.Config.Replica(replica).Pin();
+
     /// <summary>The next sequence numbers of a sender (they start at 1 and never repeat).</summary>
     public long NextSeq(int sender) => _seq.AddOrUpdate(sender, 1, (_, s) => s + 1);
 

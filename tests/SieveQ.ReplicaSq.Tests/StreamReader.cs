@@ -28,10 +28,10 @@ internal sealed class StreamReader<TRequest, TResponse> : IAsyncDisposable
     /// <summary>Completes when the stream ends; faulted with the call's error.</summary>
     public Task Reading { get; private set; } = Task.CompletedTask;
 
-    public static async Task<StreamReader<TRequest, TResponse>> OpenAsync(Uri url, int replica, string method, TRequest subscription, MessageParser<TResponse> parser,
+    public static async Task<StreamReader<TRequest, TResponse>> OpenAsync(Uri url, SieveQ.Transport.Tls.TlsPin? pin, int replica, string method, TRequest subscription, MessageParser<TResponse> parser,
         Channel<(int, TResponse)>? into = null)
     {
-        var reader = new StreamReader<TRequest, TResponse>(GrpcChannel.ForAddress(url), replica) { Messages = into ?? Channel.CreateUnbounded<(int, TResponse)>() };
+        var reader = new StreamReader<TRequest, TResponse>(GrpcChannel.ForAddress(url, pin), replica) { Messages = into ?? Channel.CreateUnbounded<(int, TResponse)>() };
         var call = await reader._channel.StartCallAsync<TRequest, TResponse>(ProtocolNames.ReplicaSqService, method, parser, reader._stop.Token);
         await call.WriteAsync(subscription, reader._stop.Token);
         await call.CompleteRequestAsync();
@@ -49,9 +49,9 @@ internal sealed class StreamReader<TRequest, TResponse> : IAsyncDisposable
     }
 
     /// <summary>Opens a stream that the replica must refuse; returns the status it ended with.</summary>
-    public static async Task<GrpcStatusCode> RefusalAsync(Uri url, string method, TRequest subscription, MessageParser<TResponse> parser)
+    public static async Task<GrpcStatusCode> RefusalAsync(Uri url, SieveQ.Transport.Tls.TlsPin? pin, string method, TRequest subscription, MessageParser<TResponse> parser)
     {
-        var reader = await OpenAsync(url, -1, method, subscription, parser);
+        var reader = await OpenAsync(url, pin, -1, method, subscription, parser);
         await using (reader)
         {
             var e = await Assert.ThrowsAsync<GrpcCallException>(() => reader.Reading.WaitAsync(TimeSpan.FromSeconds(10)));

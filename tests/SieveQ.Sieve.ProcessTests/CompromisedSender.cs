@@ -47,8 +47,9 @@ internal sealed class CompromisedSender : IAsyncDisposable
 
     private async Task<GrpcDuplexCall<SenderFrame, PreSqEvent>> StreamAsync(int preSq)
     {
-        var url = new Uri(Deployment.Config.PreSqs.Single(p => p.Id == preSq).Url);
-        var channel = GrpcChannel.ForAddress(url);
+        var entry = Deployment.Config.PreSqs.Single(p => p.Id == preSq);
+        var url = new Uri(entry.Url);
+        var channel = GrpcChannel.ForAddress(url, entry.Pin());
         var call = await channel.StartCallAsync<SenderFrame, PreSqEvent>(ProtocolNames.PreSqService, ProtocolNames.Exchange, PreSqEvent.Parser);
         _streams.Add((channel, call));
         return call;

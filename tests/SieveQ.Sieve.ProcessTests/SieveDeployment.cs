@@ -48,7 +48,7 @@ internal sealed class SieveDeployment : IAsyncDisposable
     public static async Task<SieveDeployment> StartAsync(LaunchOptions? options = null, IReadOnlyList<int>? senders = null,
         IReadOnlyDictionary<int, SieveQ.PreSq.IPassedMessageStage>? compromisedPreSqs = null,
         IReadOnlyDictionary<int, SieveQ.ReplicaSq.IOutputBodyStage>? compromisedReplicas = null, SieveQ.Sieve.Replica.ReplicaSieveOptions? sieve = null,
-        byte[]? ruleSet = null)
+        byte[]? ruleSet = null, bool tls = true)
     {
         if (!File.Exists(SieveqDll))
         {
@@ -65,6 +65,7 @@ internal sealed class SieveDeployment : IAsyncDisposable
             Durability = true,
             Sieve = sieve,
             RuleSet = ruleSet,
+            Tls = tls,
         };
         var config = DeploymentBootstrap.Create(dir, spec);
         var processes = new ComponentProcesses(Command, Path.Combine(dir, "logs"));
@@ -133,10 +134,12 @@ internal sealed class SieveDeployment : IAsyncDisposable
     }
 
     public Task<ComponentHealth> ReplicaHealthAsync(int id) =>
-        DeploymentHealth.ProbeAsync("replica-sq", $"replica-sq-{id}", Config.Replicas.Single(r => r.Id == id).ApiUrl, Protocol.ProtocolNames.ReplicaSqService, TimeSpan.FromSeconds(5));
+        DeploymentHealth.ProbeAsync("replica-sq", $"replica-sq-{id}", Config.Replicas.Single(r => r.Id == id).ApiUrl, Protocol.ProtocolNames.ReplicaSqService, TimeSpan.FromSeconds(5),
+            pin: Config.Replicas.Single(r => r.Id == id).Pin());
 
     public Task<ComponentHealth> PreSqHealthAsync(int id) =>
-        DeploymentHealth.ProbeAsync("pre-sq", $"pre-sq-{id}", Config.PreSqs.Single(p => p.Id == id).Url, Protocol.ProtocolNames.PreSqService, TimeSpan.FromSeconds(5));
+        DeploymentHealth.ProbeAsync("pre-sq", $"pre-sq-{id}", Config.PreSqs.Single(p => p.Id == id).Url, Protocol.ProtocolNames.PreSqService, TimeSpan.FromSeconds(5),
+            pin: Config.PreSqs.Single(p => p.Id == id).Pin());
 
     /// <summary>The replica that leads the current regency, as the replicas report it (regency mod n).</summary>
     public async Task<int> LeaderAsync()

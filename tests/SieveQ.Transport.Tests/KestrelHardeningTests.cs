@@ -73,10 +73,13 @@ public class KestrelHardeningTests
     }
 
     [Fact]
-    public void Only_cleartext_http_is_listened_on()
+    public void Https_without_a_certificate_and_other_schemes_are_not_listened_on()
     {
         var kestrel = new KestrelServerOptions();
-        Assert.Throws<ArgumentException>(() =>
+        var e = Assert.Throws<ArgumentException>(() =>
             KestrelHardening.Listen(kestrel, new Uri("https://127.0.0.1:9443"), new SourceConnectionLimiter(4), new PrefaceDeadline(TimeSpan.FromSeconds(1))));
+        Assert.Contains("certificate", e.Message, StringComparison.Ordinal);
+        Assert.Throws<ArgumentException>(() =>
+            KestrelHardening.Listen(kestrel, new Uri("ftp://127.0.0.1:9443"), new SourceConnectionLimiter(4), new PrefaceDeadline(TimeSpan.FromSeconds(1))));
     }
 }

@@ -1,5 +1,6 @@
 using Google.Protobuf;
 using Microsoft.Extensions.Logging;
+using SieveQ.Transport.Tls;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;
 using SieveQ.Transport;
@@ -23,9 +24,9 @@ internal sealed class AcknowledgementRelay : IDisposable
     private long _sent;
     private long _failed;
 
-    public AcknowledgementRelay(IEnumerable<(int Id, Uri Url)> preSqs, TimeSpan timeout, ILogger log)
+    public AcknowledgementRelay(IEnumerable<(int Id, Uri Url, TlsPin? Pin)> preSqs, TimeSpan timeout, ILogger log)
     {
-        _preSqs = preSqs.Select(p => (p.Id, GrpcChannel.ForAddress(p.Url))).ToArray();
+        _preSqs = preSqs.Select(p => (p.Id, GrpcChannel.ForAddress(p.Url, p.Pin))).ToArray();
         _timeout = timeout;
         _log = log;
     }

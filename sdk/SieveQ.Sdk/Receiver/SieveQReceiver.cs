@@ -1,3 +1,4 @@
+using SieveQ.Transport.Tls;
 using SieveQ.Sieve.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
@@ -59,7 +60,7 @@ public sealed class SieveQReceiver : IAsyncDisposable
     private long _fetchAnswers;
 
     internal SieveQReceiver(int receiverId, int f, ECDsa signingKey, Func<int, MacKeyRing?> ringForReplica, IDeliveryCursorStore cursors,
-        IReadOnlyDictionary<int, Uri> replicaUrls, IEnumerable<(int Id, Uri Url)> preSqUrls, SieveQReceiverOptions options, ILogger? log, params IDisposable[] owned)
+        IReadOnlyDictionary<int, Uri> replicaUrls, IReadOnlyDictionary<int, TlsPin> replicaPins, IEnumerable<(int Id, Uri Url, TlsPin? Pin)> preSqUrls, SieveQReceiverOptions options, ILogger? log, params IDisposable[] owned)
     {
         ArgumentNullException.ThrowIfNull(signingKey);
         ArgumentNullException.ThrowIfNull(cursors);
@@ -76,7 +77,7 @@ public sealed class SieveQReceiver : IAsyncDisposable
         _inputs = Channel.CreateBounded<ReceiverInput>(new BoundedChannelOptions(options.InputQueueCapacity) { SingleReader = true, FullMode = BoundedChannelFullMode.Wait });
         _deliveries = Channel.CreateBounded<ReceivedMessage>(new BoundedChannelOptions(options.DeliveryQueueCapacity) { SingleReader = true, SingleWriter = true, FullMode = BoundedChannelFullMode.Wait });
         _relay = new AcknowledgementRelay(preSqUrls, options.AcknowledgeTimeout, _log);
-        _replicas = replicaUrls.ToDictionary(kv => kv.Key, kv => GrpcChannel.ForAddress(kv.Value));
+        _replicas = replicaUrls.ToDictionary(kv => kv.Key, kv => GrpcChannel.ForAddress(kv.Value, replicaPins.GetValueOrDefault(kv.Key)));
         foreach (var (replica, channel) in _replicas.OrderBy(kv => kv.Key))
         {
             var r = replica;
@@ -116,8 +117,8 @@ public sealed class SieveQReceiver : IAsyncDisposable
             // Two processes delivering for one receiver from one cursor file would each deliver everything.
             exclusive = new FileStream(Path.Combine(stateDir, $"receiver-{receiverId}.lock"), FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None);
             var store = new FileDeliveryCursorStore(Path.Combine(stateDir, $"receiver-{receiverId}.cursors"));
-            var preSqs = config.PreSqs.OrderBy(p => p.Key).Select(p => (p.Key, p.Value)).ToArray();
-            return new SieveQReceiver(receiverId, config.F, keys.Signing, r => keys.Ring(MacChannel.ReplicaReceiver, r), store, config.Replicas, preSqs, options, log, exclusive, keys);
+            var preSqs = config.PreSqs.OrderBy(p => p.Key).Select(p => (p.Key, p.Value, config.PreSqTlsPins.GetValueOrDefault(p.Key))).ToArray();
+            return new SieveQReceiver(receiverId, config.F, keys.Signing, r => keys.Ring(MacChannel.ReplicaReceiver, r), store, config.Replicas, config.ReplicaTlsPins, preSqs, options, log, exclusive, keys);
         }
         catch
         {

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Threading.Channels;
 using Google.Protobuf;
 using Microsoft.Extensions.Logging;
+using SieveQ.Transport.Tls;
 using SieveQ.Protocol;
 using SieveQ.Sdk.Internal;
 using SieveQ.Protocol.V1;
@@ -31,10 +32,10 @@ internal sealed class PreSqLink : IAsyncDisposable
     private long _dropped;
     private long _reconnects;
 
-    public PreSqLink(int preSq, Uri url, SieveQSenderOptions options, Action<byte[]> onAckResponse, ILogger log)
+    public PreSqLink(int preSq, Uri url, TlsPin? pin, SieveQSenderOptions options, Action<byte[]> onAckResponse, ILogger log)
     {
         PreSq = preSq;
-        _channel = GrpcChannel.ForAddress(url);
+        _channel = GrpcChannel.ForAddress(url, pin);
         _onAckResponse = onAckResponse;
         _log = log;
         _backoff = new ReconnectBackoff(options.ReconnectDelay, options.MaxReconnectDelay, BackoffJitter.Around(0.25));

@@ -1,3 +1,4 @@
+using SieveQ.Transport.Tls;
 using SieveQ.Sieve.Diagnostics;
 using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
@@ -61,7 +62,7 @@ public sealed class SieveQSender : IAsyncDisposable
     private int _assignedPreSq;
     private SendAdmission? _admission;
 
-    internal SieveQSender(int senderId, SenderSq sq, IReadOnlyDictionary<int, Uri> preSqUrls, SieveQSenderOptions options, ILogger? log, OutboxFile? outbox, params IDisposable[] owned)
+    internal SieveQSender(int senderId, SenderSq sq, IReadOnlyDictionary<int, Uri> preSqUrls, IReadOnlyDictionary<int, TlsPin> preSqPins, SieveQSenderOptions options, ILogger? log, OutboxFile? outbox, params IDisposable[] owned)
     {
         ArgumentNullException.ThrowIfNull(sq);
         ArgumentNullException.ThrowIfNull(preSqUrls);
@@ -72,7 +73,7 @@ public sealed class SieveQSender : IAsyncDisposable
         _owned = owned;
         _log = log ?? Internal.DefaultLogging.For($"SieveQ.Sdk.Sender.{senderId}");
         _sends = Channel.CreateBounded<SendRequest>(new BoundedChannelOptions(options.SendQueueCapacity) { SingleReader = true, FullMode = BoundedChannelFullMode.Wait });
-        _links = preSqUrls.ToDictionary(kv => kv.Key, kv => new PreSqLink(kv.Key, kv.Value, options, OnAckResponseArrived, _log));
+        _links = preSqUrls.ToDictionary(kv => kv.Key, kv => new PreSqLink(kv.Key, kv.Value, preSqPins.GetValueOrDefault(kv.Key), options, OnAckResponseArrived, _log));
         _assignedPreSq = sq.AssignedPreSq;
         _lastSeq = sq.LastSentSeq;
         _outbox = outbox;
@@ -110,7 +111,7 @@ public sealed class SieveQSender : IAsyncDisposable
             var sq = new SenderSq(senderId, keys.Signing, new SenderSequencer(store), preSqs, initial, config.F,
                 p => keys.Ring(MacChannel.SenderPreSq, p), r => keys.Ring(MacChannel.ReplicaSender, r), options.Protocol);
             IDisposable[] owned = outbox is null ? [store, keys] : [outbox, store, keys];
-            return new SieveQSender(senderId, sq, config.PreSqs, options, log, outbox, owned) { _admission = SendAdmission.For(config, senderId) };
+            return new SieveQSender(senderId, sq, config.PreSqs, config.PreSqTlsPins, options, log, outbox, owned) { _admission = SendAdmission.For(config, senderId) };
         }
         catch
         {

@@ -11,7 +11,7 @@ namespace SieveQ.Agent.Hosting;
 /// </summary>
 public static class DeploymentClientConfiguration
 {
-    /// <summary>The endpoints, enrolment, MAC epoch, key store (the deployment's PEM directory) and, without signed rule sets, the fixed routes.</summary>
+    /// <summary>The endpoints with their TLS pins, enrolment, MAC epoch, key store (the deployment's PEM directory) and, without signed rule sets, the fixed routes.</summary>
     public static SieveQClientConfiguration ToClientConfiguration(this DeploymentContext ctx)
     {
         ArgumentNullException.ThrowIfNull(ctx);
@@ -21,6 +21,8 @@ public static class DeploymentClientConfiguration
             F = config.F,
             PreSqs = config.PreSqs.ToDictionary(p => p.Id, p => new Uri(p.Url)),
             Replicas = config.Replicas.ToDictionary(r => r.Id, r => new Uri(r.ApiUrl)),
+            PreSqTlsPins = config.PreSqs.Where(p => p.Pin() is not null).ToDictionary(p => p.Id, p => p.Pin()!),
+            ReplicaTlsPins = config.Replicas.Where(r => r.Pin() is not null).ToDictionary(r => r.Id, r => r.Pin()!),
             Enrolment = ctx.Enrolment,
             MacEpoch = config.MacEpoch,
             Keys = new PemFileKeyStore(config.Resolve(config.KeyDirectory)),

@@ -6,6 +6,9 @@ using Microsoft.Extensions.Logging;
 using SieveQ.Deployment;
 using SieveQ.Protocol.V1;
 using SieveQ.Transport;
+using SieveQ.Transport.Tls;
+using System.Security.Authentication;
+using Microsoft.AspNetCore.Server.Kestrel.Https;
 
 namespace SieveQ.Cli.Bench;
 
@@ -22,18 +25,27 @@ internal sealed class DirectDelivery : IAsyncDisposable
     private GrpcDuplexCall<OutgoingMessage, SendProgress>? _call;
     private int _unflushed;
 
-    private DirectDelivery(WebApplication app, Uri address)
+    private DirectDelivery(WebApplication app, Uri address, TlsPin? pin)
     {
         _app = app;
-        _channel = GrpcChannel.ForAddress(address);
+        _channel = GrpcChannel.ForAddress(address, pin);
     }
 
-    public static async Task<DirectDelivery> StartAsync(DeliveryMeter meter, CancellationToken ct)
+    /// <param name="tls">TLS 1.3 with a pinned key, as the sieve's links; false: cleartext HTTP/2, as a cleartext sieve.</param>
+    public static async Task<DirectDelivery> StartAsync(DeliveryMeter meter, bool tls, CancellationToken ct)
     {
         var port = PortPlan.FindFreeBlock(1);
+        var certificate = tls ? TlsServerCertificate.CreateEphemeral("direct") : null;
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
-        builder.WebHost.ConfigureKestrel(k => k.Listen(IPAddress.Loopback, port, l => l.Protocols = HttpProtocols.Http2));
+        builder.WebHost.ConfigureKestrel(k => k.Listen(IPAddress.Loopback, port, l =>
+        {
+            l.Protocols = HttpProtocols.Http2;
+            if (certificate is not null)
+            {
+                l.UseHttps(new HttpsConnectionAdapterOptions { ServerCertificate = certificate, SslProtocols = SslProtocols.Tls13 });
+            }
+        }));
         var app = builder.Build();
         app.MapGrpcMethod<OutgoingMessage, SendProgress>(Service, Method, OutgoingMessage.Parser, async call =>
         {
@@ -43,7 +55,7 @@ internal sealed class DirectDelivery : IAsyncDisposable
             }
         });
         await app.StartAsync(ct).ConfigureAwait(false);
-        var d = new DirectDelivery(app, new Uri($"http://127.0.0.1:{port}"));
+        var d = new DirectDelivery(app, new Uri($"{(tls ? "https" : "http")}://127.0.0.1:{port}"), certificate is null ? null : TlsPin.Of(certificate.PublicKey));
         d._call = await d._channel.StartCallAsync<OutgoingMessage, SendProgress>(Service, Method, SendProgress.Parser, ct).ConfigureAwait(false);
         return d;
     }

@@ -37,9 +37,10 @@ internal static class E2eSieveRun
             Durability = s.Durability,
             Receivers = [Receiver],
             RuleSet = ruleSet,
+            Tls = !s.Cleartext,
         };
         var cfg = DeploymentBootstrap.Create(dir, spec);
-        Console.WriteLine($"deployment   {dir}");
+        Console.WriteLine($"deployment   {dir} ({(s.Cleartext ? "cleartext HTTP/2" : "TLS 1.3, pinned keys")} on every gRPC link)");
         try
         {
             await using var processes = new ComponentProcesses(a => ClusterProcesses.SelfCommand(a), Path.Combine(dir, "logs"));
@@ -178,7 +179,7 @@ internal static class E2eSieveRun
     {
         var state = await RuleSetPublisher.ReadStateAsync(cfg, ct).ConfigureAwait(false);
         var r0 = cfg.Replicas[0];
-        var health = await DeploymentHealth.ProbeAsync("replica-sq", r0.Name, r0.ApiUrl, Protocol.ProtocolNames.ReplicaSqService, TimeSpan.FromSeconds(3), ct).ConfigureAwait(false);
+        var health = await DeploymentHealth.ProbeAsync("replica-sq", r0.Name, r0.ApiUrl, Protocol.ProtocolNames.ReplicaSqService, TimeSpan.FromSeconds(3), ct, r0.Pin()).ConfigureAwait(false);
         var denials = health.Counters.Where(kv => kv.Key.StartsWith("deny.rule.", StringComparison.Ordinal)).Select(kv => $"{kv.Key[10..]}={kv.Value}").ToList();
         Console.WriteLine($"rules        version {state.ActiveVersion} running on f+1 replica-SQs; {r0.Name} processed {health.Counters.GetValueOrDefault("processed")}, "
             + $"denied by rule: {(denials.Count == 0 ? "none" : string.Join(", ", denials))}");

@@ -24,17 +24,19 @@ internal static class AdminCommands
         return admin;
     }
 
-    private sealed record Common(Option<FileInfo> Key, Option<string?> Controller, Option<DirectoryInfo> Deployment);
+    private sealed record Common(Option<FileInfo> Key, Option<string?> Controller, Option<string?> ControllerPin, Option<DirectoryInfo> Deployment);
 
     private static Common AddCommon(Command cmd)
     {
         var key = new Option<FileInfo>("--key") { Description = "Your management key (PEM; a local deployment's are keys/management-{administrator,operator,viewer}.pem).", Required = true };
         var controller = new Option<string?>("--controller") { Description = "The controller's URL (default: the one in the deployment's controller.json)." };
         var deployment = new Option<DirectoryInfo>("--deployment") { Description = "Deployment directory, to find the controller's URL.", DefaultValueFactory = _ => new DirectoryInfo(Path.Combine(".sieveq", "local")) };
+        var pin = new Option<string?>("--controller-pin") { Description = "With an https:// --controller: its TLS key pin (base64 SHA-256 of the SubjectPublicKeyInfo, as in controller.json)." };
         cmd.Options.Add(key);
         cmd.Options.Add(controller);
+        cmd.Options.Add(pin);
         cmd.Options.Add(deployment);
-        return new Common(key, controller, deployment);
+        return new Common(key, controller, pin, deployment);
     }
 
     private static Command Status()
@@ -111,15 +113,15 @@ internal static class AdminCommands
     private static async Task<int> CallAsync(ParseResult parse, Common common, Func<ManagementClient, Task<int>> call)
     {
         Uri url;
+        SieveQ.Transport.Tls.TlsPin? pin;
         System.Security.Cryptography.ECDsa key;
         try
         {
-            var text = parse.GetValue(common.Controller) ?? ControllerConfig.Load(parse.GetValue(common.Deployment)!.FullName).Url;
-            if (!Uri.TryCreate(text, UriKind.Absolute, out url!) || url.Scheme != Uri.UriSchemeHttp)
-            {
-                await Console.Error.WriteLineAsync($"error: '{text}' is not an http:// URL").ConfigureAwait(false);
-                return 2;
-            }
+            var configured = parse.GetValue(common.Controller) is { } given
+                ? new ControllerConfig { Url = given, TlsPin = parse.GetValue(common.ControllerPin), Callers = [] }
+                : ControllerConfig.Load(parse.GetValue(common.Deployment)!.FullName);
+            pin = configured.Pin();
+            url = new Uri(configured.Url);
             key = ManagementKeyFile.Read(parse.GetValue(common.Key)!.FullName);
         }
         catch (DeploymentException e)
@@ -128,7 +130,7 @@ internal static class AdminCommands
             return 2;
         }
         using (key)
-        using (var client = new ManagementClient(url, key))
+        using (var client = new ManagementClient(url, key, pin: pin))
         {
             try
             {

@@ -35,11 +35,12 @@ internal static class BenchE2eCommand
         var noDurability = new Option<bool>("--no-durability") { Description = "Replicas without the write-ahead log." };
         var outbox = new Option<bool>("--outbox") { Description = "Senders with their durable outbox, as applications run them (each accepted message fsynced before SendAsync returns); off by default." };
         var trace = new Option<bool>("--trace") { Description = "Profile where the time goes: every process marks a sample of messages at each stage (SIEVEQ_STAGE_TRACE_EVERY, default 64)." };
+        var cleartext = new Option<bool>("--cleartext") { Description = "Cleartext HTTP/2 instead of TLS 1.3 on every gRPC link, the sieve's and the direct baseline's (to measure what TLS costs)." };
         var keep = new Option<bool>("--keep") { Description = "Keep the deployment directory (logs) afterwards." };
         var logLevel = new Option<string>("--log-level") { Description = "Components' log level (their logs go to the deployment's logs folder; see --keep).", DefaultValueFactory = _ => "warning" };
         var cmd = new Command("e2e", "End-to-end throughput and latency through SieveQ vs direct delivery, in one run.")
         {
-            size, rate, duration, warmup, json, plot, rules, phase, noDurability, outbox, trace, keep, logLevel,
+            size, rate, duration, warmup, json, plot, rules, phase, noDurability, outbox, cleartext, trace, keep, logLevel,
         };
         cmd.SetAction(async (parse, ct) =>
         {
@@ -51,7 +52,7 @@ internal static class BenchE2eCommand
                 parse.GetValue(rules)?.FullName,
                 !parse.GetValue(noDurability),
                 parse.GetValue(keep),
-                parse.GetValue(logLevel)!) { SenderOutbox = parse.GetValue(outbox) };
+                parse.GetValue(logLevel)!) { SenderOutbox = parse.GetValue(outbox), Cleartext = parse.GetValue(cleartext) };
             var phaseLength = ClusterSupport.ParseDuration(parse.GetValue(phase)!);
             if (SettingsError(s, phaseLength) is { } error)
             {
@@ -126,6 +127,7 @@ internal static class BenchE2eCommand
                     rules = s.Rules,
                     durability = s.Durability,
                     senderOutbox = s.SenderOutbox,
+                    transport = s.Cleartext ? "h2c" : "tls13",
                     machine = new { Environment.ProcessorCount, os = Environment.OSVersion.ToString() },
                     sieveq = Json(sieve),
                     direct = Json(direct),
@@ -203,7 +205,7 @@ internal static class BenchE2eCommand
     private static async Task<E2eFigures> RunDirectAsync(E2eSettings s, CancellationToken ct)
     {
         var meter = new DeliveryMeter();
-        await using var direct = await DirectDelivery.StartAsync(meter, ct).ConfigureAwait(false);
+        await using var direct = await DirectDelivery.StartAsync(meter, !s.Cleartext, ct).ConfigureAwait(false);
         var paced = s.Rate is not null;
         ValueTask Send(ReadOnlyMemory<byte> m, CancellationToken c) => direct.SendAsync(m, paced, c);
         await PacedSender.RunAsync(Send, s.Size, s.Rate, s.Warmup, ct).ConfigureAwait(false);
@@ -220,4 +222,7 @@ internal sealed record E2eSettings(int Size, int? Rate, TimeSpan Duration, TimeS
 {
     /// <summary>Whether the SDK senders keep their durable outbox (off: the run measures the sieve, not one fsync per awaited send).</summary>
     public bool SenderOutbox { get; init; }
+
+    /// <summary>Cleartext HTTP/2 on every gRPC link instead of TLS 1.3 (the cost comparison).</summary>
+    public bool Cleartext { get; init; }
 }

@@ -149,7 +149,7 @@ internal static class UpCommand
     {
         processes.Start(ScrapePorts.ControllerName, [.. (string[])["controller", "--deployment", cfg.BaseDirectory, "--log-level", logLevel], .. telemetry]);
         var healthy = await DeploymentHealth.WaitHealthyAsync(
-            async () => [await DeploymentHealth.ProbeAsync("controller", "controller", controller.Url, ControllerNames.Service, TimeSpan.FromSeconds(1), ct).ConfigureAwait(false)],
+            async () => [await DeploymentHealth.ProbeAsync("controller", "controller", controller.Url, ControllerNames.Service, TimeSpan.FromSeconds(1), ct, controller.Pin()).ConfigureAwait(false)],
             TimeSpan.FromSeconds(30), ct).ConfigureAwait(false);
         if (!healthy)
         {

@@ -1,11 +1,15 @@
 using System.Net;
+using System.Security.Authentication;
+using System.Security.Cryptography.X509Certificates;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Server.Kestrel.Https;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 
 namespace SieveQ.Transport.Hardening;
 
 /// <summary>
 /// Kestrel set up for an endpoint reachable by hostile clients (Slowloris and its kin try to exhaust
-/// connections, header buffers or stream slots by being slow rather than fast): cleartext HTTP/2 only,
+/// connections, header buffers or stream slots by being slow rather than fast): HTTP/2 only, over TLS 1.3 or cleartext,
 /// every resource a client can hold bounded by <see cref="KestrelLimits"/>, and the per-source connection
 /// limit and preface deadline in front of HTTP/2. Both the pre-SQ and the replica-SQ serve through it.
 /// </summary>
@@ -39,25 +43,43 @@ public static class KestrelHardening
     }
 
     /// <summary>
-    /// Listens on <paramref name="url"/>, HTTP/2 with prior knowledge (no TLS, no HTTP/1.1 to downgrade to): what
-    /// flows is MACed or signed, confidentiality is not a goal. Over-limit sources are refused before the preface
-    /// deadline starts, so a refusal costs no timer.
+    /// Listens on <paramref name="url"/>, HTTP/2 only (no HTTP/1.1 to downgrade to): over TLS 1.3 with
+    /// <paramref name="certificate"/> for https://, with prior knowledge for http://. Over-limit sources are refused
+    /// before TLS and before the preface deadline starts, so a refusal costs neither a handshake nor a timer; a
+    /// client that does not finish its TLS handshake within the preface deadline is cut as a silent h2c one is.
     /// </summary>
-    /// <exception cref="ArgumentException"><paramref name="url"/> is not http:// (components check their deployment's URL before).</exception>
-    public static void Listen(KestrelServerOptions kestrel, Uri url, SourceConnectionLimiter limiter, PrefaceDeadline preface)
+    /// <exception cref="ArgumentException">The scheme is neither, or https:// comes without a certificate.</exception>
+    public static void Listen(KestrelServerOptions kestrel, Uri url, SourceConnectionLimiter limiter, PrefaceDeadline preface, X509Certificate2? certificate = null)
     {
         ArgumentNullException.ThrowIfNull(kestrel);
         ArgumentNullException.ThrowIfNull(url);
         ArgumentNullException.ThrowIfNull(limiter);
         ArgumentNullException.ThrowIfNull(preface);
-        if (url.Scheme != Uri.UriSchemeHttp)
+        if (url.Scheme == Uri.UriSchemeHttps && certificate is null)
         {
-            throw new ArgumentException($"{url}: only cleartext http:// is served (what flows is MACed or signed; confidentiality is not a goal)", nameof(url));
+            throw new ArgumentException($"{url}: https:// needs the component's TLS certificate", nameof(url));
         }
+        if (url.Scheme != Uri.UriSchemeHttps && url.Scheme != Uri.UriSchemeHttp)
+        {
+            throw new ArgumentException($"{url}: only https:// (TLS 1.3) and http:// (cleartext HTTP/2) are served", nameof(url));
+        }
+        var tls = url.Scheme == Uri.UriSchemeHttps ? certificate : null;
         void Configure(ListenOptions listen)
         {
             listen.Protocols = HttpProtocols.Http2;
             listen.Use(limiter.Wrap);
+            if (tls is not null)
+            {
+                listen.Use(preface.WrapHandshake);
+                listen.UseHttps(new HttpsConnectionAdapterOptions
+                {
+                    ServerCertificate = tls,
+                    SslProtocols = SslProtocols.Tls13,
+                    ClientCertificateMode = ClientCertificateMode.NoCertificate,
+                    // A backstop only: WrapHandshake cuts (and counts) a slow handshake at the deadline itself.
+                    HandshakeTimeout = preface.Deadline * 2,
+                });
+            }
             listen.Use(preface.Wrap);
         }
         var host = url.Host.Trim('[', ']');

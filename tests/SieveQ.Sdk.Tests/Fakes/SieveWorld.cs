@@ -33,7 +33,7 @@ internal sealed class SieveWorld : IAsyncDisposable
     public static async Task<SieveWorld> StartAsync()
     {
         var dir = Path.Combine(Path.GetTempPath(), "sieveq-sdk-" + Guid.NewGuid().ToString("N")[..10]);
-        var initial = DeploymentBootstrap.Create(dir, new LocalDeploymentSpec { Durability = false, Senders = [1, 2], Receivers = [Receiver] });
+        var initial = DeploymentBootstrap.Create(dir, new LocalDeploymentSpec { Durability = false, Senders = [1, 2], Receivers = [Receiver], Tls = false });
         var provisional = DeploymentContext.Load(dir);
         var cluster = new FakeCluster(provisional);
         var server = await FakeSieveServer.StartAsync(provisional, initial.Replicas.Select(r => r.Id).ToList(), initial.PreSqs.Select(p => p.Id).ToList(), cluster);
