@@ -56,7 +56,7 @@ public static class ConsoleWebApp
         builder.Services.AddSingleton(users);
         builder.Services.AddSingleton(TimeProvider.System);
         builder.Services.AddSingleton<ConsoleMetrics>();
-        builder.Services.AddSingleton<IControllerGateway>(_ => new ControllerGateway(new ManagementClient(new Uri(controller.Url), key)));
+        builder.Services.AddSingleton<IControllerGateway>(_ => new ControllerGateway(new ManagementClient(new Uri(controller.Url), key, pin: controller.Pin())));
         builder.Services.AddSingleton<LiveFigures>();
         builder.Services.AddHostedService(sp => sp.GetRequiredService<LiveFigures>());
         builder.Services.AddScoped<SenderActions>();
