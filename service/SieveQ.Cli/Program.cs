@@ -34,4 +34,7 @@ bench.Subcommands.Add(BenchRestartCommand.Build());
 root.Subcommands.Add(bench);
 root.Subcommands.Add(VersionCommand.Build());
 
-return await root.Parse(args).InvokeAsync().ConfigureAwait(false);
+// System.CommandLine ends the process 2 s after Ctrl-C or SIGTERM by default; `sieveq up` then stops its components
+// one after the other (each with a grace), and cut short it left replica-SQs and pre-SQs running.
+var invocation = new InvocationConfiguration { ProcessTerminationTimeout = TimeSpan.FromMinutes(5) };
+return await root.Parse(args).InvokeAsync(invocation).ConfigureAwait(false);
