@@ -34,6 +34,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
 
     private readonly int _f;
     private readonly long _stallAfterMs;
+    private readonly HeldProgress _heldProgress = new(HeldProgress.DefaultStallAfterMs);
     private readonly int _n;
     private readonly IReadOnlyList<int> _receiverIds;
     private readonly IReadOnlyList<int> _senderIds;
@@ -222,6 +223,12 @@ public sealed class ReplicaSqHost : IAsyncDisposable
             c[$"quarantined.pre_sq.{preSq}"] = quarantined ? 1 : 0;
         }
         c["quarantined.senders"] = quarantinedSenders;
+        if (_heldProgress.Stall(processed, held.HeldCount, Environment.TickCount64) is { } stalled)
+        {
+            problems.Add(stalled);
+            reply.Healthy = false;
+            reply.Detail = string.Join("; ", problems);
+        }
         c["held"] = held.HeldCount;
         c["held_bytes"] = held.HeldBytes;
         c["processed"] = processed;
