@@ -34,7 +34,12 @@ bench.Subcommands.Add(BenchRestartCommand.Build());
 root.Subcommands.Add(bench);
 root.Subcommands.Add(VersionCommand.Build());
 
-// System.CommandLine ends the process 2 s after Ctrl-C or SIGTERM by default; `sieveq up` then stops its components
-// one after the other (each with a grace), and cut short it left replica-SQs and pre-SQs running.
-var invocation = new InvocationConfiguration { ProcessTerminationTimeout = TimeSpan.FromMinutes(5) };
-return await root.Parse(args).InvokeAsync(invocation).ConfigureAwait(false);
+// System.CommandLine ends the process 2 s after Ctrl-C or SIGTERM by default. `up` needs longer to stop its components;
+// every other command keeps the default, so one that does not watch its token still ends promptly on Ctrl-C.
+var parsed = root.Parse(args);
+var invocation = new InvocationConfiguration();
+if (parsed.CommandResult.Command.Name == UpCommand.Name)
+{
+    invocation.ProcessTerminationTimeout = UpCommand.StopBound;
+}
+return await parsed.InvokeAsync(invocation).ConfigureAwait(false);
