@@ -35,6 +35,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
 
     private readonly int _f;
     private readonly long _stallAfterMs;
+    private readonly HeldProgress _heldProgress = new(HeldProgress.DefaultStallAfterMs);
     private readonly int _n;
     private readonly IReadOnlyList<int> _receiverIds;
     private readonly IReadOnlyList<int> _senderIds;
@@ -238,6 +239,12 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         c["admin.last_nonce"] = sieve.AdminLastNonce;
         c["admin.commands_applied"] = sieve.AdminCommandsApplied;
         c["admin.commands_refused"] = sieve.AdminCommandsRefused;
+        if (_heldProgress.Stall(processed, held.HeldCount, Environment.TickCount64) is { } stalled)
+        {
+            problems.Add(stalled);
+            reply.Healthy = false;
+            reply.Detail = string.Join("; ", problems);
+        }
         c["held"] = held.HeldCount;
         c["held_bytes"] = held.HeldBytes;
         c["processed"] = processed;

@@ -35,4 +35,12 @@ bench.Subcommands.Add(BenchAttackCommand.Build());
 root.Subcommands.Add(bench);
 root.Subcommands.Add(VersionCommand.Build());
 
-return await root.Parse(args).InvokeAsync().ConfigureAwait(false);
+// System.CommandLine ends the process 2 s after Ctrl-C or SIGTERM by default. `up` needs longer to stop its components;
+// every other command keeps the default, so one that does not watch its token still ends promptly on Ctrl-C.
+var parsed = root.Parse(args);
+var invocation = new InvocationConfiguration();
+if (parsed.CommandResult.Command.Name == UpCommand.Name)
+{
+    invocation.ProcessTerminationTimeout = UpCommand.StopBound;
+}
+return await parsed.InvokeAsync(invocation).ConfigureAwait(false);

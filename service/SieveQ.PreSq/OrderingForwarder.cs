@@ -9,7 +9,9 @@ namespace SieveQ.PreSq;
 /// slot before it submits; when none is free it waits, and while it waits it reads nothing, so the
 /// back-pressure of the replicas reaches the inbound queue (which then sheds) instead of growing memory.
 /// Each result, <c>0x11 | accepted | held | dropped</c>, is agreed by f+1 replicas and only counted:
-/// items the replicas did not take are the senders' to retransmit.
+/// items the replicas did not take are the senders' to retransmit. Those the result names as refused untaken, and all
+/// sender messages of a request whose number a restart reused (<see cref="OrderingSequenceReservation.ReusedUpTo"/>),
+/// are handed to <see cref="Untaken"/> so the filter lets their retransmissions through.
 /// </summary>
 internal sealed class OrderingForwarder : IAsyncDisposable
 {
@@ -127,9 +129,18 @@ internal sealed class OrderingForwarder : IAsyncDisposable
             {
                 span?.SetStatus(ActivityStatusCode.Error, "malformed result");
             }
-            if (result is { Untaken.Count: > 0 } && Untaken is { } untaken)
+            IReadOnlyList<UntakenMessage> refused = result?.Untaken ?? [];
+            if (done.Sequence <= _sequences.ReusedUpTo)
             {
-                untaken(result.Untaken);
+                // Possibly the previous run's reply: this request's messages may never have been ordered, and if they stayed
+                // marked in this pre-SQ's window their retransmissions would be refused here as replays for ever, stalling
+                // their senders at the replicas' reorder buffer.
+                _metrics.ReusedNumberAnswered();
+                refused = [.. refused, .. OrderingPayloadMessages.Of(payload)];
+            }
+            if (refused.Count > 0 && Untaken is { } untaken)
+            {
+                untaken(refused);
             }
         }
         catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or ArgumentOutOfRangeException)

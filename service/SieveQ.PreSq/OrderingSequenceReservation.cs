@@ -14,7 +14,10 @@ namespace SieveQ.PreSq;
 /// so nothing is skipped. The numbers it reuses were either executed — the replicas still remember those
 /// replies, since at most <see cref="Block"/> of them lie above that start and they keep
 /// <c>RepliesRememberedPerClient</c> (checked) — and they answer with the old result (the new batch is
-/// lost; its senders retransmit), or they were not, and the new batch fills the number.
+/// lost; its senders retransmit), or they were not, and the new batch fills the number. Which of the two
+/// happened cannot be told from the reply, so the forwarder treats every sender message of a request numbered
+/// up to <see cref="ReusedUpTo"/> as refused untaken: the pre-SQ forgets having passed it, and the sender's
+/// retransmission reaches the replicas, whose own window refuses it if it was taken after all.
 /// </para>
 /// Called on the event loop before each submission, and by the administrator's rule-set commands from
 /// their gRPC handler, hence the lock.
@@ -33,11 +36,18 @@ internal sealed class OrderingSequenceReservation : IDisposable
         _store = store;
         _reserved = store.LoadReserved();
         FirstSequence = Math.Max(0, _reserved - Block);
+        ReusedUpTo = _reserved;
         _last = FirstSequence;
     }
 
     /// <summary>The ordering client numbers its requests from this + 1.</summary>
     public long FirstSequence { get; }
+
+    /// <summary>
+    /// The highest number the previous run may have used (0: none). A request numbered up to here may be answered
+    /// with the previous run's result for that number, its own items never ordered.
+    /// </summary>
+    public long ReusedUpTo { get; }
 
     public static OrderingSequenceReservation Open(string directory)
     {

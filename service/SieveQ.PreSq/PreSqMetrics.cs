@@ -52,6 +52,7 @@ public sealed class PreSqMetrics : IDisposable
         Counter("sieveq.presq.frames.received", "{frame}", "Sender frames read from Exchange streams", () => FramesReceived);
         Counter("sieveq.presq.frames.shed", "{frame}", "Frames dropped because the event loop's queue was full (ordering back-pressure)", () => FramesShed);
         Counter("sieveq.presq.batches", "{request}", "Ordering requests submitted", () => Batches);
+        Counter("sieveq.presq.ordering.reused_numbers", "{request}", "Requests answered under a number the previous run may have used (their messages pass again)", () => ReusedNumbersAnswered);
         Counter("sieveq.presq.warn_requests", "{request}", "WARNREQ items added to ordering requests", () => WarnRequests);
         Counter("sieveq.presq.ordering.accepted", "{item}", "Items the replicas accepted", () => Accepted);
         Counter("sieveq.presq.ordering.held", "{item}", "Items the replicas hold in their reorder buffer", () => Held);
@@ -104,6 +105,13 @@ public sealed class PreSqMetrics : IDisposable
     public long UntakenResultsSkipped => Volatile.Read(ref _untakenSkipped);
 
     internal void UntakenSkipped() => Interlocked.Increment(ref _untakenSkipped);
+
+    private long _reusedNumbersAnswered;
+
+    /// <summary>Requests numbered inside the previous run's last reservation block (their messages are let through again).</summary>
+    public long ReusedNumbersAnswered => Volatile.Read(ref _reusedNumbersAnswered);
+
+    internal void ReusedNumberAnswered() => Interlocked.Increment(ref _reusedNumbersAnswered);
 
     internal void FrameReceived() => Interlocked.Increment(ref _framesReceived);
     internal void FrameShed() => Interlocked.Increment(ref _framesShed);
@@ -173,6 +181,7 @@ public sealed class PreSqMetrics : IDisposable
             ["frames_shed"] = FramesShed,
             ["batches"] = Batches,
             ["untaken_results_skipped"] = UntakenResultsSkipped,
+            ["ordering_reused_numbers"] = ReusedNumbersAnswered,
             ["batched_items"] = BatchedItems,
             ["warn_requests"] = WarnRequests,
             ["ordering_in_flight"] = OrderingInFlight,

@@ -171,6 +171,21 @@ internal sealed class SieveDeployment : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Stops every component the way `sieveq up` does on SIGTERM (each in turn, with its grace) and launches them again on
+    /// the same folder, as the next `sieveq up` does; returns once every one answers healthy. Components hosted in this
+    /// process are not restarted.
+    /// </summary>
+    public async Task RestartAllAsync()
+    {
+        if (_hosted.Count > 0)
+        {
+            throw new InvalidOperationException("a deployment with in-process components cannot be restarted as a whole");
+        }
+        await Processes.StopAllAsync(TimeSpan.FromSeconds(10));
+        await LocalDeploymentLauncher.LaunchAsync(Config, Processes, new LaunchOptions { StartAgents = false, LogLevel = "information" });
+    }
+
     /// <summary>kill -9: no chance to flush or say goodbye.</summary>
     public Task KillReplicaAsync(int id) => Processes.StopAsync(LocalDeploymentLauncher.ReplicaName(id), TimeSpan.Zero, kill: true);
 

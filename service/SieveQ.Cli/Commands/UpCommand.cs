@@ -15,6 +15,14 @@ namespace SieveQ.Cli.Commands;
 /// </summary>
 internal static class UpCommand
 {
+    public const string Name = "up";
+
+    /// <summary>
+    /// How long `up` may take to stop once told to: it stops its components one after the other, each with a grace
+    /// of 10 s and then a kill, so System.CommandLine's default of 2 s before it ends the process left some running.
+    /// </summary>
+    public static readonly TimeSpan StopBound = TimeSpan.FromMinutes(5);
+
     public static Command Build()
     {
         var dir = new Option<DirectoryInfo>("--dir") { Description = "Deployment directory (created on first run).", DefaultValueFactory = _ => new DirectoryInfo(Path.Combine(".sieveq", "local")) };
@@ -32,7 +40,7 @@ internal static class UpCommand
         {
             Description = "Every component exports metrics and traces over OTLP/HTTP to this collector (default: $OTEL_EXPORTER_OTLP_ENDPOINT, which the components inherit).",
         };
-        var cmd = new Command("up", "Run a complete local SieveQ deployment on loopback (Ctrl-C stops it).") { dir, fresh, rate, size, duration, rules, logLevel, otlp };
+        var cmd = new Command(Name, "Run a complete local SieveQ deployment on loopback (Ctrl-C stops it).") { dir, fresh, rate, size, duration, rules, logLevel, otlp };
         cmd.SetAction(async (parse, ct) =>
         {
             var d = parse.GetValue(dir)!.FullName;
