@@ -89,9 +89,9 @@ public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixt
         await InteractiveAsync(page);
         await page.GetByLabel("Reason (recorded in the audit log)").FillAsync("browser test quarantine");
         await page.GetByRole(AriaRole.Button, new() { Name = "Quarantine sender 1" }).ClickAsync();
-        // The controller records it and says, today, that it is not applied (docs/controller.md).
+        // `up` without a rule set gives the controller no administrator command key: it records the request and says it is not applied.
         await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("recorded in the audit log");
-        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("not yet applied");
+        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("not applied: this controller holds no administrator command key");
         await ScreenshotAsync(page, "senders-quarantined");
         await page.GotoAsync("/audit");
         await InteractiveAsync(page);

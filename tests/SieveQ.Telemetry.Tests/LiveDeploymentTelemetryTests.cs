@@ -139,7 +139,12 @@ public sealed partial class LiveDeploymentTelemetryTests(UpDeployment up) : ICla
         var body = new byte[5 + frame.Length];
         BinaryPrimitives.WriteUInt32BigEndian(body.AsSpan(1), (uint)frame.Length);
         frame.CopyTo(body, 5);
-        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+        // The pre-SQ serves TLS with a key the deployment pins; this frame only has to reach its parser, so any key will do.
+        using var handler = new SocketsHttpHandler
+        {
+            SslOptions = { RemoteCertificateValidationCallback = (_, _, _, _) => true, ApplicationProtocols = [System.Net.Security.SslApplicationProtocol.Http2] },
+        };
+        using var http = new HttpClient(handler) { Timeout = TimeSpan.FromSeconds(10) };
         using var request = new HttpRequestMessage(HttpMethod.Post, new Uri(preSq, $"/{ProtocolNames.PreSqService}/{ProtocolNames.Exchange}"))
         {
             Version = HttpVersion.Version20,

@@ -170,7 +170,7 @@ public sealed partial class UpDeployment : IAsyncLifetime
     [GeneratedRegex(@"^\s+metrics\s+(\S+)\s+(http://\S+)$", RegexOptions.Multiline)]
     private static partial Regex ScrapeLine();
 
-    [GeneratedRegex(@"^\s+(pre-sq-\d+)\s+(http://\S+)$", RegexOptions.Multiline)]
+    [GeneratedRegex(@"^\s+(pre-sq-\d+)\s+(https?://\S+)$", RegexOptions.Multiline)]
     private static partial Regex PreSqLine();
 
     [GeneratedRegex(@"delivered\s+\S+ msg/s\s+total\s+(\d+)")]
