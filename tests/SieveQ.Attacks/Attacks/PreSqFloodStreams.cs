@@ -3,6 +3,7 @@ using Google.Protobuf;
 using SieveQ.Deployment;
 using SieveQ.Protocol;
 using SieveQ.Transport;
+using SieveQ.Transport.Tls;
 using PreSqEvent = SieveQ.Protocol.V1.PreSqEvent;
 using SenderFrame = SieveQ.Protocol.V1.SenderFrame;
 
@@ -27,18 +28,18 @@ internal sealed class PreSqFloodStreams(int ratePerSecond)
     /// <param name="frame">The next frame for the pre-SQ with that id.</param>
     public async Task RunAsync(DeploymentConfig config, Func<int, byte[]> frame, CancellationToken stop)
     {
-        var preSqs = config.PreSqs.Select(p => (p.Id, Url: new Uri(p.Url))).ToList();
+        var preSqs = config.PreSqs.Select(p => (p.Id, Url: new Uri(p.Url), Pin: p.Pin())).ToList();
         var share = Math.Max(1, ratePerSecond / preSqs.Count);
-        await Task.WhenAll(preSqs.Select(p => Task.Run(() => FloodOneAsync(p.Id, p.Url, share, frame, stop), CancellationToken.None))).ConfigureAwait(false);
+        await Task.WhenAll(preSqs.Select(p => Task.Run(() => FloodOneAsync(p.Id, p.Url, p.Pin, share, frame, stop), CancellationToken.None))).ConfigureAwait(false);
     }
 
-    private async Task FloodOneAsync(int preSq, Uri url, int rate, Func<int, byte[]> frame, CancellationToken stop)
+    private async Task FloodOneAsync(int preSq, Uri url, TlsPin? pin, int rate, Func<int, byte[]> frame, CancellationToken stop)
     {
         var clock = Stopwatch.StartNew();
         long sent = 0;
         while (!stop.IsCancellationRequested)
         {
-            using var channel = GrpcChannel.ForAddress(url);
+            using var channel = GrpcChannel.ForAddress(url, pin);
             GrpcDuplexCall<SenderFrame, PreSqEvent>? call = null;
             try
             {
