@@ -78,7 +78,7 @@ public sealed class AdminCommandSubmitter
             cts.CancelAfter(_timeout);
             try
             {
-                using var channel = GrpcChannel.ForAddress(new Uri(p.Url), EnvelopeLimits.MaxReasonBytes * 16);
+                using var channel = GrpcChannel.ForAddress(new Uri(p.Url), p.Pin(), EnvelopeLimits.MaxReasonBytes * 16);
                 var reply = await channel.UnaryAsync(ProtocolNames.PreSqService, ProtocolNames.SubmitAdminCommand,
                     new AdminCommandSubmission { Canonical = ByteString.CopyFrom(command) }, AdminCommandOutcome.Parser, cts.Token).ConfigureAwait(false);
                 return (AdminCommandResultCodec.Decode(reply.Canonical.Span), p.Name, null);

@@ -56,7 +56,7 @@ public sealed class AdminCommandTests : IClassFixture<RulesReplicaSqCluster>
         // Only the pinned key is taken; and a submitter whose clock is behind the replicas' last nonce goes above it.
         using var intruder = System.Security.Cryptography.ECDsa.Create(System.Security.Cryptography.ECCurve.NamedCurves.nistP256);
         Assert.Throws<DeploymentException>(() => new AdminCommandSubmitter(cfg, intruder));
-        using (var channel = GrpcChannel.ForAddress(new Uri(cfg.PreSqs[1].Url)))
+        using (var channel = GrpcChannel.ForAddress(new Uri(cfg.PreSqs[1].Url), cfg.PreSqs[1].Pin()))
         {
             var forged = AdminCommandCodec.Sign(AdminOp.ReadmitSender, sender, long.MaxValue, intruder);
             var e = await Assert.ThrowsAsync<GrpcCallException>(() => channel.UnaryAsync(ProtocolNames.PreSqService, ProtocolNames.SubmitAdminCommand,
