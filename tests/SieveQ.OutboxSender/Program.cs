@@ -27,7 +27,7 @@ Console.Out.WriteLine(string.Create(inv, $"started {sender.Stats.OutboxPending}"
 Console.Out.Flush();
 for (var i = first; i < first + count; i++)
 {
-    var seq = await sender.SendAsync(receiver, OutboxPayload.For(i));
+    var seq = (await sender.SendAsync(receiver, OutboxPayload.For(i))).Seq;
     Console.Out.WriteLine(string.Create(inv, $"accepted {i} {seq}"));
     Console.Out.Flush();
     if (delayMs > 0)
