@@ -3,7 +3,7 @@
 
 Usage: sample_settings.py DEPLOYMENT_DIR APP_DIR SENDER RECEIVER
 
-Writes APP_DIR/sample.json (endpoints, f, MAC epoch, routes of the deployment), copies the enrolment (public keys
+Writes APP_DIR/sample.json (endpoints with their TLS pins, f, MAC epoch, routes of the deployment), copies the enrolment (public keys
 only) and the application's own four private keys into APP_DIR/keys (owner-only), and takes SENDER and RECEIVER
 off the agent's hosted ids in DEPLOYMENT_DIR/deployment.json, so that the agent and the application never hold
 the same id.
@@ -12,6 +12,11 @@ import json
 import os
 import shutil
 import sys
+
+
+def endpoint(url, pin):
+    """An https:// endpoint carries the TLS key pin the deployment gives for it."""
+    return {"url": url, "tlsPin": pin} if pin else {"url": url}
 
 
 def main(dep, app, sender, receiver):
@@ -36,8 +41,8 @@ def main(dep, app, sender, receiver):
         "deployment": {
             "f": cfg["f"],
             "macEpoch": cfg.get("macEpoch", 1),
-            "preSqs": {str(p["id"]): p["url"] for p in cfg["preSqs"]},
-            "replicas": {str(r["id"]): r["apiUrl"] for r in cfg["replicas"]},
+            "preSqs": {str(p["id"]): endpoint(p["url"], p.get("tlsPin")) for p in cfg["preSqs"]},
+            "replicas": {str(r["id"]): endpoint(r["apiUrl"], r.get("tlsPin")) for r in cfg["replicas"]},
             "enrolmentFile": "enrolment.json",
             "routes": [r for r in cfg.get("routes", []) if r["sender"] == sender],
         },

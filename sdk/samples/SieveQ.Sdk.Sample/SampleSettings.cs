@@ -4,6 +4,7 @@ using SieveQ.Sdk;
 using SieveQ.Sieve.Hosting.Keys;
 using SieveQ.Sieve.Keys;
 using SieveQ.Sieve.Replica;
+using SieveQ.Transport.Tls;
 
 namespace SieveQ.Sdk.Sample;
 
@@ -44,12 +45,19 @@ internal sealed record SampleSettings
     {
         F = Deployment.F,
         MacEpoch = Deployment.MacEpoch,
-        PreSqs = Deployment.PreSqs.ToDictionary(p => int.Parse(p.Key, CultureInfo.InvariantCulture), p => p.Value),
-        Replicas = Deployment.Replicas.ToDictionary(p => int.Parse(p.Key, CultureInfo.InvariantCulture), p => p.Value),
+        PreSqs = Deployment.PreSqs.ToDictionary(p => Id(p.Key), p => p.Value.Url),
+        Replicas = Deployment.Replicas.ToDictionary(p => Id(p.Key), p => p.Value.Url),
+        PreSqTlsPins = Pins(Deployment.PreSqs),
+        ReplicaTlsPins = Pins(Deployment.Replicas),
         Enrolment = Enrolment.FromJson(File.ReadAllText(Resolve(Deployment.EnrolmentFile))),
         Keys = new PemFileKeyStore(Resolve(Identity.KeyDirectory)),
         Routes = Deployment.Routes?.Select(r => new Route(r.Sender, r.Receiver, r.MaxBytes)).ToList(),
     };
+
+    private static int Id(string key) => int.Parse(key, CultureInfo.InvariantCulture);
+
+    private static Dictionary<int, TlsPin> Pins(Dictionary<string, EndpointSettings> endpoints) =>
+        endpoints.Where(e => e.Value.TlsPin is not null).ToDictionary(e => Id(e.Key), e => TlsPin.Parse(e.Value.TlsPin!));
 
     private void Validate(string file)
     {
@@ -65,6 +73,20 @@ internal sealed record SampleSettings
         problems.AddRange(Deployment.PreSqs.Keys.Concat(Deployment.Replicas.Keys)
             .Where(k => !int.TryParse(k, NumberStyles.None, CultureInfo.InvariantCulture, out _))
             .Select(k => $"endpoint id '{k}' is not a number"));
+        foreach (var (kind, endpoints) in new[] { ("preSqs", Deployment.PreSqs), ("replicas", Deployment.Replicas) })
+        {
+            foreach (var (id, endpoint) in endpoints)
+            {
+                if (endpoint?.Url is null)
+                {
+                    problems.Add($"deployment.{kind}.{id} needs a url");
+                }
+                else if (endpoint.TlsPin is { } pin && !IsPin(pin))
+                {
+                    problems.Add($"deployment.{kind}.{id}.tlsPin is not a base64 SHA-256 key pin");
+                }
+            }
+        }
         if (Run.Messages is < 2 or > 100_000)
         {
             problems.Add("run.messages must be 2..100000");
@@ -76,6 +98,19 @@ internal sealed record SampleSettings
         if (problems.Count > 0)
         {
             throw new InvalidDataException($"{file}: {string.Join("; ", problems)}");
+        }
+    }
+
+    private static bool IsPin(string text)
+    {
+        try
+        {
+            TlsPin.Parse(text);
+            return true;
+        }
+        catch (FormatException)
+        {
+            return false;
         }
     }
 
@@ -91,13 +126,16 @@ internal sealed record DeploymentSettings
 {
     public int F { get; init; } = 1;
     public uint MacEpoch { get; init; } = 1;
-    public required Dictionary<string, Uri> PreSqs { get; init; }
-    public required Dictionary<string, Uri> Replicas { get; init; }
+    public required Dictionary<string, EndpointSettings> PreSqs { get; init; }
+    public required Dictionary<string, EndpointSettings> Replicas { get; init; }
     public required string EnrolmentFile { get; init; }
 
     /// <summary>The routes the deployment enforces, so that the SDK refuses at the call what the replicas would drop.</summary>
     public List<RouteSettings>? Routes { get; init; }
 }
+
+/// <summary>One endpoint; an https:// one names the TLS key pin the deployment gives for it (deployment.json tlsPin).</summary>
+internal sealed record EndpointSettings(Uri Url, string? TlsPin);
 
 internal sealed record RouteSettings(int Sender, int Receiver, int MaxBytes);
 
