@@ -12,7 +12,10 @@ total_passed=0
 total_failed=0
 failures=()
 
-section() { printf '\n==== %s ====\n' "$1"; }
+# Each section's wall time goes on its tally line and into the summary, to keep the suite's budget in view.
+section_start=$SECONDS
+timings=()
+section() { section_start=$SECONDS; printf '\n==== %s ====\n' "$1"; }
 
 # Tallies a section's "N passed, M failed" style output into the totals.
 tally() {
@@ -28,7 +31,9 @@ tally() {
   total_passed=$((total_passed + p))
   total_failed=$((total_failed + f))
   [ "$f" -ne 0 ] && failures+=("$name")
-  echo "[$name] $p passed, $f failed (exit $rc)"
+  local took=$((SECONDS - section_start))
+  timings+=("$(printf '%5d s  %s' "$took" "$name")")
+  echo "[$name] $p passed, $f failed (exit $rc, $took s)"
 }
 
 # bc for the tallies; a font for the bench charts' text (ScottPlot draws with the system's fonts).
@@ -63,6 +68,7 @@ if grep -q "Build succeeded" "$results/build.log" && ! grep -qE ' error [A-Z]+[0
 else
   total_failed=$((total_failed + 1)); failures+=("build")
 fi
+timings+=("$(printf '%5d s  %s' $((SECONDS - section_start)) build)")
 
 for proj in $(ls tests/*/*.csproj | sort); do
   name=$(basename "$(dirname "$proj")")
@@ -107,6 +113,8 @@ for spec in "all 4 3000" "power-loss 4 600" "all 7 300"; do
 done
 
 section "summary"
+echo "wall time by section (total $SECONDS s):"
+printf '%s\n' "${timings[@]}" | sort -rn | head -12
 [ ${#failures[@]} -gt 0 ] && echo "failing sections: ${failures[*]}"
 echo "$total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ]
