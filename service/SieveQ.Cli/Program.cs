@@ -19,6 +19,7 @@ foreach (var c in DeployCommands.Build())
 }
 root.Subcommands.Add(UpCommand.Build());
 root.Subcommands.Add(StatusCommand.Build());
+root.Subcommands.Add(SendCommand.Build());
 root.Subcommands.Add(SimCommand.Build());
 root.Subcommands.Add(ReplicaCommand.Build());
 root.Subcommands.Add(ClusterCommand.Build());

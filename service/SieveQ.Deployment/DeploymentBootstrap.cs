@@ -39,12 +39,25 @@ public static class DeploymentBootstrap
 {
     public const string EnrolmentFileName = "enrolment.json";
 
+    /// <summary>The file that keeps a deployment (its private keys above all) out of any git repository it is created in.</summary>
+    public const string GitIgnoreFileName = ".gitignore";
+
+    private static void WriteGitIgnore(string directory)
+    {
+        var path = Path.Combine(directory, GitIgnoreFileName);
+        if (!File.Exists(path))
+        {
+            File.WriteAllText(path, "# Written by sieveq: this deployment holds private keys and state; never commit it.\n*\n");
+        }
+    }
+
     public static DeploymentConfig Create(string directory, LocalDeploymentSpec spec)
     {
         ArgumentNullException.ThrowIfNull(spec);
         var n = 3 * spec.F + 1;
         var full = Path.GetFullPath(directory);
         Directory.CreateDirectory(full);
+        WriteGitIgnore(full);
         ClusterBootstrap.Create(full, n, spec.PreSqs, spec.BasePort, spec.Protocol, spec.Durability, spec.Host);
         var preSqIds = Enumerable.Range(n, spec.PreSqs).ToList();
         var store = new PemFileKeyStore(Path.Combine(full, "keys"));

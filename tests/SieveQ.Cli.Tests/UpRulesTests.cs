@@ -80,6 +80,22 @@ public sealed class UpRulesTests
             Assert.Equal(1, code);
             Assert.Contains("version 2 is running, so a push needs a higher version", stderr, StringComparison.Ordinal);
 
+            // `sieveq send` through the agent tells the operator how each message ended: a rule's denial with the
+            // rule's words, a refusal at the agent, a delivery; and what it cannot do, before sending anything.
+            (code, stdout, stderr) = await RunAsync("send", "--deployment", deployment, "--sender", "1", "--receiver", "100", "--text", "an EVIL payload");
+            Assert.True(code == SendCommandExitNotDelivered, stdout + stderr);
+            Assert.Contains("rejected by the replica-SQs (RuleDenied)", stdout, StringComparison.Ordinal);
+            Assert.Contains("0 delivered, 0 refused, 1 rejected", stdout, StringComparison.Ordinal);
+            (code, stdout, stderr) = await RunAsync("send", "--dir", deployment, "--sender", "1", "--receiver", "100", "--text", "a fine payload", "--count", "3");
+            Assert.True(code == 0, stdout + stderr);
+            Assert.Contains("3 delivered, 0 refused, 0 rejected", stdout, StringComparison.Ordinal);
+            (code, stdout, stderr) = await RunAsync("send", "--deployment", deployment, "--sender", "1", "--receiver", "999", "--text", "to nobody");
+            Assert.True(code == SendCommandExitNotDelivered, stdout + stderr);
+            Assert.Contains("refused by the agent (ReceiverNotEnrolled)", stdout, StringComparison.Ordinal);
+            (code, stdout, stderr) = await RunAsync("send", "--deployment", deployment, "--sender", "77", "--receiver", "100", "--text", "x");
+            Assert.Equal(2, code);
+            Assert.Contains("hosts sender 77 (hosted: 1, 2)", stderr, StringComparison.Ordinal);
+
             (code, stdout, stderr) = await RunAsync("rules", "rollback", "--deployment", deployment, "--key", key);
             Assert.True(code == 0, stdout + stderr);
             Assert.Contains("from version 2 to version 1", stdout, StringComparison.Ordinal);
@@ -97,6 +113,8 @@ public sealed class UpRulesTests
         // The whole output on failure: a run under heavy load once ended without "stopped." and said nothing more.
         Assert.True(Text(output).Contains("stopped.", StringComparison.Ordinal), $"exit code {up.ExitCode}; output:\n{Text(output)}");
     }
+
+    private const int SendCommandExitNotDelivered = 4;
 
     private static string Text(StringBuilder output)
     {

@@ -111,6 +111,75 @@ public sealed class AgentTests
         await ReceiveAsync(channel, take: 20, commitAfter: 20, expectFirst: 10);
     }
 
+    [Fact]
+    public async Task Reports_what_it_refuses_on_the_stream_and_goes_on()
+    {
+        await using var world = await SieveWorld.StartAsync();
+        await using var agent = await StartAgentAsync(world);
+        using var channel = GrpcChannel.ForUnixSocket(agent.Endpoint);
+        var route = world.Context.Config.Routes.Single(r => r.Sender == 1 && r.Receiver == SieveWorld.Receiver);
+
+        var send = await channel.StartCallAsync<AppSend, SendProgress>(ProtocolNames.AgentService, ProtocolNames.Send, SendProgress.Parser);
+        var outcomes = new List<SendOutcome>();
+        SendProgress last = new();
+        await using (send)
+        {
+            await send.WriteAsync(new AppSend { Open = new OpenSender { Sender = 1 } });
+            await send.WriteAsync(new AppSend { Message = new OutgoingMessage { Receiver = SieveWorld.Receiver, Data = ByteString.CopyFromUtf8("m0") } });
+            await send.WriteAsync(new AppSend { Message = new OutgoingMessage { Receiver = SieveWorld.Receiver, Data = ByteString.CopyFrom(new byte[route.MaxBytes + 1]) } });
+            await send.WriteAsync(new AppSend { Message = new OutgoingMessage { Receiver = 999, Data = ByteString.CopyFromUtf8("to nobody") } });
+            await send.WriteAsync(new AppSend { Message = new OutgoingMessage { Receiver = SieveWorld.Receiver, Data = ByteString.CopyFromUtf8("m1") } });
+            await send.CompleteRequestAsync();
+            using var cts = new CancellationTokenSource(Patience);
+            await foreach (var p in send.ReadAllAsync(cts.Token))
+            {
+                outcomes.AddRange(p.Outcomes);
+                last = p;
+            }
+        }
+
+        Assert.Equal(2, last.Accepted);
+        Assert.Equal(2, last.Refused);
+        Assert.Equal(2, last.Delivered);
+        Assert.True(last.Acknowledged >= last.LastSeq);
+        Assert.Collection(outcomes.OrderBy(o => o.Index),
+            o =>
+            {
+                Assert.Equal((2L, SendOutcomeKind.Refused, "TooLarge", 0L), (o.Index, o.Kind, o.Reason, o.Seq));
+                Assert.Contains(route.MaxBytes.ToString(System.Globalization.CultureInfo.InvariantCulture), o.Detail, StringComparison.Ordinal);
+            },
+            o =>
+            {
+                Assert.Equal((3L, SendOutcomeKind.Refused, "ReceiverNotEnrolled", 999), (o.Index, o.Kind, o.Reason, o.Receiver));
+                Assert.Contains("999", o.Detail, StringComparison.Ordinal);
+            });
+
+        // The refused messages took no number: the receiver gets the two others, in order.
+        await ReceiveDataAsync(channel, ["m0", "m1"]);
+    }
+
+    private static async Task ReceiveDataAsync(GrpcChannel channel, string[] expected)
+    {
+        var call = await channel.StartCallAsync<ReceiveControl, AppDelivery>(ProtocolNames.AgentService, ProtocolNames.Receive, AppDelivery.Parser);
+        await using (call)
+        {
+            await call.WriteAsync(new ReceiveControl { Open = new OpenReceiver { Receiver = SieveWorld.Receiver } });
+            var got = new List<AppDelivery>();
+            using var cts = new CancellationTokenSource(Patience);
+            await foreach (var d in call.ReadAllAsync(cts.Token))
+            {
+                got.Add(d);
+                if (got.Count == expected.Length)
+                {
+                    await call.WriteAsync(new ReceiveControl { Commit = got.Count });
+                    await call.CompleteRequestAsync();
+                }
+            }
+            Assert.Equal(expected, got.Select(d => d.Data.ToStringUtf8()));
+            Assert.Equal([1L, 2L], got.Select(d => d.SenderSeq - got[0].SenderSeq + 1));
+        }
+    }
+
     private static async Task ReceiveAsync(GrpcChannel channel, int take, int commitAfter, int expectFirst)
     {
         var call = await channel.StartCallAsync<ReceiveControl, AppDelivery>(ProtocolNames.AgentService, ProtocolNames.Receive, AppDelivery.Parser);

@@ -37,11 +37,13 @@ internal static class SendService
     /// <summary>
     /// Hands messages to the sender-SQ without waiting for each one's number before reading the next:
     /// up to <see cref="MaxInFlight"/> are queued at once (the sender's queue keeps their order), so a
-    /// stream is not limited to one round trip through the sender's pump per message.
+    /// stream is not limited to one round trip through the sender's pump per message. A message the sender
+    /// refuses at the call is reported on the stream, which goes on.
     /// </summary>
     private static async Task ReadMessagesAsync(GrpcServerCall<AppSend, SendProgress> call, Sdk.Sender.SieveQSender sender, SendProgressReporter progress)
     {
-        var inFlight = new Queue<Task<Sdk.Sender.SentMessage>>();
+        var inFlight = new Queue<Task<Sdk.Sender.SentMessage?>>();
+        long index = 0;
         try
         {
             await foreach (var m in call.ReadAllAsync(call.CallAborted).ConfigureAwait(false))
@@ -50,21 +52,61 @@ internal static class SendService
                 {
                     throw new GrpcCallException(GrpcStatusCode.InvalidArgument, "`open` may come only once, first");
                 }
+                index++;
                 // Waits while the sender's window is full; HTTP/2 flow control then holds the application back.
-                inFlight.Enqueue(sender.SendAsync(m.Message.Receiver, m.Message.Data.Memory, call.CallAborted).AsTask());
+                inFlight.Enqueue(SendOneAsync(sender, m.Message, index, progress, call.CallAborted));
                 while (inFlight.Count > 0 && (inFlight.Peek().IsCompleted || inFlight.Count >= MaxInFlight))
                 {
-                    progress.Accepted(await inFlight.Dequeue().ConfigureAwait(false));
+                    await AcceptedAsync(inFlight.Dequeue(), progress).ConfigureAwait(false);
                 }
             }
             while (inFlight.Count > 0)
             {
-                progress.Accepted(await inFlight.Dequeue().ConfigureAwait(false));
+                await AcceptedAsync(inFlight.Dequeue(), progress).ConfigureAwait(false);
             }
         }
         catch (ArgumentException e)
         {
             throw new GrpcCallException(GrpcStatusCode.InvalidArgument, e.Message);
+        }
+    }
+
+    /// <summary>Runs synchronously up to the sender's own queueing, so messages keep the stream's order.</summary>
+    private static async Task<Sdk.Sender.SentMessage?> SendOneAsync(Sdk.Sender.SieveQSender sender, OutgoingMessage m, long index, SendProgressReporter progress, CancellationToken ct)
+    {
+        try
+        {
+            var sent = await sender.SendAsync(m.Receiver, m.Data.Memory, ct).ConfigureAwait(false);
+            _ = ReportOutcomeAsync(sent, index, progress);
+            return sent;
+        }
+        catch (Sdk.Sender.SendRefusedException e)
+        {
+            progress.Refused(index, e);
+            return null;
+        }
+    }
+
+    private static async Task AcceptedAsync(Task<Sdk.Sender.SentMessage?> sending, SendProgressReporter progress)
+    {
+        if (await sending.ConfigureAwait(false) is { } sent)
+        {
+            progress.Accepted(sent.Seq);
+        }
+    }
+
+    private static async Task ReportOutcomeAsync(Sdk.Sender.SentMessage sent, long index, SendProgressReporter progress)
+    {
+        try
+        {
+            progress.Ended(index, await sent.Outcome.ConfigureAwait(false));
+        }
+#pragma warning disable CA1031 // the outcome faults with whatever stopped the sender (disposal, a failed pump); the sender logged it
+        catch (Exception)
+#pragma warning restore CA1031
+        {
+            // The sender stopped first: this stream ends with the call.
+            progress.Abandoned();
         }
     }
 }

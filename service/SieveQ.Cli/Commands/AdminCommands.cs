@@ -30,7 +30,7 @@ internal static class AdminCommands
     {
         var key = new Option<FileInfo>("--key") { Description = "Your management key (PEM; a local deployment's are keys/management-{administrator,operator,viewer}.pem).", Required = true };
         var controller = new Option<string?>("--controller") { Description = "The controller's URL (default: the one in the deployment's controller.json)." };
-        var deployment = new Option<DirectoryInfo>("--deployment") { Description = "Deployment directory, to find the controller's URL.", DefaultValueFactory = _ => new DirectoryInfo(Path.Combine(".sieveq", "local")) };
+        var deployment = DeploymentOption.WithDefault("Deployment directory, to find the controller's URL.");
         var pin = new Option<string?>("--controller-pin") { Description = "With an https:// --controller: its TLS key pin (base64 SHA-256 of the SubjectPublicKeyInfo, as in controller.json)." };
         cmd.Options.Add(key);
         cmd.Options.Add(controller);

@@ -25,7 +25,7 @@ internal static class AgentCommands
 {
     public static Command Build()
     {
-        var deployment = new Option<DirectoryInfo>("--deployment") { Description = "Deployment directory (deployment.json, keys, enrolment).", Required = true };
+        var deployment = DeploymentOption.Required("Deployment directory (deployment.json, keys, enrolment).");
         var name = new Option<string>("--name") { Description = "The agent entry of the deployment to run.", DefaultValueFactory = _ => "agent" };
         var state = new Option<DirectoryInfo?>("--state") { Description = "State directory (sequence marks, delivery cursors); default: the deployment's data directory." };
         var logLevel = new Option<LogLevel>("--log-level") { Description = "Minimum log level (logs go to stderr).", DefaultValueFactory = _ => LogLevel.Information };

@@ -12,7 +12,7 @@ internal static class ControllerCommand
 {
     public static Command Build()
     {
-        var deployment = new Option<DirectoryInfo>("--deployment") { Description = "Deployment directory (holding deployment.json and controller.json).", Required = true };
+        var deployment = DeploymentOption.Required("Deployment directory (holding deployment.json and controller.json).");
         var create = new Option<bool>("--create-local")
         {
             Description = "When controller.json is missing, create it with a free loopback port and an administrator, operator and viewer key in the deployment's key folder (what `sieveq up` does).",

@@ -20,7 +20,7 @@ internal static class DeployCommands
 
     private static Command BuildDeploy()
     {
-        var dir = new Option<DirectoryInfo>("--dir") { Description = "Directory for deployment.json, cluster.json, enrolment.json and keys/.", Required = true };
+        var dir = DeploymentOption.Required("Directory for deployment.json, cluster.json, enrolment.json and keys/.");
         var f = new Option<int>("--f") { Description = "Faults tolerated; 3f+1 replica-SQs.", DefaultValueFactory = _ => 1 };
         var preSqs = new Option<int>("--pre-sqs") { Description = "Number of pre-SQ gateways.", DefaultValueFactory = _ => 2 };
         var senders = new Option<string>("--senders") { Description = "Sender ids, comma-separated.", DefaultValueFactory = _ => "1,2" };

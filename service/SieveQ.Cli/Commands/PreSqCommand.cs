@@ -13,7 +13,7 @@ internal static class PreSqCommand
     public static Command Build()
     {
         var d = new PreSqHostOptions();
-        var deployment = new Option<DirectoryInfo>("--deployment") { Description = "Deployment directory (holding deployment.json).", Required = true };
+        var deployment = DeploymentOption.Required("Deployment directory (holding deployment.json).");
         var id = new Option<int>("--id") { Description = "This pre-SQ's id: its ordering-client id in deployment.json.", Required = true };
         var logLevel = new Option<LogLevel>("--log-level") { Description = "Minimum log level (logs go to stderr).", DefaultValueFactory = _ => LogLevel.Information };
 

@@ -11,7 +11,7 @@ internal static class ReplicaSqCommand
 {
     public static Command Build()
     {
-        var deployment = new Option<DirectoryInfo>("--deployment") { Description = "Deployment directory (or its deployment.json).", Required = true };
+        var deployment = DeploymentOption.Required("Deployment directory (or its deployment.json).");
         var id = new Option<int>("--id") { Description = "This replica's id (0..n-1).", Required = true };
         var statusLines = new Option<bool>("--status-stdout") { Description = "Also print a `status {json}` line every second on stdout." };
         var logLevel = new Option<LogLevel>("--log-level") { Description = "Minimum log level (logs go to stderr).", DefaultValueFactory = _ => LogLevel.Information };

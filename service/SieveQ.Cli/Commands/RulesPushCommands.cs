@@ -15,7 +15,7 @@ internal static class RulesPushCommands
 {
     private static readonly TimeSpan SubmitTimeout = TimeSpan.FromSeconds(30);
 
-    private static Option<DirectoryInfo> DeploymentOption() => new("--deployment") { Description = "Deployment directory (deployment.json).", Required = true };
+    private static Option<DirectoryInfo> DeploymentDirectory() => DeploymentOption.Required("Deployment directory (deployment.json).");
 
     private static Option<FileInfo> KeyOption() => new("--key")
     {
@@ -26,7 +26,7 @@ internal static class RulesPushCommands
     public static Command BuildPush()
     {
         var file = new Argument<FileInfo>("file") { Description = "Rule set (JSON) with its signature in FILE.sig; its version must be above the running one." };
-        var deployment = DeploymentOption();
+        var deployment = DeploymentDirectory();
         var key = KeyOption();
         var cmd = new Command("push", "Activate a signed rule set on every replica-SQ at one point of the agreed order; the running version is kept for rollback.")
         {
@@ -43,7 +43,7 @@ internal static class RulesPushCommands
 
     public static Command BuildRollback()
     {
-        var deployment = DeploymentOption();
+        var deployment = DeploymentDirectory();
         var key = KeyOption();
         var cmd = new Command("rollback", "Switch every replica-SQ back to the rule-set version kept before the running one, at one point of the agreed order.")
         {

@@ -8,7 +8,7 @@ internal static class StatusCommand
 {
     public static Command Build()
     {
-        var dir = new Option<DirectoryInfo>("--deployment") { Description = "Deployment directory or deployment.json.", DefaultValueFactory = _ => new DirectoryInfo(Path.Combine(".sieveq", "local")) };
+        var dir = DeploymentOption.WithDefault("Deployment directory or deployment.json.");
         var verbose = new Option<bool>("--counters") { Description = "Also print each component's counters." };
         var cmd = new Command("status", "Report the health of every component of a deployment.") { dir, verbose };
         cmd.SetAction(async (parse, ct) =>

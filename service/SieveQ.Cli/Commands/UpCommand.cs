@@ -25,7 +25,7 @@ internal static class UpCommand
 
     public static Command Build()
     {
-        var dir = new Option<DirectoryInfo>("--dir") { Description = "Deployment directory (created on first run).", DefaultValueFactory = _ => new DirectoryInfo(Path.Combine(".sieveq", "local")) };
+        var dir = DeploymentOption.WithDefault("Deployment directory (created on first run).");
         var fresh = new Option<bool>("--fresh") { Description = "Delete the deployment directory first (new keys, empty state)." };
         var rate = new Option<int>("--rate") { Description = "Demo messages per second over all senders (0: no demo traffic).", DefaultValueFactory = _ => 1000 };
         var size = new Option<int>("--size") { Description = "Demo message size in bytes.", DefaultValueFactory = _ => 500 };
@@ -252,13 +252,18 @@ internal static class UpCommand
                 var all = await DeploymentHealth.ProbeAllAsync(cfg, TimeSpan.FromSeconds(1), stop).ConfigureAwait(false);
                 healthy = $"{all.Count(h => h.Healthy)}/{all.Count} healthy";
             }
-            Console.WriteLine($"[{DateTime.Now:HH:mm:ss}] delivered {live.Rate,7:0} msg/s  total {live.Delivered,9}  p50 {live.P50,6:0.00} ms  p99 {live.P99,6:0.00} ms  | {healthy}");
+            Console.WriteLine($"[{DateTime.Now:HH:mm:ss}] {live.Line(Environment.TickCount64)}  | {healthy}");
         }, ct);
     }
 
     /// <summary>The demo receiver's once-a-second JSON lines, as last seen.</summary>
-    private sealed class LiveFigures
+    internal sealed class LiveFigures
     {
+        /// <summary>A figures line older than this is not the present: the receiver has stopped reporting.</summary>
+        public const long StaleAfterMs = 3_000;
+
+        private long _lastLineMs = -1;
+
         private readonly Lock _lock = new();
         private double _rate;
         private long _delivered;
@@ -270,7 +275,9 @@ internal static class UpCommand
         public double P50 { get { lock (_lock) { return _p50; } } }
         public double P99 { get { lock (_lock) { return _p99; } } }
 
-        public void OnLine(string line)
+        public void OnLine(string line) => OnLine(line, Environment.TickCount64);
+
+        public void OnLine(string line, long nowMs)
         {
             try
             {
@@ -282,11 +289,36 @@ internal static class UpCommand
                     _delivered = (long)Number(root, "delivered", _delivered);
                     _p50 = Number(root, "p50_ms", _p50);
                     _p99 = Number(root, "p99_ms", _p99);
+                    _lastLineMs = nowMs;
                 }
             }
             catch (JsonException)
             {
                 // not a figures line
+            }
+        }
+
+        /// <summary>
+        /// The live line's figures. Latency is shown only for a second in which something was delivered: the last
+        /// p50/p99 of a deployment that has stopped delivering would say it still works.
+        /// </summary>
+        public string Line(long nowMs)
+        {
+            lock (_lock)
+            {
+                if (_lastLineMs < 0)
+                {
+                    return $"delivered       - msg/s  total         -  (no figures from the demo receiver yet)";
+                }
+                var age = nowMs - _lastLineMs;
+                if (age > StaleAfterMs)
+                {
+                    return $"delivered       - msg/s  total {_delivered,9}  (no figures from the demo receiver for {age / 1000} s)";
+                }
+                var latency = _rate > 0
+                    ? $"p50 {_p50,6:0.00} ms  p99 {_p99,6:0.00} ms"
+                    : "p50      - ms  p99      - ms (nothing delivered)";
+                return $"delivered {_rate,7:0} msg/s  total {_delivered,9}  {latency}";
             }
         }
 
