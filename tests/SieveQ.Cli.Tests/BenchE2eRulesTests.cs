@@ -59,6 +59,12 @@ public sealed class BenchE2eRulesTests
             Assert.Equal((double)sent / roots, sieve.GetProperty("messagesPerRoot").GetDouble(), 6);
             Assert.Equal(JsonValueKind.Null, doc.RootElement.GetProperty("direct").GetProperty("senderRootsSigned").ValueKind);
             Assert.Contains("sender root signatures", output, StringComparison.Ordinal);
+
+            // CPU per delivered message by process kind, from /proc at the start and end of each measured window.
+            BenchE2eCpuAssert.EveryKindCosts(sieve, ("replica-sq", 4), ("pre-sq", 2), ("bench", 1), ("total", 7));
+            BenchE2eCpuAssert.EveryKindCosts(doc.RootElement.GetProperty("direct"), ("bench", 1), ("total", 1));
+            Assert.True(doc.RootElement.GetProperty("ratioCpuPerMessage").GetDouble() > 0);
+            Assert.Matches(@"sieveq +CPU per delivered message .*replica-sq x4 \d+ us", output);
         }
         finally
         {

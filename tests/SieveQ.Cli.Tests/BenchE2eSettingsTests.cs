@@ -31,4 +31,72 @@ public sealed class BenchE2eSettingsTests
     {
         Assert.StartsWith("--size must be", BenchE2eCommand.SettingsError(Settings(size, rate, durationS), TimeSpan.FromSeconds(2)));
     }
+
+    [Theory]
+    [InlineData(null, false, false, false, null)]
+    [InlineData(null, true, false, false, null)]
+    [InlineData(3, true, false, false, null)]
+    [InlineData(2, false, false, false, "--rounds is only for --compare-tls")]
+    [InlineData(0, true, false, false, "--rounds must be 1..10")]
+    [InlineData(11, true, false, false, "--rounds must be 1..10")]
+    [InlineData(null, true, true, false, "--compare-tls runs both transports itself: not with --cleartext")]
+    [InlineData(null, true, false, true, "--compare-tls has no --plot (it runs no direct baseline): use --json")]
+    public void Compare_tls_options_are_checked(int? rounds, bool compareTls, bool cleartext, bool plot, string? expected)
+    {
+        var s = Settings() with { Rounds = rounds, CompareTls = compareTls, Cleartext = cleartext, Plot = plot };
+        Assert.Equal(expected, BenchE2eCommand.SettingsError(s, TimeSpan.FromSeconds(5)));
+    }
+
+    [Fact]
+    public void Compare_tls_does_not_take_rules()
+    {
+        var s = Settings(rules: "rules.json") with { CompareTls = true };
+        Assert.Equal("--compare-tls does not combine with --rules: one comparison per run", BenchE2eCommand.SettingsError(s, TimeSpan.FromSeconds(5)));
+    }
+
+    [Fact]
+    public void A_negative_warmup_is_refused() =>
+        Assert.StartsWith("--size must be", BenchE2eCommand.SettingsError(Settings() with { Warmup = TimeSpan.FromSeconds(-1) }, TimeSpan.FromSeconds(5)));
+
+    [Theory]
+    [InlineData("abc", "30s", "20s", "5s", "--rate must be 'max' or a whole number of messages per second, not 'abc'")]
+    [InlineData("-5", "30s", "20s", "5s", "--rate must be 'max' or a whole number of messages per second, not '-5'")]
+    [InlineData("1e3", "30s", "20s", "5s", "--rate must be 'max' or a whole number of messages per second, not '1e3'")]
+    [InlineData("99999999999", "30s", "20s", "5s", "--rate must be 'max' or a whole number of messages per second, not '99999999999'")]
+    [InlineData("max", "thirty", "20s", "5s", "--duration must be a duration such as 30s, 500ms or 2m, not 'thirty'")]
+    [InlineData("max", "30s", "NaNs", "5s", "--warmup must be a duration such as 20s, 500ms or 2m, not 'NaNs'")]
+    [InlineData("max", "30s", "20s", "5x", "--phase must be a duration such as 5s, 500ms or 2m, not '5x'")]
+    [InlineData("max", "30s", "20s", "1e300m", "--phase must be a duration such as 5s, 500ms or 2m, not '1e300m'")]
+    public void Malformed_rates_and_durations_are_refused(string rate, string duration, string warmup, string phase, string expected) =>
+        Assert.Equal(expected, BenchE2eCommand.ParseError(rate, duration, warmup, phase, out _, out _, out _, out _));
+
+    [Fact]
+    public void Well_formed_rates_and_durations_are_read()
+    {
+        Assert.Null(BenchE2eCommand.ParseError("1000", "30s", "500ms", "2m", out var rate, out var duration, out var warmup, out var phase));
+        Assert.Equal((1000, TimeSpan.FromSeconds(30), TimeSpan.FromMilliseconds(500), TimeSpan.FromMinutes(2)), (rate, duration, warmup, phase));
+        Assert.Null(BenchE2eCommand.ParseError("max", "30", "20s", "5s", out rate, out _, out _, out _));
+        Assert.Null(rate);
+    }
+
+    [Theory]
+    [InlineData("--rate", "abc", "error: --rate must be 'max' or a whole number of messages per second, not 'abc'")]
+    [InlineData("--rounds", "3", "error: --rounds is only for --compare-tls")]
+    [InlineData("--cleartext", null, "error: --compare-tls runs both transports itself: not with --cleartext")]
+    public async Task The_command_refuses_malformed_arguments_before_starting_anything(string option, string? value, string expected)
+    {
+        List<string> args = ["bench", "e2e", "--duration", "5s", option];
+        if (value is not null)
+        {
+            args.Add(value);
+        }
+        if (option == "--cleartext")
+        {
+            args.Add("--compare-tls");
+        }
+        var (code, stdout, stderr) = await SieveqProcess.RunAsync(args);
+        Assert.Equal(2, code);
+        Assert.Equal(expected, stderr.Trim());
+        Assert.DoesNotContain("deployment", stdout, StringComparison.Ordinal);
+    }
 }

@@ -15,6 +15,50 @@ public sealed class CpuAccountTests
     public void Kinds_drop_the_instance_number(string name, string kind) => Assert.Equal(kind, CpuAccount.KindOf(name));
 
     [Fact]
+    public void Each_kind_is_charged_what_its_processes_used_between_the_readings()
+    {
+        var start = Readings(("bench", 1, 1000), ("replica-sq-0", 10, 500), ("replica-sq-1", 11, 700), ("pre-sq-4", 14, 100), ("pre-sq-5", 15, 100));
+        var end = Readings(("bench", 1, 1300), ("replica-sq-0", 10, 900), ("replica-sq-1", 11, 1500), ("pre-sq-4", 14, 150), ("pre-sq-5", 15, 110));
+
+        var used = CpuAccount.Used(start, end);
+
+        Assert.Equal(
+            [("replica-sq", 2, Ms(400 + 800)), ("bench", 1, Ms(300)), ("pre-sq", 2, Ms(60))],
+            used);
+        var figures = CpuAccount.PerMessage(used, delivered: 100);
+        Assert.Equal(["replica-sq", "bench", "pre-sq", "total"], figures.Select(f => f.Kind));
+        Assert.Equal(12_000, figures[0].MicrosPerMessage, 6);   // 1.2 s over 100 messages
+        Assert.Equal(3_000, figures[1].MicrosPerMessage, 6);
+        Assert.Equal(600, figures[2].MicrosPerMessage, 6);
+        Assert.Equal(("total", 5, 1.56, 15_600.0), (figures[3].Kind, figures[3].Processes, figures[3].CpuSeconds, figures[3].MicrosPerMessage));
+    }
+
+    [Fact]
+    public void A_process_gone_or_restarted_within_the_window_is_left_out()
+    {
+        var start = Readings(("replica-sq-0", 10, 500), ("replica-sq-1", 11, 700), ("replica-sq-2", 12, 100), ("pre-sq-4", 14, 100));
+        // replica-sq-1 restarted (new pid, its counter began again), replica-sq-2 exited; pre-sq-5 started inside the window.
+        var end = Readings(("replica-sq-0", 10, 900), ("replica-sq-1", 99, 900), ("pre-sq-4", 14, 150), ("pre-sq-5", 15, 80));
+
+        var used = CpuAccount.Used(start, end);
+
+        Assert.Equal([("replica-sq", 1, Ms(400)), ("pre-sq", 1, Ms(50))], used);
+    }
+
+    [Fact]
+    public void Without_deliveries_there_is_no_cost_per_message()
+    {
+        var figures = CpuAccount.PerMessage([("bench", 1, Ms(10))], delivered: 0);
+        Assert.All(figures, f => Assert.True(double.IsNaN(f.MicrosPerMessage)));
+        Assert.Equal(0.01, figures[^1].CpuSeconds, 6);
+    }
+
+    private static TimeSpan Ms(int ms) => TimeSpan.FromMilliseconds(ms);
+
+    private static Dictionary<string, CpuReading> Readings(params (string Name, int Pid, int CpuMs)[] readings) =>
+        readings.ToDictionary(r => r.Name, r => new CpuReading(r.Pid, Ms(r.CpuMs)));
+
+    [Fact]
     public async Task A_busy_component_is_charged_its_cpu_and_an_idle_one_next_to_nothing()
     {
         var logs = Directory.CreateTempSubdirectory("sieveq-cpu-");

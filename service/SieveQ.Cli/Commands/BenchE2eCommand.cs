@@ -4,6 +4,7 @@ using System.Globalization;
 using System.Text.Json;
 using SieveQ.Cli.Bench;
 using SieveQ.Sdk;
+using SieveQ.Sdk.Sender;
 using SieveQ.Sieve.Diagnostics;
 using SieveQ.Deployment;
 using SieveQ.Rules;
@@ -36,27 +37,41 @@ internal static class BenchE2eCommand
         var outbox = new Option<bool>("--outbox") { Description = "Senders with their durable outbox, as applications run them (each accepted message fsynced before SendAsync returns); off by default." };
         var trace = new Option<bool>("--trace") { Description = "Profile where the time goes: every process marks a sample of messages at each stage (SIEVEQ_STAGE_TRACE_EVERY, default 64)." };
         var cleartext = new Option<bool>("--cleartext") { Description = "Cleartext HTTP/2 instead of TLS 1.3 on every gRPC link, the sieve's and the direct baseline's (to measure what TLS costs)." };
+        var compareTls = new Option<bool>("--compare-tls") { Description = "Measure what TLS costs: the same load through a TLS deployment and a cleartext one, alternating (ABBA) within this run, and the ratios TLS / cleartext of throughput, p50, p99 and CPU per message (no direct baseline)." };
+        var rounds = new Option<int?>("--rounds") { Description = "With --compare-tls: rounds of one TLS and one cleartext deployment each (1-10; default 2, i.e. TLS, cleartext, cleartext, TLS)." };
         var keep = new Option<bool>("--keep") { Description = "Keep the deployment directory (logs) afterwards." };
         var logLevel = new Option<string>("--log-level") { Description = "Components' log level (their logs go to the deployment's logs folder; see --keep).", DefaultValueFactory = _ => "warning" };
         var cmd = new Command("e2e", "End-to-end throughput and latency through SieveQ vs direct delivery, in one run.")
         {
-            size, rate, duration, warmup, json, plot, rules, phase, noDurability, outbox, cleartext, trace, keep, logLevel,
+            size, rate, duration, warmup, json, plot, rules, phase, noDurability, outbox, cleartext, compareTls, rounds, trace, keep, logLevel,
         };
         cmd.SetAction(async (parse, ct) =>
         {
+            if (ParseError(parse.GetValue(rate)!, parse.GetValue(duration)!, parse.GetValue(warmup)!, parse.GetValue(phase)!,
+                    out var rateValue, out var durationValue, out var warmupValue, out var phaseLength) is { } parseError)
+            {
+                Console.Error.WriteLine($"error: {parseError}");
+                return 2;
+            }
             var s = new E2eSettings(
                 parse.GetValue(size),
-                parse.GetValue(rate) is "max" ? null : int.Parse(parse.GetValue(rate)!, NumberStyles.None, CultureInfo.InvariantCulture),
-                ClusterSupport.ParseDuration(parse.GetValue(duration)!),
-                ClusterSupport.ParseDuration(parse.GetValue(warmup)!),
+                rateValue,
+                durationValue,
+                warmupValue,
                 parse.GetValue(rules)?.FullName,
                 !parse.GetValue(noDurability),
                 parse.GetValue(keep),
-                parse.GetValue(logLevel)!) { SenderOutbox = parse.GetValue(outbox), Cleartext = parse.GetValue(cleartext) };
-            var phaseLength = ClusterSupport.ParseDuration(parse.GetValue(phase)!);
+                parse.GetValue(logLevel)!)
+            {
+                SenderOutbox = parse.GetValue(outbox),
+                Cleartext = parse.GetValue(cleartext),
+                CompareTls = parse.GetValue(compareTls),
+                Rounds = parse.GetValue(rounds),
+                Plot = parse.GetValue(plot) is not null,
+            };
             if (SettingsError(s, phaseLength) is { } error)
             {
-                Console.Error.WriteLine(error);
+                Console.Error.WriteLine($"error: {error}");
                 return 2;
             }
             byte[]? ruleSet = null;
@@ -85,6 +100,10 @@ internal static class BenchE2eCommand
                 Console.WriteLine($"stage trace  {folder}");
             }
             ClusterSupport.PreferInlineSocketCompletions();
+            if (s.CompareTls)
+            {
+                return await BenchE2eCompareTls.RunAsync(s, s.Rounds ?? 2, parse.GetValue(json), ct).ConfigureAwait(false);
+            }
             var direct = await RunDirectAsync(s, ct).ConfigureAwait(false);
             Print(direct);
             E2eFigures sieve;
@@ -108,7 +127,7 @@ internal static class BenchE2eCommand
                     }
                 }
             }
-            catch (Exception e) when (e is DeploymentException or SieveQConfigurationException or RuleSetPublishException)
+            catch (Exception e) when (e is DeploymentException or SieveQConfigurationException or RuleSetPublishException or SieveQUnavailableException)
             {
                 Console.Error.WriteLine($"error: {e.Message}");
                 return 1;
@@ -151,9 +170,17 @@ internal static class BenchE2eCommand
     /// <summary>What is wrong with the settings, or null; the phase length only matters with --rules.</summary>
     internal static string? SettingsError(E2eSettings s, TimeSpan phaseLength)
     {
-        if (s.Size is < DeliveryMeter.StampBytes or > 65_536 || s.Rate is <= 0 || s.Duration <= TimeSpan.Zero)
+        if (s.Size is < DeliveryMeter.StampBytes or > 65_536 || s.Rate is <= 0 || s.Duration <= TimeSpan.Zero || s.Warmup < TimeSpan.Zero)
         {
-            return $"--size must be {DeliveryMeter.StampBytes}..65536, --rate 'max' or > 0, --duration > 0";
+            return $"--size must be {DeliveryMeter.StampBytes}..65536, --rate 'max' or > 0, --duration > 0, --warmup >= 0";
+        }
+        if (s.Rounds is not null && !s.CompareTls)
+        {
+            return "--rounds is only for --compare-tls";
+        }
+        if (s.CompareTls && CompareTlsConflict(s) is { } conflict)
+        {
+            return conflict;
         }
 
         return s.Rules is not null && (phaseLength < TimeSpan.FromSeconds(2) || phaseLength * 2 > s.Duration)
@@ -161,7 +188,50 @@ internal static class BenchE2eCommand
             : null;
     }
 
-    private static async Task<E2eFigures> RunSieveAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct,
+    private static string? CompareTlsConflict(E2eSettings s) =>
+        s.Rounds is < 1 or > MaxRounds ? $"--rounds must be 1..{MaxRounds}"
+        : s.Cleartext ? "--compare-tls runs both transports itself: not with --cleartext"
+        : s.Rules is not null ? "--compare-tls does not combine with --rules: one comparison per run"
+        : s.Plot ? "--compare-tls has no --plot (it runs no direct baseline): use --json"
+        : null;
+
+    private const int MaxRounds = 10;
+
+    /// <summary>Parses --rate ('max' or a whole number) and the durations (30s, 500ms, 2m, or seconds); a message when one is malformed.</summary>
+    internal static string? ParseError(string rate, string duration, string warmup, string phase,
+        out int? rateValue, out TimeSpan durationValue, out TimeSpan warmupValue, out TimeSpan phaseValue)
+    {
+        rateValue = null;
+        durationValue = warmupValue = phaseValue = default;
+        if (rate != "max")
+        {
+            if (!int.TryParse(rate, NumberStyles.None, CultureInfo.InvariantCulture, out var r))
+            {
+                return $"--rate must be 'max' or a whole number of messages per second, not '{rate}'";
+            }
+            rateValue = r;
+        }
+        return TryDuration(duration, out durationValue) is false ? $"--duration must be a duration such as 30s, 500ms or 2m, not '{duration}'"
+            : TryDuration(warmup, out warmupValue) is false ? $"--warmup must be a duration such as 20s, 500ms or 2m, not '{warmup}'"
+            : TryDuration(phase, out phaseValue) is false ? $"--phase must be a duration such as 5s, 500ms or 2m, not '{phase}'"
+            : null;
+    }
+
+    private static bool TryDuration(string text, out TimeSpan value)
+    {
+        try
+        {
+            value = ClusterSupport.ParseDuration(text);
+            return true;
+        }
+        catch (Exception e) when (e is FormatException or OverflowException or ArgumentException)
+        {
+            value = default;
+            return false;
+        }
+    }
+
+    internal static async Task<E2eFigures> RunSieveAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct,
         Func<DeploymentConfig, string, CancellationToken, Task>? during = null, MeasuredPhases? phases = null,
         Func<DeploymentConfig, string, CancellationToken, Task>? duringWarmup = null)
     {
@@ -171,7 +241,7 @@ internal static class BenchE2eCommand
         return figures;
     }
 
-    private static object Json(E2eFigures f) => new
+    internal static object Json(E2eFigures f) => new
     {
         sent = f.Sent,
         delivered = f.Delivered,
@@ -198,7 +268,9 @@ internal static class BenchE2eCommand
 
         if (f.Cpu is { Count: > 0 } cpu)
         {
-            Console.WriteLine($"{f.Name,-8} CPU per delivered message  " + string.Join("  ", cpu.Select(c => $"{c.Kind}{(c.Processes > 1 ? $" x{c.Processes}" : "")} {c.MicrosPerMessage:0} us")));
+            // "bench" is this process: the load generator, the in-process senders and the receiver.
+            Console.WriteLine($"{f.Name,-8} CPU per delivered message  " + string.Join("  ", cpu.Select(c => $"{c.Kind}{(c.Processes > 1 ? $" x{c.Processes}" : "")} {c.MicrosPerMessage:0} us"))
+                + (cpu.Any(c => c.Kind == CpuAccount.BenchKind) ? "  (bench: load, senders, receiver)" : ""));
         }
     }
 
@@ -225,4 +297,13 @@ internal sealed record E2eSettings(int Size, int? Rate, TimeSpan Duration, TimeS
 
     /// <summary>Cleartext HTTP/2 on every gRPC link instead of TLS 1.3 (the cost comparison).</summary>
     public bool Cleartext { get; init; }
+
+    /// <summary>Runs TLS and cleartext deployments in turn and reports the ratios (--compare-tls).</summary>
+    public bool CompareTls { get; init; }
+
+    /// <summary>--rounds as given: null when absent.</summary>
+    public int? Rounds { get; init; }
+
+    /// <summary>Whether --plot was given.</summary>
+    public bool Plot { get; init; }
 }
