@@ -8,12 +8,13 @@ using SieveQ.AdminUi.Access;
 using SieveQ.AdminUi.Figures;
 using SieveQ.AdminUi.Hosting;
 using SieveQ.Deployment;
+using SieveQ.Sieve.Keys;
 
 namespace SieveQ.AdminUi.Tests;
 
 /// <summary>
 /// A bUnit context with the console's real services: its authorization policies (not bUnit's stand-in, so a
-/// policy is evaluated as in the app), SenderActions, LiveFigures, and the gateway to a real controller.
+/// policy is evaluated as in the app), PartyActions, LiveFigures, and the gateway to a real controller.
 /// </summary>
 public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
 {
@@ -30,14 +31,18 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
         Services.AddSingleton(TimeProvider.System);
         Services.AddSingleton<IControllerGateway>(Controller.Gateway);
         Services.AddSingleton<LiveFigures>();
-        Services.AddScoped<SenderActions>();
+        Services.AddScoped<PartyActions>();
         Services.AddSingleton(new DeploymentConfig
         {
             F = 1,
             Replicas = [],
-            PreSqs = [],
-            Agents = [new AgentEntry { Name = "agent", Socket = "agent.sock", Senders = [1, 2], Receivers = [100] }],
+            PreSqs = [new PreSqEntry { Id = 4, Name = "pre-sq-4", Url = "http://127.0.0.1:3" }, new PreSqEntry { Id = 5, Name = "pre-sq-5", Url = "http://127.0.0.1:4" }],
+            Agents = [new AgentEntry { Name = "agent", Socket = "agent.sock", Senders = [1, 2], Receivers = [100, 101] }],
+            BaseDirectory = Controller.Directory,
         });
+        // Receiver 100 is enrolled, 101 is hosted by the agent but not enrolled, 102 enrolled without an agent.
+        await File.WriteAllTextAsync(Path.Combine(Controller.Directory, "enrolment.json"), new Enrolment(1, [],
+            [new EnrolledReceiver(100, "inbox", [1], [2]), new EnrolledReceiver(102, "archive", [1], [2])], [], []).ToJson());
         Services.AddAuthorizationCore(o =>
         {
             o.AddPolicy(ConsolePolicies.Viewer, p => p.RequireRole(ConsolePolicies.RolesFrom(ConsoleRole.Viewer)));

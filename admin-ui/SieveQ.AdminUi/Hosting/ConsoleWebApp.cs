@@ -59,7 +59,7 @@ public static class ConsoleWebApp
         builder.Services.AddSingleton<IControllerGateway>(_ => new ControllerGateway(new ManagementClient(new Uri(controller.Url), key, pin: controller.Pin())));
         builder.Services.AddSingleton<LiveFigures>();
         builder.Services.AddHostedService(sp => sp.GetRequiredService<LiveFigures>());
-        builder.Services.AddScoped<SenderActions>();
+        builder.Services.AddScoped<PartyActions>();
 
         builder.Services.AddDataProtection().PersistKeysToFileSystem(new DirectoryInfo(deployment.Resolve(config.DataProtectionDirectory)))
             .SetApplicationName("SieveQ.AdminUi");

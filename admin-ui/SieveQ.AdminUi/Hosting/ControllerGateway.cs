@@ -14,6 +14,8 @@ public interface IControllerGateway
     Task<AuditTailReply> AuditTailAsync(int count, CancellationToken ct);
     Task<ManagementActionReply> QuarantineSenderAsync(uint sender, string reason, CancellationToken ct);
     Task<ManagementActionReply> ReadmitSenderAsync(uint sender, string reason, CancellationToken ct);
+    Task<ManagementActionReply> QuarantinePreSqAsync(uint preSq, string reason, CancellationToken ct);
+    Task<ManagementActionReply> ReadmitPreSqAsync(uint preSq, string reason, CancellationToken ct);
 }
 
 public sealed class ControllerGateway(ManagementClient client) : IControllerGateway, IDisposable
@@ -22,5 +24,7 @@ public sealed class ControllerGateway(ManagementClient client) : IControllerGate
     public Task<AuditTailReply> AuditTailAsync(int count, CancellationToken ct) => client.AuditTailAsync(count, ct);
     public Task<ManagementActionReply> QuarantineSenderAsync(uint sender, string reason, CancellationToken ct) => client.QuarantineSenderAsync(sender, reason, ct);
     public Task<ManagementActionReply> ReadmitSenderAsync(uint sender, string reason, CancellationToken ct) => client.ReadmitSenderAsync(sender, reason, ct);
+    public Task<ManagementActionReply> QuarantinePreSqAsync(uint preSq, string reason, CancellationToken ct) => client.QuarantinePreSqAsync(preSq, reason, ct);
+    public Task<ManagementActionReply> ReadmitPreSqAsync(uint preSq, string reason, CancellationToken ct) => client.ReadmitPreSqAsync(preSq, reason, ct);
     public void Dispose() => client.Dispose();
 }
