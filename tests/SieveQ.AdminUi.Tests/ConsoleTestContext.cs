@@ -20,6 +20,12 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
 {
     internal RealController Controller { get; private set; } = null!;
 
+    /// <summary>The console's account store (lockout after 3 failures), holding admin, olga (operator) and vera (viewer).</summary>
+    internal ConsoleUserStore Users { get; private set; } = null!;
+
+    /// <summary>Each account's generated password.</summary>
+    internal Dictionary<string, string> Passwords { get; } = [];
+
     public async Task InitializeAsync()
     {
         Controller = await RealController.StartAsync();
@@ -32,6 +38,13 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
         Services.AddSingleton<IControllerGateway>(Controller.Gateway);
         Services.AddSingleton<LiveFigures>();
         Services.AddScoped<PartyActions>();
+        Users = ConsoleUserStore.Open(Path.Combine(Controller.Directory, "users.json"), new ConsoleConfig { Url = "http://127.0.0.1:1", MaxFailedLogins = 3 });
+        foreach (var (name, role) in new[] { ("admin", ConsoleRole.Administrator), ("olga", ConsoleRole.Operator), ("vera", ConsoleRole.Viewer) })
+        {
+            Passwords[name] = await Users.AddAsync(name, role, CancellationToken.None);
+        }
+        Services.AddSingleton(Users);
+        Services.AddScoped<AccountActions>();
         Services.AddSingleton(new DeploymentConfig
         {
             F = 1,
@@ -47,6 +60,7 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
         {
             o.AddPolicy(ConsolePolicies.Viewer, p => p.RequireRole(ConsolePolicies.RolesFrom(ConsoleRole.Viewer)));
             o.AddPolicy(ConsolePolicies.Operator, p => p.RequireRole(ConsolePolicies.RolesFrom(ConsoleRole.Operator)));
+            o.AddPolicy(ConsolePolicies.Administrator, p => p.RequireRole(ConsolePolicies.RolesFrom(ConsoleRole.Administrator)));
         });
         // Replaces bUnit's placeholder: the policies above are evaluated by ASP.NET Core's own service.
         Services.AddTransient<IAuthorizationService, DefaultAuthorizationService>();

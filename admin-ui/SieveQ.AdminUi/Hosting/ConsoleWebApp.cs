@@ -1,3 +1,4 @@
+using Microsoft.AspNetCore.Authentication;
 using Microsoft.AspNetCore.Authentication.Cookies;
 using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.DataProtection;
@@ -60,6 +61,7 @@ public static class ConsoleWebApp
         builder.Services.AddSingleton<LiveFigures>();
         builder.Services.AddHostedService(sp => sp.GetRequiredService<LiveFigures>());
         builder.Services.AddScoped<PartyActions>();
+        builder.Services.AddScoped<AccountActions>();
 
         builder.Services.AddDataProtection().PersistKeysToFileSystem(new DirectoryInfo(deployment.Resolve(config.DataProtectionDirectory)))
             .SetApplicationName("SieveQ.AdminUi");
@@ -73,6 +75,18 @@ public static class ConsoleWebApp
             o.SlidingExpiration = false;
             o.LoginPath = AccountEndpoints.LoginPath;
             o.AccessDeniedPath = "/denied";
+            // A session ends at its next request when its account was disabled, removed or given another role since sign-in.
+            o.Events.OnValidatePrincipal = async context =>
+            {
+                var name = context.Principal?.Identity?.Name;
+                var role = context.Principal?.FindFirst(System.Security.Claims.ClaimTypes.Role)?.Value;
+                var stored = name is null ? null : await users.FindAsync(name, context.HttpContext.RequestAborted).ConfigureAwait(false);
+                if (stored is null || stored.Disabled || ConsolePolicies.RoleName(stored.Role) != role)
+                {
+                    context.RejectPrincipal();
+                    await context.HttpContext.SignOutAsync(CookieAuthenticationDefaults.AuthenticationScheme).ConfigureAwait(false);
+                }
+            };
             o.Events.OnRedirectToAccessDenied = context =>
             {
                 // An API caller gets a plain 403, a browser the page.

@@ -16,6 +16,7 @@ public interface IControllerGateway
     Task<ManagementActionReply> ReadmitSenderAsync(uint sender, string reason, CancellationToken ct);
     Task<ManagementActionReply> QuarantinePreSqAsync(uint preSq, string reason, CancellationToken ct);
     Task<ManagementActionReply> ReadmitPreSqAsync(uint preSq, string reason, CancellationToken ct);
+    Task<ManagementActionReply> RecordConsoleChangeAsync(string action, string target, string outcome, CancellationToken ct);
 }
 
 public sealed class ControllerGateway(ManagementClient client) : IControllerGateway, IDisposable
@@ -26,5 +27,7 @@ public sealed class ControllerGateway(ManagementClient client) : IControllerGate
     public Task<ManagementActionReply> ReadmitSenderAsync(uint sender, string reason, CancellationToken ct) => client.ReadmitSenderAsync(sender, reason, ct);
     public Task<ManagementActionReply> QuarantinePreSqAsync(uint preSq, string reason, CancellationToken ct) => client.QuarantinePreSqAsync(preSq, reason, ct);
     public Task<ManagementActionReply> ReadmitPreSqAsync(uint preSq, string reason, CancellationToken ct) => client.ReadmitPreSqAsync(preSq, reason, ct);
+    public Task<ManagementActionReply> RecordConsoleChangeAsync(string action, string target, string outcome, CancellationToken ct) =>
+        client.RecordConsoleChangeAsync(action, target, outcome, ct);
     public void Dispose() => client.Dispose();
 }
