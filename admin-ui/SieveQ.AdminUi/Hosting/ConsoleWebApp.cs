@@ -1,4 +1,3 @@
-using Microsoft.AspNetCore.Authentication;
 using Microsoft.AspNetCore.Authentication.Cookies;
 using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.DataProtection;
@@ -75,18 +74,7 @@ public static class ConsoleWebApp
             o.SlidingExpiration = false;
             o.LoginPath = AccountEndpoints.LoginPath;
             o.AccessDeniedPath = "/denied";
-            // A session ends at its next request when its account was disabled, removed or given another role since sign-in.
-            o.Events.OnValidatePrincipal = async context =>
-            {
-                var name = context.Principal?.Identity?.Name;
-                var role = context.Principal?.FindFirst(System.Security.Claims.ClaimTypes.Role)?.Value;
-                var stored = name is null ? null : await users.FindAsync(name, context.HttpContext.RequestAborted).ConfigureAwait(false);
-                if (stored is null || stored.Disabled || ConsolePolicies.RoleName(stored.Role) != role)
-                {
-                    context.RejectPrincipal();
-                    await context.HttpContext.SignOutAsync(CookieAuthenticationDefaults.AuthenticationScheme).ConfigureAwait(false);
-                }
-            };
+            o.Events.OnValidatePrincipal = context => SessionCheck.ValidateAsync(context, users);
             o.Events.OnRedirectToAccessDenied = context =>
             {
                 // An API caller gets a plain 403, a browser the page.
