@@ -174,6 +174,13 @@ public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixt
     public async Task A_user_changes_their_password_and_only_the_new_one_signs_in()
     {
         var page = await SignInAsync("pwtest");
+        // The form endpoint for scripts: without the antiforgery token refused (400), with it but a wrong current password refused (403).
+        var api = page.Context.APIRequest;
+        var token = await page.Locator("form[action='/account/logout'] input[name='__RequestVerificationToken']").GetAttributeAsync("value");
+        var fields = new[] { ("current", "not the password"), ("password", "forged new passphrase"), ("confirmation", "forged new passphrase") };
+        Assert.Equal((int)HttpStatusCode.BadRequest, (await api.PostAsync("/api/account/password", new() { Form = FormWith(api, fields), MaxRedirects = 0 })).Status);
+        Assert.Equal((int)HttpStatusCode.Forbidden, (await api.PostAsync("/api/account/password",
+            new() { Form = FormWith(api, [.. fields, ("__RequestVerificationToken", token!)]), MaxRedirects = 0 })).Status);
         await page.GotoAsync("/account/password");
         await InteractiveAsync(page);
         await page.GetByLabel("Current password").FillAsync(deployment.Passwords["pwtest"]);
