@@ -53,6 +53,28 @@ public sealed class ManagementApi
         MapPartyAction(routes, ControllerNames.ReadmitSender, SenderActionRequest.Parser, r => (AdminOp.ReadmitSender, r.Sender, r.Reason));
         MapPartyAction(routes, ControllerNames.QuarantinePreSq, PreSqActionRequest.Parser, r => (AdminOp.QuarantinePreSq, r.PreSq, r.Reason));
         MapPartyAction(routes, ControllerNames.ReadmitPreSq, PreSqActionRequest.Parser, r => (AdminOp.ReadmitPreSq, r.PreSq, r.Reason));
+        routes.MapGrpcMethod<SignedManagementRequest, ManagementActionReply>(ControllerNames.Service, ControllerNames.RecordConsoleChange, SignedManagementRequest.Parser,
+            call => HandleAsync(call, ControllerNames.RecordConsoleChange, ManagementRole.Operator, ConsoleChangeRequest.Parser, audited: true, RecordConsoleChangeAsync), MaxRequestBytes);
+    }
+
+    /// <summary>The console's account changes it may record: a fixed list, so the caller cannot write records that pass for the controller's own.</summary>
+    public static readonly IReadOnlySet<string> ConsoleChangeActions = new HashSet<string>(StringComparer.Ordinal)
+    {
+        "console-change-password", "console-create-account", "console-disable-account", "console-enable-account", "console-set-role",
+    };
+
+    private async Task<ManagementActionReply> RecordConsoleChangeAsync(CallerIdentity caller, ConsoleChangeRequest request, CancellationToken ct)
+    {
+        if (!ConsoleChangeActions.Contains(request.Action))
+        {
+            throw new GrpcCallException(GrpcStatusCode.InvalidArgument, $"'{Truncate(request.Action, 40)}' is not a console change this controller records");
+        }
+        if (request.Target.Length is 0 or > 200 || request.Outcome.Length is 0 or > 200 || request.Target.Any(char.IsControl) || request.Outcome.Any(char.IsControl))
+        {
+            throw new GrpcCallException(GrpcStatusCode.InvalidArgument, "target and outcome are 1-200 characters without control characters");
+        }
+        var record = await _audit.AppendAsync(caller.AuditActor, request.Action, request.Target, request.Outcome, ct).ConfigureAwait(false);
+        return new ManagementActionReply { Applied = true, Status = "recorded", AuditSequence = record.Sequence };
     }
 
     private void MapPartyAction<TBody>(IEndpointRouteBuilder routes, string method, MessageParser<TBody> parser, Func<TBody, (AdminOp Op, uint Target, string Reason)> read)
@@ -178,6 +200,7 @@ public sealed class ManagementApi
         ControllerNames.ReadmitSender => "readmit-sender",
         ControllerNames.QuarantinePreSq => "quarantine-pre-sq",
         ControllerNames.ReadmitPreSq => "readmit-pre-sq",
+        ControllerNames.RecordConsoleChange => "console-change",
         _ => method,
     };
 
@@ -185,6 +208,7 @@ public sealed class ManagementApi
     {
         SenderActionRequest s => Target(AdminOp.QuarantineSender, s.Sender, s.Reason),
         PreSqActionRequest p => Target(AdminOp.QuarantinePreSq, p.PreSq, p.Reason),
+        ConsoleChangeRequest c => Truncate(c.Target, 200),
         _ => "-",
     };
 

@@ -47,6 +47,9 @@ public sealed class ManagementClient : IDisposable
     public Task<ManagementActionReply> ReadmitPreSqAsync(uint preSq, string reason, CancellationToken ct = default) =>
         CallAsync(ControllerNames.ReadmitPreSq, new PreSqActionRequest { PreSq = preSq, Reason = reason }, ManagementActionReply.Parser, ct);
 
+    public Task<ManagementActionReply> RecordConsoleChangeAsync(string action, string target, string outcome, CancellationToken ct = default) =>
+        CallAsync(ControllerNames.RecordConsoleChange, new ConsoleChangeRequest { Action = action, Target = target, Outcome = outcome }, ManagementActionReply.Parser, ct);
+
     /// <summary>Signs <paramref name="body"/> for <paramref name="method"/> (exposed so tests can replay or tamper with a request).</summary>
     public SignedManagementRequest Sign(string method, IMessage body)
     {

@@ -13,7 +13,7 @@ namespace SieveQ.AdminUi.BrowserTests;
 /// </summary>
 public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixture<LocalDeployment>
 {
-    private static readonly string[] Pages = ["/", "/senders", "/replicas", "/audit"];
+    private static readonly string[] Pages = ["/", "/senders", "/receivers", "/pre-sqs", "/replicas", "/rule-sets", "/audit", "/account/password", "/accounts"];
 
     private async Task<IPage> SignInAsync(string user)
     {
@@ -121,14 +121,14 @@ public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixt
 
         // Directly, with the viewer's own cookie: without the antiforgery token, then with a valid one.
         var api = page.Context.APIRequest;
-        foreach (var action in new[] { "quarantine", "readmit" })
+        foreach (var action in new[] { "senders/2/quarantine", "senders/2/readmit", "pre-sqs/0/quarantine", "pre-sqs/0/readmit" })
         {
             // The role is checked before the token: refused for the role either way.
-            var noToken = await api.PostAsync($"/api/senders/2/{action}", new() { Form = FormWith(api, ("reason", "direct")), MaxRedirects = 0 });
+            var noToken = await api.PostAsync($"/api/{action}", new() { Form = FormWith(api, ("reason", "direct")), MaxRedirects = 0 });
             Assert.Equal((int)HttpStatusCode.Forbidden, noToken.Status);
             var token = await page.Locator("form[action='/account/logout'] input[name='__RequestVerificationToken']").GetAttributeAsync("value");
             Assert.False(string.IsNullOrEmpty(token));
-            var withToken = await api.PostAsync($"/api/senders/2/{action}",
+            var withToken = await api.PostAsync($"/api/{action}",
                 new() { Form = FormWith(api, ("reason", "direct"), ("__RequestVerificationToken", token!)), MaxRedirects = 0 });
             Assert.Equal((int)HttpStatusCode.Forbidden, withToken.Status);
         }
@@ -145,6 +145,74 @@ public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixt
         Assert.DoesNotContain("viewer1", await page.GetByTestId("audit").TextContentAsync() ?? "", StringComparison.Ordinal);
         Assert.True(before > 0);
         await page.Context.CloseAsync();
+    }
+
+    [Fact]
+    public async Task An_operator_quarantines_and_readmits_a_pre_sq_and_reads_both_audit_records()
+    {
+        var page = await SignInAsync("operator1");
+        await page.GotoAsync("/pre-sqs");
+        await InteractiveAsync(page);
+        await Assertions.Expect(page.GetByTestId("pre-sqs")).ToContainTextAsync("healthy", new() { Timeout = 20_000 });
+        var quarantine = page.GetByRole(AriaRole.Button, new() { NameRegex = new Regex("^Quarantine pre-SQ ") }).First;
+        var id = (await quarantine.GetAttributeAsync("aria-label"))!["Quarantine pre-SQ ".Length..];
+        await page.GetByLabel("Reason (recorded in the audit log)").FillAsync("browser test pre-SQ");
+        await quarantine.ClickAsync();
+        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync($"quarantine of pre-SQ {id} recorded in the audit log");
+        await page.GetByRole(AriaRole.Button, new() { Name = $"Readmit pre-SQ {id}" }).ClickAsync();
+        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync($"readmit of pre-SQ {id} recorded in the audit log");
+        await ScreenshotAsync(page, "pre-sqs");
+        await page.GotoAsync("/audit");
+        await InteractiveAsync(page);
+        var audit = page.GetByTestId("audit");
+        await Assertions.Expect(audit.Locator("tr", new() { HasText = "quarantine-pre-sq" }).First).ToContainTextAsync($"pre-SQ {id} (reason: console user 'operator1': browser test pre-SQ)");
+        await Assertions.Expect(audit.Locator("tr", new() { HasText = "readmit-pre-sq" }).First).ToContainTextAsync($"pre-SQ {id}");
+        await page.Context.CloseAsync();
+    }
+
+    [Fact]
+    public async Task A_user_changes_their_password_and_only_the_new_one_signs_in()
+    {
+        var page = await SignInAsync("pwtest");
+        // The form endpoint for scripts: without the antiforgery token refused (400), with it but a wrong current password refused (403).
+        var api = page.Context.APIRequest;
+        var token = await page.Locator("form[action='/account/logout'] input[name='__RequestVerificationToken']").GetAttributeAsync("value");
+        var fields = new[] { ("current", "not the password"), ("password", "forged new passphrase"), ("confirmation", "forged new passphrase") };
+        Assert.Equal((int)HttpStatusCode.BadRequest, (await api.PostAsync("/api/account/password", new() { Form = FormWith(api, fields), MaxRedirects = 0 })).Status);
+        Assert.Equal((int)HttpStatusCode.Forbidden, (await api.PostAsync("/api/account/password",
+            new() { Form = FormWith(api, [.. fields, ("__RequestVerificationToken", token!)]), MaxRedirects = 0 })).Status);
+        await page.GotoAsync("/account/password");
+        await InteractiveAsync(page);
+        await page.GetByLabel("Current password").FillAsync(deployment.Passwords["pwtest"]);
+        await page.GetByLabel("New password", new() { Exact = true }).FillAsync("a browser-tested passphrase");
+        await page.GetByLabel("New password again").FillAsync("a browser-tested passphrase");
+        await page.GetByRole(AriaRole.Button, new() { Name = "Change password" }).ClickAsync();
+        await Assertions.Expect(page.GetByTestId("password-result")).ToContainTextAsync("password changed; recorded in the audit log");
+        await ScreenshotAsync(page, "password-changed");
+        await page.Context.CloseAsync();
+
+        var context = await deployment.Browser.NewContextAsync(new BrowserNewContextOptions { BaseURL = deployment.ConsoleUrl.ToString() });
+        var login = await context.NewPageAsync();
+        foreach (var (password, accepted) in new[] { (deployment.Passwords["pwtest"], false), ("a browser-tested passphrase", true) })
+        {
+            await login.GotoAsync("/account/login");
+            await login.GetByLabel("User name").FillAsync("pwtest");
+            await login.GetByLabel("Password").FillAsync(password);
+            await login.GetByRole(AriaRole.Button, new() { Name = "Sign in" }).ClickAsync();
+            await login.WaitForLoadStateAsync();
+            if (accepted)
+            {
+                await Assertions.Expect(login.GetByTestId("signed-in-as")).ToContainTextAsync("pwtest");
+            }
+            else
+            {
+                await Assertions.Expect(login.GetByTestId("login-error")).ToBeVisibleAsync();
+            }
+        }
+        await login.GotoAsync("/audit");
+        await InteractiveAsync(login);
+        await Assertions.Expect(login.GetByTestId("audit").Locator("tr", new() { HasText = "console-change-password" }).First).ToContainTextAsync("console user 'pwtest' changed their own password");
+        await context.CloseAsync();
     }
 
     [Fact]

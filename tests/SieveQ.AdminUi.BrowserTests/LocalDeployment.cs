@@ -79,7 +79,7 @@ public sealed partial class LocalDeployment : IAsyncLifetime
             Headless = true,
             Args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
         });
-        foreach (var (user, role) in new[] { ("operator1", "operator"), ("viewer1", "viewer"), ("locktest", "viewer") })
+        foreach (var (user, role) in new[] { ("operator1", "operator"), ("viewer1", "viewer"), ("locktest", "viewer"), ("pwtest", "viewer") })
         {
             Passwords[user] = await AddUserAsync(user, role);
         }

@@ -8,16 +8,23 @@ using SieveQ.AdminUi.Access;
 using SieveQ.AdminUi.Figures;
 using SieveQ.AdminUi.Hosting;
 using SieveQ.Deployment;
+using SieveQ.Sieve.Keys;
 
 namespace SieveQ.AdminUi.Tests;
 
 /// <summary>
 /// A bUnit context with the console's real services: its authorization policies (not bUnit's stand-in, so a
-/// policy is evaluated as in the app), SenderActions, LiveFigures, and the gateway to a real controller.
+/// policy is evaluated as in the app), PartyActions, LiveFigures, and the gateway to a real controller.
 /// </summary>
 public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
 {
     internal RealController Controller { get; private set; } = null!;
+
+    /// <summary>The console's account store (lockout after 3 failures), holding admin, olga (operator) and vera (viewer).</summary>
+    internal ConsoleUserStore Users { get; private set; } = null!;
+
+    /// <summary>Each account's generated password.</summary>
+    internal Dictionary<string, string> Passwords { get; } = [];
 
     public async Task InitializeAsync()
     {
@@ -30,18 +37,30 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
         Services.AddSingleton(TimeProvider.System);
         Services.AddSingleton<IControllerGateway>(Controller.Gateway);
         Services.AddSingleton<LiveFigures>();
-        Services.AddScoped<SenderActions>();
+        Services.AddScoped<PartyActions>();
+        Users = ConsoleUserStore.Open(Path.Combine(Controller.Directory, "users.json"), new ConsoleConfig { Url = "http://127.0.0.1:1", MaxFailedLogins = 3 });
+        foreach (var (name, role) in new[] { ("admin", ConsoleRole.Administrator), ("olga", ConsoleRole.Operator), ("vera", ConsoleRole.Viewer) })
+        {
+            Passwords[name] = await Users.AddAsync(name, role, CancellationToken.None);
+        }
+        Services.AddSingleton(Users);
+        Services.AddScoped<AccountActions>();
         Services.AddSingleton(new DeploymentConfig
         {
             F = 1,
             Replicas = [],
-            PreSqs = [],
-            Agents = [new AgentEntry { Name = "agent", Socket = "agent.sock", Senders = [1, 2], Receivers = [100] }],
+            PreSqs = [new PreSqEntry { Id = 4, Name = "pre-sq-4", Url = "http://127.0.0.1:3" }, new PreSqEntry { Id = 5, Name = "pre-sq-5", Url = "http://127.0.0.1:4" }],
+            Agents = [new AgentEntry { Name = "agent", Socket = "agent.sock", Senders = [1, 2], Receivers = [100, 101] }],
+            BaseDirectory = Controller.Directory,
         });
+        // Receiver 100 is enrolled, 101 is hosted by the agent but not enrolled, 102 enrolled without an agent.
+        await File.WriteAllTextAsync(Path.Combine(Controller.Directory, "enrolment.json"), new Enrolment(1, [],
+            [new EnrolledReceiver(100, "inbox", [1], [2]), new EnrolledReceiver(102, "archive", [1], [2])], [], []).ToJson());
         Services.AddAuthorizationCore(o =>
         {
             o.AddPolicy(ConsolePolicies.Viewer, p => p.RequireRole(ConsolePolicies.RolesFrom(ConsoleRole.Viewer)));
             o.AddPolicy(ConsolePolicies.Operator, p => p.RequireRole(ConsolePolicies.RolesFrom(ConsoleRole.Operator)));
+            o.AddPolicy(ConsolePolicies.Administrator, p => p.RequireRole(ConsolePolicies.RolesFrom(ConsoleRole.Administrator)));
         });
         // Replaces bUnit's placeholder: the policies above are evaluated by ASP.NET Core's own service.
         Services.AddTransient<IAuthorizationService, DefaultAuthorizationService>();

@@ -12,16 +12,23 @@ namespace SieveQ.AdminUi.Tests;
 /// <summary>A real controller on loopback with the console's key pinned as an operator, and the console's gateway to it.</summary>
 internal sealed class RealController : IAsyncDisposable
 {
-    private readonly string _dir = Directory.CreateTempSubdirectory("sieveq-console-ctl-").FullName;
+    private readonly string _dir = System.IO.Directory.CreateTempSubdirectory("sieveq-console-ctl-").FullName;
     private readonly ECDsa _key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
 
     public static IReadOnlyList<ComponentHealth> Components { get; } =
     [
-        new("replica-sq", "replica-sq-0", "http://127.0.0.1:1", true, true, "ok", new Dictionary<string, long> { ["regency"] = 5, ["last_decided"] = 42, ["dropped"] = 3, ["drop.Rules.RuleDenied"] = 3 }),
-        new("replica-sq", "replica-sq-1", "http://127.0.0.1:2", true, true, "ok", new Dictionary<string, long> { ["regency"] = 5, ["last_decided"] = 41, ["dropped"] = 3, ["drop.Rules.RuleDenied"] = 3 }),
-        new("pre-sq", "pre-sq-4", "http://127.0.0.1:3", false, false, "connection refused", new Dictionary<string, long> { ["drop.Mac.BadMac"] = 2 }),
-        new("agent", "agent", "unix:/x", true, true, "ok", new Dictionary<string, long> { ["receiver.100.delivered"] = 1000, ["sender.1.accepted"] = 77 }),
+        new("replica-sq", "replica-sq-0", "http://127.0.0.1:1", true, true, "ok", new Dictionary<string, long> { ["regency"] = 5, ["last_decided"] = 42, ["dropped"] = 3, ["drop.Rules.RuleDenied"] = 3,
+            ["queue.100"] = 3, ["queue_bytes.100"] = 2048, ["quarantined.pre_sq.4"] = 1, ["suspicion.pre_sq.4"] = 9, ["quarantined.pre_sq.5"] = 0, ["suspicion.pre_sq.5"] = 0,
+            ["rules.active_version"] = 3, ["rules.previous_version"] = 2, ["rules.commands_applied"] = 2 }),
+        new("replica-sq", "replica-sq-1", "http://127.0.0.1:2", true, true, "ok", new Dictionary<string, long> { ["regency"] = 5, ["last_decided"] = 41, ["dropped"] = 3, ["drop.Rules.RuleDenied"] = 3,
+            ["queue.100"] = 5, ["queue_bytes.100"] = 4096, ["quarantined.pre_sq.4"] = 1, ["suspicion.pre_sq.4"] = 7, ["quarantined.pre_sq.5"] = 1, ["suspicion.pre_sq.5"] = 1,
+            ["rules.active_version"] = 3, ["rules.previous_version"] = 2, ["rules.commands_applied"] = 2 }),
+        new("pre-sq", "pre-sq-4", "http://127.0.0.1:3", false, false, "connection refused", new Dictionary<string, long> { ["drop.Mac.BadMac"] = 2, ["passed"] = 500 }),
+        new("agent", "agent", "unix:/x", true, true, "ok", new Dictionary<string, long> { ["receiver.100.delivered"] = 1000, ["receiver.100.committed"] = 990, ["sender.1.accepted"] = 77 }),
     ];
+
+    /// <summary>A scratch directory, removed at the end: the test deployment's base directory.</summary>
+    public string Directory => _dir;
 
     public ControllerHost Host { get; private set; } = null!;
     public ControllerGateway Gateway { get; private set; } = null!;
@@ -46,6 +53,6 @@ internal sealed class RealController : IAsyncDisposable
         await Host.StopAsync();
         await Host.DisposeAsync();
         _key.Dispose();
-        Directory.Delete(_dir, recursive: true);
+        System.IO.Directory.Delete(_dir, recursive: true);
     }
 }

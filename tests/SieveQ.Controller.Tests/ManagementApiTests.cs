@@ -8,15 +8,17 @@ namespace SieveQ.Controller.Tests;
 public sealed class ManagementApiTests
 {
     /// <summary>Every method, its lowest role, and a body for it.</summary>
-    public static TheoryData<string> Methods => [ControllerNames.Status, ControllerNames.AuditTail, ControllerNames.QuarantineSender, ControllerNames.ReadmitSender];
+    public static TheoryData<string> Methods => [ControllerNames.Status, ControllerNames.AuditTail, ControllerNames.QuarantineSender, ControllerNames.ReadmitSender,
+        ControllerNames.RecordConsoleChange];
 
     private static ManagementRole Required(string method) =>
-        method is ControllerNames.QuarantineSender or ControllerNames.ReadmitSender ? ManagementRole.Operator : ManagementRole.Viewer;
+        method is ControllerNames.QuarantineSender or ControllerNames.ReadmitSender or ControllerNames.RecordConsoleChange ? ManagementRole.Operator : ManagementRole.Viewer;
 
     private static IMessage Body(string method) => method switch
     {
         ControllerNames.Status => new ControllerStatusRequest(),
         ControllerNames.AuditTail => new AuditTailRequest { Count = 5 },
+        ControllerNames.RecordConsoleChange => new ConsoleChangeRequest { Action = "console-set-role", Target = "console user 'a' set the role of account 'b'", Outcome = "role viewer -> operator" },
         _ => new SenderActionRequest { Sender = 3, Reason = "test" },
     };
 

@@ -8,7 +8,7 @@ namespace SieveQ.AdminUi.Access;
 
 /// <summary>
 /// Sign-in and sign-out as plain form posts (the cookie must be set on an HTTP response, not over a circuit), and
-/// the senders' change endpoints for scripts and direct posts. Form endpoints validate the antiforgery token
+/// the senders' and pre-SQs' change endpoints and the password change for scripts and direct posts. Form endpoints validate the antiforgery token
 /// (UseAntiforgery); the change endpoints also require the operator policy.
 /// </summary>
 public static class AccountEndpoints
@@ -23,16 +23,28 @@ public static class AccountEndpoints
             await context.SignOutAsync(CookieAuthenticationDefaults.AuthenticationScheme).ConfigureAwait(false);
             return Results.LocalRedirect(LoginPath);
         });
-        routes.MapPost("/api/senders/{sender}/quarantine", (uint sender, [FromForm] string? reason, HttpContext context, SenderActions actions) =>
-            SenderActionAsync(actions.QuarantineAsync(context.User, sender, reason, context.RequestAborted)))
+        routes.MapPost("/api/senders/{sender}/quarantine", (uint sender, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
+            ChangeAsync(actions.QuarantineSenderAsync(context.User, sender, reason, context.RequestAborted)))
             .RequireAuthorization(ConsolePolicies.Operator);
-        routes.MapPost("/api/senders/{sender}/readmit", (uint sender, [FromForm] string? reason, HttpContext context, SenderActions actions) =>
-            SenderActionAsync(actions.ReadmitAsync(context.User, sender, reason, context.RequestAborted)))
+        routes.MapPost("/api/senders/{sender}/readmit", (uint sender, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
+            ChangeAsync(actions.ReadmitSenderAsync(context.User, sender, reason, context.RequestAborted)))
             .RequireAuthorization(ConsolePolicies.Operator);
+        routes.MapPost("/api/pre-sqs/{preSq}/quarantine", (uint preSq, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
+            ChangeAsync(actions.QuarantinePreSqAsync(context.User, preSq, reason, context.RequestAborted)))
+            .RequireAuthorization(ConsolePolicies.Operator);
+        routes.MapPost("/api/pre-sqs/{preSq}/readmit", (uint preSq, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
+            ChangeAsync(actions.ReadmitPreSqAsync(context.User, preSq, reason, context.RequestAborted)))
+            .RequireAuthorization(ConsolePolicies.Operator);
+        routes.MapPost("/api/account/password", async ([FromForm] string? current, [FromForm] string? password, [FromForm] string? confirmation,
+            HttpContext context, AccountActions accounts) =>
+        {
+            var result = await accounts.ChangeOwnPasswordAsync(context.User, current, password, confirmation, context.RequestAborted).ConfigureAwait(false);
+            return result.Refused ? Results.Json(result, statusCode: StatusCodes.Status403Forbidden) : result.Done ? Results.Ok(result) : Results.BadRequest(result);
+        }).RequireAuthorization(ConsolePolicies.Viewer);
         routes.MapGet("/healthz", () => Results.Text("ok")).AllowAnonymous();
     }
 
-    private static async Task<IResult> SenderActionAsync(Task<ActionResult> action)
+    private static async Task<IResult> ChangeAsync(Task<ActionResult> action)
     {
         var result = await action.ConfigureAwait(false);
         return result.Refused ? Results.Forbid() : result.Sent ? Results.Ok(result) : Results.BadRequest(result);

@@ -8,4 +8,6 @@ public sealed record ConsoleUser
     public required string PasswordHash { get; init; }
     public int FailedLogins { get; init; }
     public DateTimeOffset? LockedUntil { get; init; }
+    /// <summary>A disabled account cannot sign in and its open sessions end at their next request.</summary>
+    public bool Disabled { get; init; }
 }

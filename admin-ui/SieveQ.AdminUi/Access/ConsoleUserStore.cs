@@ -99,7 +99,7 @@ public sealed class ConsoleUserStore
                 throw new InvalidOperationException($"at most {MaxUsers} local users");
             }
             var user = new ConsoleUser { Name = name, Role = role, PasswordHash = "" };
-            _users[name] = user with { PasswordHash = _hasher.HashPassword(user, password) };
+            _users[name] = user with { PasswordHash = Hash(user, password) };
             await SaveAsync(ct).ConfigureAwait(false);
         }
         finally
@@ -127,6 +127,11 @@ public sealed class ConsoleUserStore
             {
                 return (LoginOutcome.LockedOut, null);
             }
+            if (user.Disabled)
+            {
+                _hasher.VerifyHashedPassword(Dummy, Dummy.PasswordHash, password);
+                return (LoginOutcome.Refused, null);
+            }
             var verdict = _hasher.VerifyHashedPassword(user, user.PasswordHash, password);
             if (verdict == PasswordVerificationResult.Failed)
             {
@@ -153,6 +158,88 @@ public sealed class ConsoleUserStore
         {
             _gate.Release();
         }
+    }
+
+    /// <summary>The account as stored now, or null: what a session is checked against at each request.</summary>
+    public async Task<ConsoleUser?> FindAsync(string name, CancellationToken ct)
+    {
+        await _gate.WaitAsync(ct).ConfigureAwait(false);
+        try
+        {
+            ReloadIfChanged();
+            return _users.GetValueOrDefault(name);
+        }
+        finally
+        {
+            _gate.Release();
+        }
+    }
+
+    /// <summary>Every account, by name (the hashes stay in the records; pages show names, roles and states only).</summary>
+    public async Task<IReadOnlyList<ConsoleUser>> ListAsync(CancellationToken ct)
+    {
+        await _gate.WaitAsync(ct).ConfigureAwait(false);
+        try
+        {
+            ReloadIfChanged();
+            return _users.Values.OrderBy(u => u.Name, StringComparer.Ordinal).ToList();
+        }
+        finally
+        {
+            _gate.Release();
+        }
+    }
+
+    /// <summary>Replaces a password (the caller has checked the current one with <see cref="CheckAsync"/>); the rule is <see cref="PasswordRule"/>.</summary>
+    public Task SetPasswordAsync(string name, string password, CancellationToken ct) =>
+        UpdateAsync(name, user => user with { PasswordHash = Hash(user, password), FailedLogins = 0, LockedUntil = null }, ct);
+
+    /// <summary>Disables or enables an account; refused when it would leave no enabled administrator.</summary>
+    public Task SetDisabledAsync(string name, bool disabled, CancellationToken ct) =>
+        UpdateAsync(name, user => user with { Disabled = disabled }, ct);
+
+    /// <summary>Sets an account's role; refused when it would leave no enabled administrator.</summary>
+    public Task SetRoleAsync(string name, ConsoleRole role, CancellationToken ct)
+    {
+        if (!Enum.IsDefined(role))
+        {
+            throw new ArgumentException("unknown role", nameof(role));
+        }
+        return UpdateAsync(name, user => user with { Role = role }, ct);
+    }
+
+    private async Task UpdateAsync(string name, Func<ConsoleUser, ConsoleUser> change, CancellationToken ct)
+    {
+        await _gate.WaitAsync(ct).ConfigureAwait(false);
+        try
+        {
+            ReloadIfChanged();
+            if (!_users.TryGetValue(name, out var user))
+            {
+                throw new ArgumentException($"no user '{name}'", nameof(name));
+            }
+            var updated = change(user);
+            var remaining = _users.Values.Where(u => u.Name != name).Append(updated);
+            if (!remaining.Any(u => u.Role == ConsoleRole.Administrator && !u.Disabled))
+            {
+                throw new InvalidOperationException("refused: that would leave no enabled administrator account");
+            }
+            _users[name] = updated;
+            await SaveAsync(ct).ConfigureAwait(false);
+        }
+        finally
+        {
+            _gate.Release();
+        }
+    }
+
+    private string Hash(ConsoleUser user, string password)
+    {
+        if (PasswordRule.Check(user.Name, password) is { } why)
+        {
+            throw new ArgumentException(why, nameof(password));
+        }
+        return _hasher.HashPassword(user, password);
     }
 
     private static readonly ConsoleUser Dummy = new()

@@ -46,7 +46,7 @@ public sealed record DeploymentSnapshot(DateTimeOffset Time, IReadOnlyList<Compo
         return new DeploymentSnapshot(time, reply.Components.ToList(), delivered, drops, replicaFigures, reply.AuditLastHash);
     }
 
-    private static void AddDrops(Dictionary<string, long> drops, IDictionary<string, long> counters)
+    internal static void AddDrops(Dictionary<string, long> drops, IDictionary<string, long> counters)
     {
         foreach (var (name, value) in counters)
         {

@@ -18,12 +18,16 @@ public sealed class LiveFigures(IControllerGateway controller, ConsoleMetrics me
     private readonly Lock _lock = new();
     private readonly Queue<RatePoint> _history = new();
     private DeploymentSnapshot? _latest;
+    private DeploymentSnapshot? _previous;
     private string? _error;
 
     /// <summary>Raised after every poll, on the poller's thread: a component re-renders through InvokeAsync.</summary>
     public event Action? Updated;
 
     public DeploymentSnapshot? Latest { get { lock (_lock) { return _latest; } } }
+
+    /// <summary>The poll before <see cref="Latest"/>: pages take per-component rates from the two.</summary>
+    public DeploymentSnapshot? Previous { get { lock (_lock) { return _previous; } } }
     public string? Error { get { lock (_lock) { return _error; } } }
 
     public IReadOnlyList<RatePoint> History
@@ -99,6 +103,7 @@ public sealed class LiveFigures(IControllerGateway controller, ConsoleMetrics me
                     _history.Dequeue();
                 }
             }
+            _previous = _latest;
             _latest = snapshot;
             _error = null;
         }

@@ -59,7 +59,8 @@ public static class ConsoleWebApp
         builder.Services.AddSingleton<IControllerGateway>(_ => new ControllerGateway(new ManagementClient(new Uri(controller.Url), key, pin: controller.Pin())));
         builder.Services.AddSingleton<LiveFigures>();
         builder.Services.AddHostedService(sp => sp.GetRequiredService<LiveFigures>());
-        builder.Services.AddScoped<SenderActions>();
+        builder.Services.AddScoped<PartyActions>();
+        builder.Services.AddScoped<AccountActions>();
 
         builder.Services.AddDataProtection().PersistKeysToFileSystem(new DirectoryInfo(deployment.Resolve(config.DataProtectionDirectory)))
             .SetApplicationName("SieveQ.AdminUi");
@@ -73,6 +74,7 @@ public static class ConsoleWebApp
             o.SlidingExpiration = false;
             o.LoginPath = AccountEndpoints.LoginPath;
             o.AccessDeniedPath = "/denied";
+            o.Events.OnValidatePrincipal = context => SessionCheck.ValidateAsync(context, users);
             o.Events.OnRedirectToAccessDenied = context =>
             {
                 // An API caller gets a plain 403, a browser the page.

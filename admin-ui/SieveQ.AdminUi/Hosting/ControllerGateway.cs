@@ -14,6 +14,9 @@ public interface IControllerGateway
     Task<AuditTailReply> AuditTailAsync(int count, CancellationToken ct);
     Task<ManagementActionReply> QuarantineSenderAsync(uint sender, string reason, CancellationToken ct);
     Task<ManagementActionReply> ReadmitSenderAsync(uint sender, string reason, CancellationToken ct);
+    Task<ManagementActionReply> QuarantinePreSqAsync(uint preSq, string reason, CancellationToken ct);
+    Task<ManagementActionReply> ReadmitPreSqAsync(uint preSq, string reason, CancellationToken ct);
+    Task<ManagementActionReply> RecordConsoleChangeAsync(string action, string target, string outcome, CancellationToken ct);
 }
 
 public sealed class ControllerGateway(ManagementClient client) : IControllerGateway, IDisposable
@@ -22,5 +25,9 @@ public sealed class ControllerGateway(ManagementClient client) : IControllerGate
     public Task<AuditTailReply> AuditTailAsync(int count, CancellationToken ct) => client.AuditTailAsync(count, ct);
     public Task<ManagementActionReply> QuarantineSenderAsync(uint sender, string reason, CancellationToken ct) => client.QuarantineSenderAsync(sender, reason, ct);
     public Task<ManagementActionReply> ReadmitSenderAsync(uint sender, string reason, CancellationToken ct) => client.ReadmitSenderAsync(sender, reason, ct);
+    public Task<ManagementActionReply> QuarantinePreSqAsync(uint preSq, string reason, CancellationToken ct) => client.QuarantinePreSqAsync(preSq, reason, ct);
+    public Task<ManagementActionReply> ReadmitPreSqAsync(uint preSq, string reason, CancellationToken ct) => client.ReadmitPreSqAsync(preSq, reason, ct);
+    public Task<ManagementActionReply> RecordConsoleChangeAsync(string action, string target, string outcome, CancellationToken ct) =>
+        client.RecordConsoleChangeAsync(action, target, outcome, ct);
     public void Dispose() => client.Dispose();
 }

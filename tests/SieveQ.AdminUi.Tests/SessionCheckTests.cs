@@ -1,0 +1,59 @@
+using System.Security.Claims;
+using Microsoft.AspNetCore.Authentication;
+using Microsoft.AspNetCore.Authentication.Cookies;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.DependencyInjection;
+using SieveQ.AdminUi.Access;
+using SieveQ.AdminUi.Hosting;
+
+namespace SieveQ.AdminUi.Tests;
+
+/// <summary>The cookie handler's per-request check of a session against the account store.</summary>
+public sealed class SessionCheckTests : IDisposable
+{
+    private readonly string _dir = Directory.CreateTempSubdirectory("sieveq-console-sessions-").FullName;
+    private readonly ConsoleUserStore _users;
+    private readonly ServiceProvider _services;
+
+    public SessionCheckTests()
+    {
+        _users = ConsoleUserStore.Open(Path.Combine(_dir, "users.json"), new ConsoleConfig { Url = "http://127.0.0.1:1" });
+        var services = new ServiceCollection();
+        services.AddLogging();
+        services.AddAuthentication(CookieAuthenticationDefaults.AuthenticationScheme).AddCookie();
+        _services = services.BuildServiceProvider();
+    }
+
+    private async Task<ClaimsPrincipal?> CheckAsync(string name, ConsoleRole role)
+    {
+        var principal = new ClaimsPrincipal(new ClaimsIdentity(
+            [new Claim(ClaimTypes.Name, name), new Claim(ClaimTypes.Role, ConsolePolicies.RoleName(role))], CookieAuthenticationDefaults.AuthenticationScheme));
+        var context = new CookieValidatePrincipalContext(new DefaultHttpContext { RequestServices = _services },
+            new AuthenticationScheme(CookieAuthenticationDefaults.AuthenticationScheme, null, typeof(CookieAuthenticationHandler)),
+            new CookieAuthenticationOptions(), new AuthenticationTicket(principal, CookieAuthenticationDefaults.AuthenticationScheme));
+        await SessionCheck.ValidateAsync(context, _users);
+        return context.Principal;
+    }
+
+    [Fact]
+    public async Task A_session_ends_when_its_account_is_disabled_given_another_role_or_removed()
+    {
+        await _users.AddAsync("admin", ConsoleRole.Administrator, CancellationToken.None);
+        await _users.AddAsync("olga", ConsoleRole.Operator, CancellationToken.None);
+        Assert.NotNull(await CheckAsync("olga", ConsoleRole.Operator));
+        // The cookie says administrator; the store does not.
+        Assert.Null(await CheckAsync("olga", ConsoleRole.Administrator));
+        Assert.Null(await CheckAsync("nobody", ConsoleRole.Viewer));
+        await _users.SetRoleAsync("olga", ConsoleRole.Viewer, CancellationToken.None);
+        Assert.Null(await CheckAsync("olga", ConsoleRole.Operator));
+        Assert.NotNull(await CheckAsync("olga", ConsoleRole.Viewer));
+        await _users.SetDisabledAsync("olga", true, CancellationToken.None);
+        Assert.Null(await CheckAsync("olga", ConsoleRole.Viewer));
+    }
+
+    public void Dispose()
+    {
+        _services.Dispose();
+        Directory.Delete(_dir, recursive: true);
+    }
+}
