@@ -39,6 +39,13 @@ public sealed record ReplicaConfig
     /// </summary>
     public int MaxRequestPayloadBytes => Math.Min(Codec.WireLimits.MaxPayloadBytes, MaxBatchBytes - BatchHeaderBytes - BatchBytesPerRequest);
     /// <summary>Requests in flight per client; sequence numbers beyond last-executed + window are refused.</summary>
+    /// <summary>
+    /// Bytes of timed-out requests one STOP carries (at least one request whatever its size). A STOP repeats every
+    /// retransmission interval to every peer while a regency change is pending, so under a backlog unbounded carried
+    /// requests filled the peers' send queues and the change never completed.
+    /// </summary>
+    public int MaxStopCarriedBytes { get; init; } = 256 * 1024;
+
     public int ClientWindow { get; init; } = 1_024;
     public int MaxPendingTotal { get; init; } = 65_536;
     /// <summary>Bound on the replicated client table; requests from further clients are refused identically everywhere.</summary>
@@ -65,6 +72,10 @@ public sealed record ReplicaConfig
         if (CheckpointInterval < 2 || MaxBatchRequests < 1 || ClientWindow < 1 || MaxPendingTotal < 1 || RepliesRememberedPerClient < 1)
         {
             throw new ArgumentException("checkpoint interval, batch size, client window and pending bound must be positive");
+        }
+        if (MaxStopCarriedBytes < 1)
+        {
+            throw new ArgumentException("the bytes a STOP carries must be positive");
         }
         if (MaxBatchBytes < 1024)
         {

@@ -23,14 +23,47 @@ public sealed partial class ReplicaCore
         EvaluateStops();
     }
 
+    /// <summary>The wish whose STOPs carried <see cref="_carriedForWish"/>: a request is carried once per wish.</summary>
+    private int _carriedWish = -1;
+    private readonly HashSet<RequestId> _carriedForWish = [];
+
+    /// <summary>
+    /// Broadcasts our wish with the requests that timed out here and that no STOP for this wish carried yet (within
+    /// <see cref="ReplicaConfig.MaxStopCarriedBytes"/>), so that every correct replica and the next leader have them. A
+    /// repeated STOP does not carry the same requests again: repeating them every interval to every peer is what
+    /// swamped the links under a backlog; their clients retransmit them to every replica in any case.
+    /// </summary>
     private void BroadcastStop()
     {
-        var timedOut = _pool.InArrivalOrder()
-            .Where(p => _now - p.ArrivedAt >= Config.RequestTimeoutMs)
-            .Take(64)
-            .Select(p => p.Request)
-            .ToList();
-        Broadcast(new Stop(Self, _regencyChange.OwnWish, timedOut));
+        var wish = _regencyChange.OwnWish;
+        if (wish != _carriedWish || _carriedForWish.Count > Config.MaxPendingTotal)
+        {
+            _carriedWish = wish;
+            _carriedForWish.Clear();
+        }
+        var timedOut = new List<ClientRequest>();
+        long bytes = 0;
+        foreach (var p in _pool.InArrivalOrder())
+        {
+            if (_now - p.ArrivedAt < Config.RequestTimeoutMs || _carriedForWish.Contains(p.Request.Id))
+            {
+                continue;
+            }
+            var size = (long)p.Request.Payload.Length + p.Request.Proof.Length;
+            if (timedOut.Count == 64 || (timedOut.Count > 0 && bytes + size > Config.MaxStopCarriedBytes))
+            {
+                Counters.Add("stop.carried-cut");
+                break;
+            }
+            timedOut.Add(p.Request);
+            bytes += size;
+        }
+        foreach (var r in timedOut)
+        {
+            // Bounded: cleared with every new wish, and above the pending pool's bound (carrying some again).
+            _carriedForWish.Add(r.Id);
+        }
+        Broadcast(new Stop(Self, wish, timedOut));
         _regencyChange.NoteStopBroadcast(_now);
     }
 
