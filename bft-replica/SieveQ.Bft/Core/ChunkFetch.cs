@@ -33,7 +33,7 @@ internal sealed class ChunkFetch
     private int _next;
     private int _turn;
 
-    /// <param name="sources">Replicas that advertised this checkpoint as their latest, so hold its bytes; asked in this order, round robin.</param>
+    /// <param name="sources">Replicas that advertised this checkpoint as their latest or previous, so hold its bytes; asked in this order, round robin.</param>
     public ChunkFetch(ReplicaConfig config, long checkpointId, Digest stateHash, StateManifest manifest, IReadOnlyList<int> sources)
     {
         _config = config;

@@ -15,6 +15,12 @@ public sealed partial class ReplicaCore
     private long _previousCheckpointId;
     private Digest _previousCheckpointHash;
     private Digest _previousManifestRoot;
+    /// <summary>
+    /// The checkpoint before the latest one, still served: a fetch takes many round trips, and its sources moving on
+    /// to their next checkpoint meanwhile must not leave it without a source.
+    /// </summary>
+    private byte[] _previousCheckpointState = [];
+    private StateManifest? _previousManifest;
 
     /// <summary>
     /// The decided log reaches back to the checkpoint before the latest one. Replicas checkpoint at
@@ -116,7 +122,7 @@ public sealed partial class ReplicaCore
     }
 
     /// <summary>
-    /// A chunk of our latest checkpoint, as a view of the bytes we hold; a refusal when we hold another checkpoint.
+    /// A chunk of our latest or previous checkpoint, as a view of the bytes we hold; a refusal for any other.
     /// Rate-limited per peer, refusals included, so a flood of chunk requests costs a bounded number of replies.
     /// </summary>
     private void OnStateChunkRequest(StateChunkRequest q)
@@ -126,13 +132,16 @@ public sealed partial class ReplicaCore
             Counters.Add("drop.state-chunk-request.rate-limited");
             return;
         }
-        if (q.CheckpointId != LastCheckpointId || _checkpointManifest is not { } m || q.Index >= m.ChunkCount)
+        var (state, manifest) = q.CheckpointId == LastCheckpointId ? (_checkpointState, _checkpointManifest)
+            : q.CheckpointId == _previousCheckpointId && _previousCheckpointId > 0 ? (_previousCheckpointState, _previousManifest)
+            : ([], null);
+        if (manifest is not { } m || q.Index >= m.ChunkCount)
         {
             SendTo(q.From, new StateChunk(Self, q.CheckpointId, q.Index, Held: false, ReadOnlyMemory<byte>.Empty));
             Counters.Add("state-chunk.refused");
             return;
         }
-        SendTo(q.From, new StateChunk(Self, q.CheckpointId, q.Index, Held: true, _checkpointState.AsMemory((int)m.OffsetOf(q.Index), m.LengthOf(q.Index))));
+        SendTo(q.From, new StateChunk(Self, q.CheckpointId, q.Index, Held: true, state.AsMemory((int)m.OffsetOf(q.Index), m.LengthOf(q.Index))));
         Counters.Add("state-chunk.served");
     }
 
@@ -282,6 +291,8 @@ public sealed partial class ReplicaCore
             _previousCheckpointId = LastCheckpointId;
             _previousCheckpointHash = LastCheckpointHash;
             _previousManifestRoot = _checkpointManifestRoot;
+            _previousCheckpointState = _checkpointState;
+            _previousManifest = _checkpointManifest;
         }
         _logStart = installed ? cid : LastCheckpointId;
         LastCheckpointId = cid;

@@ -108,7 +108,8 @@ internal sealed class StateTransfer
     /// <summary>
     /// Starts fetching the highest checkpoint above <paramref name="lastDecided"/> whose (id, state hash, manifest root)
     /// f+1 replies vouch for, as their latest or their previous checkpoint, and for which a reply carries a manifest with
-    /// that root. The sources are the replies naming it as their latest (they hold its bytes), the body peer's turn first.
+    /// that root. The sources are the replies naming it as their latest or previous (replicas hold the bytes of both),
+    /// the body peer's turn first.
     /// Null when a fetch runs or gave up in this attempt, or nothing is vouched yet.
     /// </summary>
     public ChunkFetch? StartFetch(long lastDecided)
@@ -130,7 +131,8 @@ internal sealed class StateTransfer
             {
                 continue;
             }
-            var sources = replies.Where(x => x.CheckpointId == cid && x.StateHash == hash && x.ManifestRoot == root)
+            var sources = replies.Where(x => (x.CheckpointId == cid && x.StateHash == hash && x.ManifestRoot == root)
+                    || (x.PreviousCheckpointId == cid && x.PreviousStateHash == hash && x.PreviousManifestRoot == root))
                 .Select(x => x.From)
                 .OrderBy(p => (p - _attempt.BodyFrom + _config.N) % _config.N)
                 .ToList();

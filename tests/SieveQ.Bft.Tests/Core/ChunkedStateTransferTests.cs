@@ -149,4 +149,30 @@ public class ChunkedStateTransferTests
         server.Step(new StateChunkRequest(1, 4, 0), c.Now + config.StateServeIntervalMs);
         Assert.Single(server.DrainOutputs().OfType<SendTo>());
     }
+
+    [Fact]
+    public void A_server_still_serves_its_previous_checkpoint_so_a_fetch_survives_its_sources_moving_on_once()
+    {
+        var config = new ReplicaConfig { CheckpointInterval = 4, StateChunkBytes = WireLimits.MinStateChunkBytes };
+        var c = new MiniCluster(config, snapshotPaddingBytes: 1024);
+        for (var i = 0; i < 13; i++)
+        {
+            c.Submit(1000, [(byte)i]);
+            c.Run(60);
+        }
+        var server = c.Replicas[0]!;
+        Assert.Equal(12, server.LastCheckpointId);
+        server.DrainOutputs();
+
+        StateChunk Ask(long checkpoint)
+        {
+            server.Step(new StateChunkRequest(1, checkpoint, 1), c.Now);
+            return Assert.IsType<StateChunk>(Assert.Single(server.DrainOutputs().OfType<SendTo>()).Message);
+        }
+
+        Assert.True(Ask(12).Held);
+        Assert.True(Ask(8).Held);
+        Assert.False(Ask(4).Held);
+        Assert.Equal(WireLimits.MinStateChunkBytes, Ask(8).Data.Length);
+    }
 }
