@@ -6,8 +6,7 @@ namespace SieveQ.Sieve.Tests;
 
 /// <summary>
 /// The agreed state is bounded in bytes, not only in messages: the size rule runs before anything is held or
-/// taken, a refused message is not taken (its sender sends it again), and a full state still fits one
-/// state-transfer frame.
+/// taken, a refused message is not taken (its sender sends it again), and a full state still fits a checkpoint.
 /// </summary>
 public sealed class ReplicaBudgetTests : IClassFixture<TestWorld>
 {
@@ -88,7 +87,7 @@ public sealed class ReplicaBudgetTests : IClassFixture<TestWorld>
     }
 
     [Fact]
-    public void A_state_filled_to_every_budget_stays_under_its_worst_case_and_one_state_transfer_frame()
+    public void A_state_filled_to_every_budget_stays_under_its_worst_case_and_what_a_checkpoint_carries()
     {
         var options = new ReplicaSieveOptions { ReceiverQueueBytes = 2 * OneLargest, QueuedBytesTotal = 3 * OneLargest, MaxHeldBytes = 2 * OneLargest, MaxHeldBytesPerSender = OneLargest };
         var app = _w.Replica(options);
@@ -108,7 +107,7 @@ public sealed class ReplicaBudgetTests : IClassFixture<TestWorld>
     }
 
     [Fact]
-    public void Budgets_that_could_outgrow_one_state_transfer_are_refused_at_start_saying_what_to_lower()
+    public void Budgets_that_could_outgrow_a_checkpoint_are_refused_at_start_saying_what_to_lower()
     {
         var e = Assert.Throws<ArgumentException>(() => _w.Replica(new ReplicaSieveOptions { QueuedBytesTotal = 64L << 20 }));
         Assert.Contains("lower queuedBytesTotal", e.Message, StringComparison.Ordinal);

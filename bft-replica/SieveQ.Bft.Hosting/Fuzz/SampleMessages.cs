@@ -18,6 +18,7 @@ public static class SampleMessages
         var batch = new Batch(1_700_000_000_000, [Req(), Req(), Req()]);
         var cert = new PreparedCertificate(7, 1, batch.Hash, batch, [new WriteSignature(0, Bytes(64)), new WriteSignature(1, Bytes(64)), new WriteSignature(2, Bytes(64))]);
         var stopData = new StopData(1, 2, 6, [cert], Bytes(64));
+        var manifest = StateManifest.Of(Bytes(700), 256);
         var bare = stopData with { Certificates = [cert with { Value = null }] };
         return
         [
@@ -34,7 +35,11 @@ public static class SampleMessages
             new Sync(1, 2, [bare, bare with { From = 2 }, bare with { From = 3 }], 7, batch, new Batch(batch.Timestamp - 1, batch.Requests)),
             new Checkpoint(1, 128, D()),
             new StateRequest(2, 100, true),
-            new StateReply(0, 128, D(), Bytes(40), [new LoggedDecision(129, batch.Hash, batch), new LoggedDecision(130, D(), null)]),
+            new StateReply(0, 128, D(), manifest.Root, manifest, [new LoggedDecision(129, batch.Hash, batch), new LoggedDecision(130, D(), null)], 64, D(), D()),
+            new StateReply(1, 128, D(), D(), null, [new LoggedDecision(129, batch.Hash, null)]),
+            new StateChunkRequest(3, 128, 1),
+            new StateChunk(0, 128, 1, true, Bytes(300)),
+            new StateChunk(0, 128, 2, false, ReadOnlyMemory<byte>.Empty),
         ];
     }
 }

@@ -33,6 +33,7 @@ internal sealed class ByzantineNode
         ByzantineKind.FloodState => new StateRequestFlooder(ctx),
         ByzantineKind.BadTimestamps => new BadTimestamps(ctx),
         ByzantineKind.ForgeRequests => new RequestForger(ctx),
+        ByzantineKind.BadChunks => new BadChunkServer(ctx),
         _ => throw new ArgumentOutOfRangeException(nameof(kind), kind, "no behaviour for this kind"),
     };
 

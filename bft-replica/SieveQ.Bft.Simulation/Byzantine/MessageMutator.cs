@@ -87,14 +87,22 @@ internal sealed class MessageMutator(ByzantineContext ctx) : ByzantineBehaviour(
                 return s with { Regency = s.Regency + 1 };
             case StateRequest q:
                 return q with { LastExecuted = rng.Range(0, q.LastExecuted + 50) };
-            case StateReply r when r.Snapshot is { Length: > 0 } snap:
+            case StateReply r when r.Manifest is { ChunkCount: > 0 } manifest && rng.Chance(0.5):
                 {
-                    var copy = (byte[])snap.Clone();
-                    copy[rng.Next(copy.Length)] ^= 0x5A;
-                    return r with { Snapshot = copy };
+                    var hashes = manifest.ChunkHashes.ToArray();
+                    hashes[rng.Next(hashes.Length)] = Ctx.RandomDigest();
+                    return r with { Manifest = manifest with { ChunkHashes = hashes } };
                 }
             case StateReply r:
                 return r with { Log = r.Log.Select(e => e with { BatchHash = Ctx.RandomDigest() }).ToArray() };
+            case StateChunkRequest q:
+                return q with { Index = q.Index + 1 };
+            case StateChunk c when c.Data.Length > 0:
+                {
+                    var copy = c.Data.ToArray();
+                    copy[rng.Next(copy.Length)] ^= 0x5A;
+                    return c with { Data = copy };
+                }
             case Reply r:
                 return r with { Result = rng.Bytes(32) };
             default:

@@ -29,6 +29,8 @@ public enum ByzantineKind
     BadTimestamps,
     /// <summary>Requests in other clients' names (made up, renumbered, altered, re-attributed) on every path; as leader, reorders and withholds.</summary>
     ForgeRequests,
+    /// <summary>Serves state-transfer chunks with flipped bytes, wrong lengths, another chunk's data or false refusals, and lies in its manifests.</summary>
+    BadChunks,
 }
 
 public static class ByzantineKindNames
@@ -48,6 +50,7 @@ public static class ByzantineKindNames
         (ByzantineKind.FloodState, "flood-state"),
         (ByzantineKind.BadTimestamps, "bad-timestamps"),
         (ByzantineKind.ForgeRequests, "forge-requests"),
+        (ByzantineKind.BadChunks, "bad-chunks"),
     ];
 
     public static IReadOnlyList<ByzantineKind> All { get; } = Table.Select(t => t.Kind).ToArray();

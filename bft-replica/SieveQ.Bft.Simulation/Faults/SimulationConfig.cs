@@ -32,6 +32,9 @@ public static class SimulationConfig
             MaxOutOfContextPerPeer = 32,
             StateServeIntervalMs = 200,
             StateTransferTimeoutMs = 300,
+            // Small chunks, so that a checkpoint (a few KiB to tens of KiB here) travels in several of them.
+            StateChunkBytes = 1024,
+            StateChunkTimeoutMs = 100,
         };
     }
 }

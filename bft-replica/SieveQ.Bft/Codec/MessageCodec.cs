@@ -9,7 +9,7 @@ namespace SieveQ.Bft.Codec;
 /// </summary>
 public static class MessageCodec
 {
-    public const byte Version = 2;
+    public const byte Version = 3;
 
     public static byte[] Encode(BftMessage message)
     {
@@ -90,10 +90,11 @@ public static class MessageCodec
             case StateReply m:
                 w.I64(m.CheckpointId);
                 w.Digest(m.StateHash);
-                w.Bool(m.Snapshot is not null);
-                if (m.Snapshot is not null)
+                w.Digest(m.ManifestRoot);
+                w.Bool(m.Manifest is not null);
+                if (m.Manifest is not null)
                 {
-                    w.Bytes(m.Snapshot);
+                    WriteManifest(w, m.Manifest);
                 }
                 w.I32(m.Log.Count);
                 foreach (var d in m.Log)
@@ -104,6 +105,17 @@ public static class MessageCodec
                 }
                 w.I64(m.PreviousCheckpointId);
                 w.Digest(m.PreviousStateHash);
+                w.Digest(m.PreviousManifestRoot);
+                break;
+            case StateChunkRequest m:
+                w.I64(m.CheckpointId);
+                w.I32(m.Index);
+                break;
+            case StateChunk m:
+                w.I64(m.CheckpointId);
+                w.I32(m.Index);
+                w.Bool(m.Held);
+                w.Bytes(m.Data.Span);
                 break;
             default:
                 throw new ArgumentException($"no encoding for {message.GetType().Name}", nameof(message));
@@ -139,6 +151,8 @@ public static class MessageCodec
             MessageType.Checkpoint => new Checkpoint(from, r.NonNegative64("cid"), r.Digest("state hash")),
             MessageType.StateRequest => new StateRequest(from, r.NonNegative64("last executed"), r.Bool("want body")),
             MessageType.StateReply => ReadStateReply(ref r, from),
+            MessageType.StateChunkRequest => new StateChunkRequest(from, r.NonNegative64("chunk checkpoint cid"), ReadChunkIndex(ref r)),
+            MessageType.StateChunk => ReadStateChunk(ref r, from),
             _ => throw new MalformedMessageException($"unknown message type {(byte)type}"),
         };
         r.End(type.ToString());
@@ -253,7 +267,8 @@ public static class MessageCodec
     {
         var cp = r.NonNegative64("checkpoint cid");
         var hash = r.Digest("state hash");
-        var snapshot = r.Bool("has snapshot") ? r.Bytes(WireLimits.MaxSnapshotBytes, "snapshot") : null;
+        var root = r.Digest("manifest root");
+        var manifest = r.Bool("has manifest") ? ReadManifest(ref r) : null;
         var n = r.Count(WireLimits.MaxLogEntries, "log count");
         var log = new LoggedDecision[n];
         for (var i = 0; i < n; i++)
@@ -262,6 +277,63 @@ public static class MessageCodec
         }
         var previous = r.NonNegative64("previous checkpoint cid");
         var previousHash = r.Digest("previous state hash");
-        return new StateReply(from, cp, hash, snapshot, log, previous, previousHash);
+        var previousRoot = r.Digest("previous manifest root");
+        return new StateReply(from, cp, hash, root, manifest, log, previous, previousHash, previousRoot);
+    }
+
+    private static void WriteManifest(WireWriter w, StateManifest m)
+    {
+        w.I64(m.Length);
+        w.I32(m.ChunkBytes);
+        w.I32(m.ChunkHashes.Count);
+        foreach (var d in m.ChunkHashes)
+        {
+            w.Digest(d);
+        }
+    }
+
+    /// <summary>Every field bounded, and the chunk count the one the length and chunk size imply.</summary>
+    private static StateManifest ReadManifest(ref WireReader r)
+    {
+        var length = r.NonNegative64("state length");
+        if (length > WireLimits.MaxStateBytes)
+        {
+            throw new MalformedMessageException($"manifest: state length {length} above limit {WireLimits.MaxStateBytes}");
+        }
+        var chunkBytes = r.NonNegative("chunk size");
+        if (chunkBytes < WireLimits.MinStateChunkBytes || chunkBytes > WireLimits.MaxStateChunkBytes)
+        {
+            throw new MalformedMessageException($"manifest: chunk size {chunkBytes} outside {WireLimits.MinStateChunkBytes}..{WireLimits.MaxStateChunkBytes}");
+        }
+        var n = r.Count(WireLimits.MaxStateChunks, "chunk count");
+        if (n != StateManifest.ChunksFor(length, chunkBytes))
+        {
+            throw new MalformedMessageException($"manifest: {n} chunks for {length} bytes in chunks of {chunkBytes}");
+        }
+        var hashes = new Digest[n];
+        for (var i = 0; i < n; i++)
+        {
+            hashes[i] = r.Digest("chunk hash");
+        }
+        return new StateManifest(length, chunkBytes, hashes);
+    }
+
+    private static int ReadChunkIndex(ref WireReader r)
+    {
+        var index = r.NonNegative("chunk index");
+        return index < WireLimits.MaxStateChunks ? index : throw new MalformedMessageException($"chunk index {index} above limit {WireLimits.MaxStateChunks - 1}");
+    }
+
+    private static StateChunk ReadStateChunk(ref WireReader r, int from)
+    {
+        var cp = r.NonNegative64("chunk checkpoint cid");
+        var index = ReadChunkIndex(ref r);
+        var held = r.Bool("chunk held");
+        var data = r.Bytes(WireLimits.MaxStateChunkBytes, "chunk data");
+        if (!held && data.Length > 0)
+        {
+            throw new MalformedMessageException("state chunk: a refusal carries no data");
+        }
+        return new StateChunk(from, cp, index, held, data);
     }
 }

@@ -23,4 +23,13 @@ public static class WireLimits
     public const int MaxLogEntries = 4_096;
     public const int MaxSnapshotBytes = 64 * 1024 * 1024 - 1024;
     public const int MaxResultBytes = 64 * 1024;
+    /// <summary>
+    /// Bounds on state-transfer chunks. A checkpoint travels as at most <see cref="MaxStateChunks"/> chunks (its manifest,
+    /// one hash each, then takes at most 2 MiB of a state reply) of at most <see cref="MaxStateChunkBytes"/> each.
+    /// </summary>
+    public const int MaxStateChunks = 65_536;
+    public const int MinStateChunkBytes = 256;
+    public const int MaxStateChunkBytes = 4 * 1024 * 1024;
+    /// <summary>The largest replicated state (checkpoint) a replica accepts: what the write-ahead log holds in one record.</summary>
+    public const long MaxStateBytes = MaxSnapshotBytes + 1024;
 }

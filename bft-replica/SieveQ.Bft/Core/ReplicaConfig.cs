@@ -62,6 +62,19 @@ public sealed record ReplicaConfig
     /// <summary>Minimum spacing between two state bodies served to the same peer.</summary>
     public long StateServeIntervalMs { get; init; } = 1_000;
     public long StateTransferTimeoutMs { get; init; } = 1_500;
+    /// <summary>
+    /// Size of the chunks a checkpoint travels in (the last one is shorter). Part of the agreed manifest, so every
+    /// replica must use the same value; the simulator uses a small one so that its states span several chunks.
+    /// </summary>
+    public int StateChunkBytes { get; init; } = 1024 * 1024;
+    /// <summary>Chunk requests a recovering replica has outstanding at once: what it may receive beyond what it asked for is nothing.</summary>
+    public int StateChunksInFlight { get; init; } = 4;
+    /// <summary>A chunk not answered within this is asked of another replica.</summary>
+    public long StateChunkTimeoutMs { get; init; } = 500;
+    /// <summary>Chunks asked again (refused, bad, or late) before a fetch is given up and left to the next attempt.</summary>
+    public int StateChunkRetries { get; init; } = 32;
+    /// <summary>Chunk requests answered per peer per <see cref="StateServeIntervalMs"/> (refusals included); the rest are dropped.</summary>
+    public int StateChunksServedPerInterval { get; init; } = 32;
 
     public void Validate()
     {
@@ -88,6 +101,14 @@ public sealed record ReplicaConfig
         if (RequestTimeoutMs <= 0 || HeartbeatIntervalMs <= 0 || LeaderSilenceTimeoutMs <= HeartbeatIntervalMs || SyncTimeoutMs <= 0)
         {
             throw new ArgumentException("time-outs must be positive and the silence time-out longer than the heartbeat");
+        }
+        if (StateChunkBytes < Codec.WireLimits.MinStateChunkBytes || StateChunkBytes > Codec.WireLimits.MaxStateChunkBytes)
+        {
+            throw new ArgumentException($"state chunks of {StateChunkBytes} bytes: must be {Codec.WireLimits.MinStateChunkBytes}..{Codec.WireLimits.MaxStateChunkBytes}");
+        }
+        if (StateChunksInFlight < 1 || StateChunkTimeoutMs <= 0 || StateChunkRetries < 0 || StateChunksServedPerInterval < StateChunksInFlight)
+        {
+            throw new ArgumentException("state chunks in flight and the chunk time-out must be positive, and a peer must be served at least as many chunks per interval as it has in flight");
         }
     }
 }

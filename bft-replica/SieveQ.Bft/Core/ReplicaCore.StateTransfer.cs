@@ -7,9 +7,20 @@ namespace SieveQ.Bft.Core;
 public sealed partial class ReplicaCore
 {
     private readonly StateTransfer _stateTransfer;
+    /// <summary>The latest checkpoint's bytes; replaced, never changed in place, so chunks served as views of it stay valid.</summary>
     private byte[] _checkpointState = [];
+    /// <summary>The latest checkpoint's chunk list; null when it has more chunks than a manifest may list (then it is not served).</summary>
+    private StateManifest? _checkpointManifest;
+    private Digest _checkpointManifestRoot;
     private long _previousCheckpointId;
     private Digest _previousCheckpointHash;
+    private Digest _previousManifestRoot;
+    /// <summary>
+    /// The checkpoint before the latest one, still served: a fetch takes many round trips, and its sources moving on
+    /// to their next checkpoint meanwhile must not leave it without a source.
+    /// </summary>
+    private byte[] _previousCheckpointState = [];
+    private StateManifest? _previousManifest;
 
     /// <summary>
     /// The decided log reaches back to the checkpoint before the latest one. Replicas checkpoint at
@@ -62,6 +73,12 @@ public sealed partial class ReplicaCore
             Counters.Add("state-transfer.timeout");
             ActivateCurrent();
             CheckBehind();
+            return;
+        }
+        if (_stateTransfer.Fetch is { } fetch && fetch.Expire(_now) is var late and > 0)
+        {
+            Counters.Add("state-transfer.chunk-retry.late", late);
+            RequestChunks(fetch);
         }
     }
 
@@ -75,12 +92,13 @@ public sealed partial class ReplicaCore
         // Our checkpoint when the requester is behind it, and every decision we hold above what it has: a peer
         // more than one interval behind then finds f+1 voices for one checkpoint (ours, or the one before it,
         // whose hash we also report) and for the entries after it, whichever side of a checkpoint each is on.
+        // The checkpoint's bytes travel in chunks the requester asks for once f+1 replies agree on its manifest.
         var withCheckpoint = q.LastExecuted < LastCheckpointId;
         var from = Math.Max(q.LastExecuted, _logStart);
-        var snapshot = withCheckpoint && q.WantBody ? _checkpointState : null;
+        var manifest = withCheckpoint ? _checkpointManifest : null;
         // Bodies are bounded by bytes too, so the reply fits a frame whatever the batches weigh; the requester
         // applies what it got and asks again from there.
-        var budget = (long)WireLimits.MaxFrameBytes - (snapshot?.Length ?? 0) - (1024 * 1024);
+        var budget = (long)WireLimits.MaxFrameBytes - ((long)(manifest?.ChunkCount ?? 0) * Digest.Size) - (1024 * 1024);
         var log = new List<LoggedDecision>();
         foreach (var e in _decidedLog.Values.Where(e => e.ConsensusId > from))
         {
@@ -98,8 +116,33 @@ public sealed partial class ReplicaCore
             }
             log.Add(new LoggedDecision(e.ConsensusId, e.Hash, q.WantBody ? e.Value : null));
         }
-        SendTo(q.From, new StateReply(Self, LastCheckpointId, LastCheckpointHash, snapshot, log, _previousCheckpointId, _previousCheckpointHash));
+        SendTo(q.From, new StateReply(Self, LastCheckpointId, LastCheckpointHash, _checkpointManifestRoot, manifest, log,
+            _previousCheckpointId, _previousCheckpointHash, _previousManifestRoot));
         Counters.Add(q.WantBody ? "state-served.body" : "state-served.hashes");
+    }
+
+    /// <summary>
+    /// A chunk of our latest or previous checkpoint, as a view of the bytes we hold; a refusal for any other.
+    /// Rate-limited per peer, refusals included, so a flood of chunk requests costs a bounded number of replies.
+    /// </summary>
+    private void OnStateChunkRequest(StateChunkRequest q)
+    {
+        if (!_stateTransfer.MayServeChunk(q.From, _now))
+        {
+            Counters.Add("drop.state-chunk-request.rate-limited");
+            return;
+        }
+        var (state, manifest) = q.CheckpointId == LastCheckpointId ? (_checkpointState, _checkpointManifest)
+            : q.CheckpointId == _previousCheckpointId && _previousCheckpointId > 0 ? (_previousCheckpointState, _previousManifest)
+            : ([], null);
+        if (manifest is not { } m || q.Index >= m.ChunkCount)
+        {
+            SendTo(q.From, new StateChunk(Self, q.CheckpointId, q.Index, Held: false, ReadOnlyMemory<byte>.Empty));
+            Counters.Add("state-chunk.refused");
+            return;
+        }
+        SendTo(q.From, new StateChunk(Self, q.CheckpointId, q.Index, Held: true, state.AsMemory((int)m.OffsetOf(q.Index), m.LengthOf(q.Index))));
+        Counters.Add("state-chunk.served");
     }
 
     private void OnStateReply(StateReply r)
@@ -112,38 +155,79 @@ public sealed partial class ReplicaCore
         ApplyVouchedState();
     }
 
+    private void OnStateChunk(StateChunk c)
+    {
+        var verdict = _stateTransfer.AcceptChunk(c, _now);
+        switch (verdict)
+        {
+            case ChunkVerdict.Unsolicited:
+                Counters.Add("drop.state-chunk.unsolicited");
+                return;
+            case ChunkVerdict.Refused:
+                Counters.Add("state-transfer.chunk-retry.refused");
+                break;
+            case ChunkVerdict.Bad:
+                Counters.Add("drop.state-chunk.bad");
+                Counters.Add("state-transfer.chunk-retry.bad");
+                break;
+            default:
+                Counters.Add("state-transfer.chunk-fetched");
+                break;
+        }
+        var fetch = _stateTransfer.Fetch!;
+        if (fetch.IsComplete)
+        {
+            ApplyVouchedState();
+            return;
+        }
+        RequestChunks(fetch);
+    }
+
     /// <summary>
-    /// Installs what f+1 replies agree on: a checkpoint whose bytes hash to the vouched state
-    /// hash, then each following decision whose value hashes to a vouched (instance, hash).
+    /// Asks for chunks up to the in-flight bound; gives the fetch up when no replica is left to ask or it repeated too
+    /// often, and lets the vouched log take over (a given-up fetch is not started again in this attempt).
+    /// </summary>
+    private void RequestChunks(ChunkFetch fetch)
+    {
+        foreach (var (peer, index) in fetch.NextRequests(_now))
+        {
+            SendTo(peer, new StateChunkRequest(Self, fetch.CheckpointId, index));
+        }
+        if (fetch.HasFailed && fetch.Outstanding == 0)
+        {
+            Counters.Add("state-transfer.fetch-abandoned");
+            _stateTransfer.EndFetch(gaveUp: true);
+            ApplyVouchedState();
+        }
+    }
+
+    /// <summary>
+    /// Installs what f+1 replies agree on: a checkpoint assembled from chunks that each hash to the value the vouched
+    /// manifest lists (and whose whole bytes hash to the vouched state hash), then each following decision whose
+    /// value hashes to a vouched (instance, hash). Starts the chunk fetch once a checkpoint ahead of us is vouched.
     /// </summary>
     private void ApplyVouchedState()
     {
-        var progressed = false;
-        foreach (var body in _stateTransfer.VouchedCheckpoints(LastDecided))
+        var progressed = InstallFetchedCheckpoint();
+        if (_stateTransfer.Fetch is { } stale && stale.CheckpointId <= LastDecided)
         {
-            if (Digest.Compute(body.Snapshot) != body.StateHash)
-            {
-                Counters.Add("drop.state-reply.snapshot-hash-mismatch");
-                continue;
-            }
-            try
-            {
-                InstallState(body.CheckpointId, body.StateHash, body.Snapshot!);
-                PersistCheckpoint();
-                progressed = true;
-                Counters.Add("state-transfer.checkpoint-installed");
-                break;
-            }
-            catch (MalformedMessageException)
-            {
-                Counters.Add("drop.state-reply.undecodable-state");
-            }
+            _stateTransfer.EndFetch(gaveUp: false);
         }
-        var vouchedLog = _stateTransfer.VouchedDecisions();
-        while (vouchedLog.ValueFor(LastDecided + 1) is { } value)
+        if (_stateTransfer.StartFetch(LastDecided) is { } fetch)
         {
-            Execute(LastDecided + 1, value);
-            progressed = true;
+            Counters.Add("state-transfer.fetch-started");
+            RequestChunks(fetch);
+        }
+        // A vouched checkpoint ahead of us is installed first, as when it came whole in one reply; the log waits
+        // for it, and takes over if the fetch is given up.
+        if (_stateTransfer.Fetch is null)
+        {
+            var vouchedLog = _stateTransfer.VouchedDecisions();
+            while (vouchedLog.ValueFor(LastDecided + 1) is { } value)
+            {
+                Execute(LastDecided + 1, value);
+                progressed = true;
+            }
         }
         if (!progressed)
         {
@@ -155,6 +239,38 @@ public sealed partial class ReplicaCore
             Counters.Add("state-transfer.completed");
         }
         ActivateCurrent();
+    }
+
+    private bool InstallFetchedCheckpoint()
+    {
+        if (_stateTransfer.Fetch is not { State: { } state } fetch)
+        {
+            return false;
+        }
+        _stateTransfer.EndFetch(gaveUp: false);
+        if (fetch.CheckpointId <= LastDecided)
+        {
+            return false;
+        }
+        if (Digest.Compute(state) != fetch.StateHash)
+        {
+            Counters.Add("drop.state-chunk.state-hash-mismatch");
+            _stateTransfer.EndFetch(gaveUp: true);
+            return false;
+        }
+        try
+        {
+            InstallState(fetch.CheckpointId, fetch.StateHash, state);
+            PersistCheckpoint();
+            Counters.Add("state-transfer.checkpoint-installed");
+            return true;
+        }
+        catch (MalformedMessageException)
+        {
+            Counters.Add("drop.state-chunk.undecodable-state");
+            _stateTransfer.EndFetch(gaveUp: true);
+            return false;
+        }
     }
 
     private void TakeCheckpoint()
@@ -174,11 +290,22 @@ public sealed partial class ReplicaCore
         {
             _previousCheckpointId = LastCheckpointId;
             _previousCheckpointHash = LastCheckpointHash;
+            _previousManifestRoot = _checkpointManifestRoot;
+            _previousCheckpointState = _checkpointState;
+            _previousManifest = _checkpointManifest;
         }
         _logStart = installed ? cid : LastCheckpointId;
         LastCheckpointId = cid;
         LastCheckpointHash = hash;
         _checkpointState = state;
+        _checkpointManifest = StateManifest.ChunksFor(state.Length, Config.StateChunkBytes) <= WireLimits.MaxStateChunks
+            ? StateManifest.Of(state, Config.StateChunkBytes)
+            : null;
+        _checkpointManifestRoot = _checkpointManifest?.Root ?? default;
+        if (_checkpointManifest is null)
+        {
+            Counters.Add("checkpoint.too-many-chunks-to-serve");
+        }
         foreach (var old in _decidedLog.Keys.Where(c => c <= _logStart).ToList())
         {
             _decidedLog.Remove(old);

@@ -127,6 +127,12 @@ public sealed partial class ReplicaCore
             case StateReply r when fromReplica:
                 OnStateReply(r);
                 break;
+            case StateChunkRequest q when fromReplica:
+                OnStateChunkRequest(q);
+                break;
+            case StateChunk c when fromReplica:
+                OnStateChunk(c);
+                break;
             default:
                 Counters.Add($"drop.wrong-sender.{message.Type}");
                 return;

@@ -16,6 +16,7 @@ internal sealed class StateTransfer
     /// <summary>Highest instance each peer has shown it decided; one value per replica keeps this bounded.</summary>
     private readonly long[] _peerProgress;
     private readonly Dictionary<int, long> _lastServedAt = [];
+    private readonly Dictionary<int, (long WindowStart, int Served)> _chunksServed = [];
     private Attempt? _attempt;
     private int _attempts;
 
@@ -78,14 +79,17 @@ internal sealed class StateTransfer
     {
         var bodyFrom = (_self + 1 + (_attempts % (_config.N - 1))) % _config.N;
         _attempts++;
-        _attempt = new Attempt(now);
+        _attempt = new Attempt(now, bodyFrom);
         return bodyFrom;
     }
 
-    /// <summary>Gives up the attempt in flight once the time-out passed; true when it did.</summary>
+    /// <summary>
+    /// Gives up the attempt in flight once the time-out passed since it started or a chunk last arrived (a large state
+    /// takes many chunks; a fetch making progress is not cut off); true when it did.
+    /// </summary>
     public bool Expire(long now)
     {
-        if (_attempt is null || now - _attempt.StartedAt < _config.StateTransferTimeoutMs)
+        if (_attempt is null || now - _attempt.LastProgressAt < _config.StateTransferTimeoutMs)
         {
             return false;
         }
@@ -93,8 +97,75 @@ internal sealed class StateTransfer
         return true;
     }
 
-    /// <summary>When the attempt in flight times out, or never.</summary>
-    public long NextWakeup() => _attempt is null ? long.MaxValue : _attempt.StartedAt + _config.StateTransferTimeoutMs;
+    /// <summary>When the attempt in flight times out or a chunk request is due again, or never.</summary>
+    public long NextWakeup() => _attempt is null
+        ? long.MaxValue
+        : Math.Min(_attempt.LastProgressAt + _config.StateTransferTimeoutMs, _attempt.Fetch?.NextWakeup() ?? long.MaxValue);
+
+    /// <summary>The checkpoint being fetched in chunks in this attempt, if any.</summary>
+    public ChunkFetch? Fetch => _attempt?.Fetch;
+
+    /// <summary>
+    /// Starts fetching the highest checkpoint above <paramref name="lastDecided"/> whose (id, state hash, manifest root)
+    /// f+1 replies vouch for, as their latest or their previous checkpoint, and for which a reply carries a manifest with
+    /// that root. The sources are the replies naming it as their latest or previous (replicas hold the bytes of both),
+    /// the body peer's turn first.
+    /// Null when a fetch runs or gave up in this attempt, or nothing is vouched yet.
+    /// </summary>
+    public ChunkFetch? StartFetch(long lastDecided)
+    {
+        if (_attempt is null || _attempt.Fetch is not null || _attempt.FetchGaveUp)
+        {
+            return null;
+        }
+        var replies = Replies();
+        var offers = replies
+            .Where(x => x.Manifest is not null && x.CheckpointId > lastDecided && x.Manifest.ChunkBytes == _config.StateChunkBytes)
+            .OrderByDescending(x => x.CheckpointId);
+        foreach (var offer in offers)
+        {
+            var (cid, hash, root) = (offer.CheckpointId, offer.StateHash, offer.ManifestRoot);
+            var votes = replies.Count(x => (x.CheckpointId == cid && x.StateHash == hash && x.ManifestRoot == root)
+                || (x.PreviousCheckpointId == cid && x.PreviousStateHash == hash && x.PreviousManifestRoot == root));
+            if (votes < _config.Weak || offer.Manifest!.Root != root)
+            {
+                continue;
+            }
+            var sources = replies.Where(x => (x.CheckpointId == cid && x.StateHash == hash && x.ManifestRoot == root)
+                    || (x.PreviousCheckpointId == cid && x.PreviousStateHash == hash && x.PreviousManifestRoot == root))
+                .Select(x => x.From)
+                .OrderBy(p => (p - _attempt.BodyFrom + _config.N) % _config.N)
+                .ToList();
+            _attempt.Fetch = new ChunkFetch(_config, cid, hash, offer.Manifest, sources);
+            return _attempt.Fetch;
+        }
+        return null;
+    }
+
+    /// <summary>Hands a chunk to the fetch in flight; a good one counts as progress for the attempt's time-out.</summary>
+    public ChunkVerdict AcceptChunk(StateChunk chunk, long now)
+    {
+        if (_attempt?.Fetch is not { } fetch)
+        {
+            return ChunkVerdict.Unsolicited;
+        }
+        var verdict = fetch.Accept(chunk);
+        if (verdict == ChunkVerdict.Good)
+        {
+            _attempt.LastProgressAt = now;
+        }
+        return verdict;
+    }
+
+    /// <summary>Ends the fetch in flight (installed, failed, or overtaken); a failed one is not started again in this attempt.</summary>
+    public void EndFetch(bool gaveUp)
+    {
+        if (_attempt is not null)
+        {
+            _attempt.Fetch = null;
+            _attempt.FetchGaveUp |= gaveUp;
+        }
+    }
 
     /// <summary>Keeps a peer's reply (its latest replaces an earlier one); false when no attempt asked for it.</summary>
     public bool Collect(StateReply reply)
@@ -105,24 +176,6 @@ internal sealed class StateTransfer
         }
         _attempt.Replies[reply.From] = reply;
         return true;
-    }
-
-    /// <summary>
-    /// The replies carrying a checkpoint above <paramref name="lastDecided"/> whose (id, state hash) f+1 replies
-    /// vouch for, as current or previous checkpoint, highest first. The snapshot's bytes are not checked here.
-    /// </summary>
-    public IEnumerable<StateReply> VouchedCheckpoints(long lastDecided)
-    {
-        var replies = Replies();
-        foreach (var body in replies.Where(x => x.Snapshot is not null && x.CheckpointId > lastDecided).OrderByDescending(x => x.CheckpointId))
-        {
-            var votes = replies.Count(x => (x.CheckpointId == body.CheckpointId && x.StateHash == body.StateHash)
-                || (x.PreviousCheckpointId == body.CheckpointId && body.CheckpointId > 0 && x.PreviousStateHash == body.StateHash));
-            if (votes >= _config.Weak)
-            {
-                yield return body;
-            }
-        }
     }
 
     /// <summary>The decisions f+1 of the replies collected so far vouch for.</summary>
@@ -153,9 +206,30 @@ internal sealed class StateTransfer
 
     private List<StateReply> Replies() => _attempt is null ? [] : [.. _attempt.Replies.Values];
 
-    private sealed class Attempt(long startedAt)
+    /// <summary>
+    /// A peer's chunk requests are answered at most <see cref="ReplicaConfig.StateChunksServedPerInterval"/> times per
+    /// <see cref="ReplicaConfig.StateServeIntervalMs"/> (refusals included). True when this one is (and noted).
+    /// </summary>
+    public bool MayServeChunk(int peer, long now)
     {
-        public long StartedAt { get; } = startedAt;
+        if (!_chunksServed.TryGetValue(peer, out var window) || now - window.WindowStart >= _config.StateServeIntervalMs)
+        {
+            window = (now, 0);
+        }
+        if (window.Served >= _config.StateChunksServedPerInterval)
+        {
+            return false;
+        }
+        _chunksServed[peer] = (window.WindowStart, window.Served + 1);
+        return true;
+    }
+
+    private sealed class Attempt(long startedAt, int bodyFrom)
+    {
+        public int BodyFrom { get; } = bodyFrom;
+        public long LastProgressAt { get; set; } = startedAt;
         public Dictionary<int, StateReply> Replies { get; } = [];
+        public ChunkFetch? Fetch { get; set; }
+        public bool FetchGaveUp { get; set; }
     }
 }

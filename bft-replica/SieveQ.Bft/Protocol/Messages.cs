@@ -16,6 +16,8 @@ public enum MessageType : byte
     Checkpoint = 11,
     StateRequest = 12,
     StateReply = 13,
+    StateChunkRequest = 14,
+    StateChunk = 15,
 }
 
 /// <summary>
@@ -126,18 +128,38 @@ public sealed record StateRequest(int From, long LastExecuted, bool WantBody) : 
 }
 
 /// <summary>
-/// A checkpoint and the decided log after it. Replicas other than the chosen one send the same
-/// structure with empty bodies: the requester accepts bodies only when f+1 replicas vouch for their hashes.
+/// A checkpoint and the decided log after it. Only the replica named by <see cref="StateRequest.WantBody"/> sends
+/// batch bodies; the others send hashes: the requester accepts bodies only when f+1 replicas vouch for their hashes.
+/// The checkpoint's bytes never travel here: <see cref="ManifestRoot"/> names its chunk list, which the requester
+/// agrees on with f+1 replies, <see cref="Manifest"/> is that list (sent when the requester is behind the checkpoint
+/// and the replier holds its bytes), and the chunks come one by one in <see cref="StateChunk"/>.
 /// </summary>
 /// <para>
-/// <see cref="PreviousCheckpointId"/> and <see cref="PreviousStateHash"/> name the checkpoint before the latest one
-/// (0 when unknown): a replica whose latest checkpoint is newer than a peer's still vouches for the peer's, so a
-/// requester more than one interval behind finds f+1 voices for one checkpoint and the entries after it.
+/// <see cref="PreviousCheckpointId"/>, <see cref="PreviousStateHash"/> and <see cref="PreviousManifestRoot"/> name the
+/// checkpoint before the latest one (0 when unknown): a replica whose latest checkpoint is newer than a peer's still
+/// vouches for the peer's, so a requester more than one interval behind finds f+1 voices for one checkpoint and the
+/// entries after it.
 /// </para>
-public sealed record StateReply(int From, long CheckpointId, Digest StateHash, byte[]? Snapshot, IReadOnlyList<LoggedDecision> Log,
-    long PreviousCheckpointId = 0, Digest PreviousStateHash = default) : BftMessage(From)
+public sealed record StateReply(int From, long CheckpointId, Digest StateHash, Digest ManifestRoot, StateManifest? Manifest, IReadOnlyList<LoggedDecision> Log,
+    long PreviousCheckpointId = 0, Digest PreviousStateHash = default, Digest PreviousManifestRoot = default) : BftMessage(From)
 {
     public override MessageType Type => MessageType.StateReply;
+}
+
+/// <summary>Asks for chunk <see cref="Index"/> of the checkpoint at <see cref="CheckpointId"/>, which the asked replica advertised.</summary>
+public sealed record StateChunkRequest(int From, long CheckpointId, int Index) : BftMessage(From)
+{
+    public override MessageType Type => MessageType.StateChunkRequest;
+}
+
+/// <summary>
+/// One chunk of a checkpoint's bytes, or a refusal (<see cref="Held"/> false, no data) when the replier no longer
+/// holds that checkpoint. <see cref="Data"/> is a view of the replier's retained checkpoint: serving copies nothing
+/// but the frame.
+/// </summary>
+public sealed record StateChunk(int From, long CheckpointId, int Index, bool Held, ReadOnlyMemory<byte> Data) : BftMessage(From)
+{
+    public override MessageType Type => MessageType.StateChunk;
 }
 
 /// <summary>A decided instance in a state reply; <see cref="Value"/> is null in hash-only replies.</summary>

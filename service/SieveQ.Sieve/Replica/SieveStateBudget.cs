@@ -7,16 +7,18 @@ namespace SieveQ.Sieve.Replica;
 /// checkpoint, every snapshot in the write-ahead log and every state-transfer reply must carry. Records exist only
 /// for enrolled parties; queued and held messages are bounded by bytes (<see cref="ReplicaSieveOptions.QueuedBytesTotal"/>,
 /// <see cref="ReplicaSieveOptions.MaxHeldBytes"/>), each charged its DATA plus <see cref="ReplicaSieveOptions.ItemOverheadBytes"/>.
-/// The replicated application refuses to start when this could exceed <see cref="Limit"/>: a state that outgrew one
-/// state-transfer frame would leave a lagging replica unable to catch up, long after the deployment was set up.
+/// The replicated application refuses to start when this could exceed <see cref="Limit"/>: a state that outgrew a
+/// checkpoint would leave a lagging replica unable to catch up (and a replica unable to log its checkpoint), long after
+/// the deployment was set up. State transfer carries a checkpoint in chunks, so one frame no longer bounds it.
 /// </summary>
 public static class SieveStateBudget
 {
     /// <summary>
-    /// One state-transfer frame less room for the reply's own fields, the ordering's client table and a few decided
-    /// batches after the checkpoint (the reply carries those too).
+    /// The largest application snapshot a checkpoint carries (<see cref="WireLimits.MaxSnapshotBytes"/>, which the
+    /// write-ahead log's record and the state decoder enforce) less room for the ordering's client table, which the
+    /// checkpoint carries too.
     /// </summary>
-    public const long Limit = WireLimits.MaxFrameBytes - (4L << 20);
+    public const long Limit = WireLimits.MaxSnapshotBytes - (4L << 20);
 
     /// <summary>A rule set document (at most 4 MiB, the pre-SQ's and the rule checker's bound) and the evaluator's own state.</summary>
     public const long RulesAllowanceBytes = 6L << 20;
@@ -52,7 +54,7 @@ public static class SieveStateBudget
         {
             throw new ArgumentException(
                 $"the replicated sieve's state could reach {worst} bytes ({senders} senders, {receivers} receivers, queuedBytesTotal {options.QueuedBytesTotal}, "
-                + $"maxHeldBytes {options.MaxHeldBytes}), above the {Limit} bytes one state transfer carries: lower queuedBytesTotal or maxHeldBytes, or the window size");
+                + $"maxHeldBytes {options.MaxHeldBytes}), above the {Limit} bytes a checkpoint carries: lower queuedBytesTotal or maxHeldBytes, or the window size");
         }
     }
 }

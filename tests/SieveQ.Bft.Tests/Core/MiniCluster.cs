@@ -28,8 +28,11 @@ internal sealed class HmacProofs(int n) : IProofVerifier
 /// <summary>What <see cref="ChainApp"/> gives back besides its replies: the instance, the requests it executed and the head after them.</summary>
 internal sealed record ChainOutputs(long ConsensusId, IReadOnlyList<RequestId> Executed, string Head) : IExecutionOutputs;
 
-/// <summary>A chain of executed requests: equal chain heads mean equal histories.</summary>
-internal sealed class ChainApp : IReplicatedApplication
+/// <summary>
+/// A chain of executed requests: equal chain heads mean equal histories. <paramref name="paddingBytes"/> makes its
+/// snapshot that much larger (bytes that follow from the head, checked on restore), for state-transfer tests.
+/// </summary>
+internal sealed class ChainApp(int paddingBytes = 0) : IReplicatedApplication
 {
     public byte[] Head { get; private set; } = new byte[32];
     public List<RequestId> Executed { get; } = [];
@@ -46,9 +49,32 @@ internal sealed class ChainApp : IReplicatedApplication
         return new ExecutionOutcome(results, requests.Count == 0 ? null : new ChainOutputs(context.ConsensusId, [.. requests.Select(r => r.Id)], Convert.ToHexString(Head)));
     }
 
-    public byte[] TakeSnapshot() => [.. Head];
+    public byte[] TakeSnapshot()
+    {
+        var snapshot = new byte[Head.Length + paddingBytes];
+        Head.CopyTo(snapshot, 0);
+        Pad(snapshot);
+        return snapshot;
+    }
 
-    public void RestoreSnapshot(ReadOnlySpan<byte> snapshot) => Head = snapshot.ToArray();
+    public void RestoreSnapshot(ReadOnlySpan<byte> snapshot)
+    {
+        var expected = snapshot.ToArray();
+        Pad(expected);
+        if (snapshot.Length != 32 + paddingBytes || !snapshot.SequenceEqual(expected))
+        {
+            throw new InvalidOperationException("snapshot padding does not follow from its head");
+        }
+        Head = snapshot[..32].ToArray();
+    }
+
+    private static void Pad(byte[] snapshot)
+    {
+        for (var i = 32; i < snapshot.Length; i++)
+        {
+            snapshot[i] = (byte)(snapshot[i % 32] + (i / 32));
+        }
+    }
 }
 
 /// <summary>
@@ -70,11 +96,28 @@ internal sealed class MiniCluster
     public HashSet<int> Silenced { get; } = [];
     public long Now { get; private set; }
 
-    public MiniCluster(ReplicaConfig? config = null)
+    /// <summary>What a replica sends to another, as the wire carries it: change it (a Byzantine sender) or drop it (null).</summary>
+    public Func<int, int, BftMessage, BftMessage?>? Tamper { get; set; }
+
+    /// <summary>Sees each message a replica's core is about to take.</summary>
+    public Action<int, BftMessage>? Delivering { get; set; }
+
+    /// <summary>
+    /// Every message crosses the wire as a frame: encoded, refused above <see cref="Bft.Codec.WireLimits.MaxFrameBytes"/>
+    /// as the transport refuses it, decoded. Off by default: most tests need not pay for it.
+    /// </summary>
+    public bool ThroughCodec { get; init; }
+
+    public long LargestFrame { get; private set; }
+
+    private readonly int _snapshotPaddingBytes;
+
+    public MiniCluster(ReplicaConfig? config = null, int snapshotPaddingBytes = 0)
     {
+        _snapshotPaddingBytes = snapshotPaddingBytes;
         Config = config ?? new ReplicaConfig();
         Proofs = new HmacProofs(Config.N);
-        Apps = Enumerable.Range(0, Config.N).Select(_ => new ChainApp()).ToArray();
+        Apps = Enumerable.Range(0, Config.N).Select(_ => new ChainApp(snapshotPaddingBytes)).ToArray();
         Disks = Enumerable.Range(0, Config.N).Select(_ => new List<DurableRecord>()).ToArray();
         Emitted = Enumerable.Range(0, Config.N).Select(_ => new List<CoreOutput>()).ToArray();
         Replicas = Enumerable.Range(0, Config.N).Select(i => (ReplicaCore?)new ReplicaCore(Config, i, Apps[i], Proofs.SignerFor(i))).ToArray();
@@ -101,9 +144,12 @@ internal sealed class MiniCluster
 
     public void Crash(int replica) => Replicas[replica] = null;
 
+    /// <summary>Puts a message on the wire as if <see cref="BftMessage.From"/> had sent it (a Byzantine replica's own message).</summary>
+    public void Inject(int to, BftMessage message) => _wire.Enqueue((to, message));
+
     public void Restart(int replica)
     {
-        Apps[replica] = new ChainApp();
+        Apps[replica] = new ChainApp(_snapshotPaddingBytes);
         Replicas[replica] = new ReplicaCore(Config, replica, Apps[replica], Proofs.SignerFor(replica), Disks[replica], Now);
     }
 
@@ -155,10 +201,21 @@ internal sealed class MiniCluster
         {
             return;
         }
+        if (ThroughCodec)
+        {
+            var frame = Bft.Codec.MessageCodec.Encode(m);
+            LargestFrame = Math.Max(LargestFrame, frame.Length);
+            if (frame.Length > Bft.Codec.WireLimits.MaxFrameBytes)
+            {
+                throw new InvalidOperationException($"a {m.Type} of {frame.Length} bytes does not fit a frame");
+            }
+            m = Bft.Codec.MessageCodec.Decode(frame);
+        }
         if (!ProofCheck.VerifySignatures(m, Proofs, Config.N))
         {
             return;
         }
+        Delivering?.Invoke(to, m);
         core.Step(m, Now);
         Flush(to, core);
     }
@@ -171,7 +228,10 @@ internal sealed class MiniCluster
             switch (o)
             {
                 case SendTo s:
-                    _wire.Enqueue((s.To, s.Message));
+                    if ((Tamper is null ? s.Message : Tamper(from, s.To, s.Message)) is { } sent)
+                    {
+                        _wire.Enqueue((s.To, sent));
+                    }
                     break;
                 case SendToReplicas b:
                     for (var r = 0; r < Config.N; r++)

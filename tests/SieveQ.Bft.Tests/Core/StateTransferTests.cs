@@ -12,8 +12,8 @@ public class StateTransferTests
 
     private static LoggedDecision Entry(long cid, Batch value, bool withValue) => new(cid, value.Hash, withValue ? value : null);
 
-    private static StateReply Reply(int from, long checkpoint, Digest stateHash, byte[]? snapshot, params LoggedDecision[] log) =>
-        new(from, checkpoint, stateHash, snapshot, log, 0, default);
+    private static StateReply Reply(int from, long checkpoint, Digest stateHash, StateManifest? manifest, params LoggedDecision[] log) =>
+        new(from, checkpoint, stateHash, manifest?.Root ?? default, manifest, log);
 
     [Fact]
     public void Vouched_progress_is_the_f_plus_one_highest_peer_claim_and_ours_does_not_count()
@@ -94,18 +94,40 @@ public class StateTransferTests
     }
 
     [Fact]
-    public void A_checkpoint_body_counts_once_f_plus_one_replies_name_its_hash_as_current_or_previous()
+    public void A_checkpoint_is_fetched_once_f_plus_one_replies_name_its_hash_and_manifest_as_current_or_previous()
     {
         var st = new StateTransfer(Four, self: 3);
         st.Begin(now: 0);
-        var good = Digest.Compute([1]);
-        st.Collect(Reply(0, 64, good, [1]));
-        Assert.Empty(st.VouchedCheckpoints(lastDecided: 0));
-        st.Collect(Reply(2, 64, Digest.Compute([2]), null));
-        Assert.Empty(st.VouchedCheckpoints(lastDecided: 0));
-        st.Collect(new StateReply(1, 128, Digest.Compute([3]), null, [], 64, good));
-        Assert.Equal([0], st.VouchedCheckpoints(lastDecided: 0).Select(r => r.From));
-        Assert.Empty(st.VouchedCheckpoints(lastDecided: 64));
+        var state = new byte[3000];
+        var good = Digest.Compute(state);
+        var manifest = StateManifest.Of(state, Four.StateChunkBytes);
+        st.Collect(Reply(0, 64, good, manifest));
+        Assert.Null(st.StartFetch(lastDecided: 0));
+        st.Collect(Reply(2, 64, Digest.Compute([2]), manifest));
+        Assert.Null(st.StartFetch(lastDecided: 0));
+        st.Collect(new StateReply(1, 128, Digest.Compute([3]), default, null, [], 64, good, manifest.Root));
+        Assert.Null(st.StartFetch(lastDecided: 64));
+        var fetch = st.StartFetch(lastDecided: 0);
+        Assert.NotNull(fetch);
+        Assert.Equal((64L, good), (fetch.CheckpointId, fetch.StateHash));
+        Assert.Same(fetch, st.Fetch);
+        Assert.Null(st.StartFetch(lastDecided: 0));
+    }
+
+    [Fact]
+    public void A_manifest_whose_root_is_not_the_vouched_one_starts_no_fetch()
+    {
+        var st = new StateTransfer(Four, self: 3);
+        st.Begin(now: 0);
+        var state = new byte[3000];
+        var good = Digest.Compute(state);
+        var manifest = StateManifest.Of(state, Four.StateChunkBytes);
+        var lie = manifest with { ChunkHashes = [Digest.Compute([9])] };
+        st.Collect(new StateReply(0, 64, good, manifest.Root, lie, []));
+        st.Collect(new StateReply(1, 64, good, manifest.Root, null, []));
+        Assert.Null(st.StartFetch(lastDecided: 0));
+        st.Collect(Reply(2, 64, good, manifest));
+        Assert.NotNull(st.StartFetch(lastDecided: 0));
     }
 
     [Fact]

@@ -56,7 +56,9 @@ internal sealed class ScenarioText
         Sync s => $"SYNC r{s.Regency} from [{string.Join(' ', s.Evidence.Select(e => e.From))}] i{s.ConsensusId} {Value(s.Value)} prior {Value(s.PriorValue)}",
         Checkpoint c => $"CHECKPOINT i{c.ConsensusId} {State(c.StateHash)}",
         StateRequest q => $"STATE-REQUEST after i{q.LastExecuted} {(q.WantBody ? "with body" : "hashes only")}",
-        StateReply r => $"STATE-REPLY checkpoint i{r.CheckpointId} {State(r.StateHash)}{(r.Snapshot is null ? "" : " with body")} log [{string.Join(' ', r.Log.Select(LogEntry))}]",
+        StateReply r => $"STATE-REPLY checkpoint i{r.CheckpointId} {State(r.StateHash)}{(r.Manifest is null ? "" : $" manifest of {r.Manifest.ChunkCount} chunks")} log [{string.Join(' ', r.Log.Select(LogEntry))}]",
+        StateChunkRequest q => $"STATE-CHUNK-REQUEST checkpoint i{q.CheckpointId} chunk {q.Index}",
+        StateChunk c => c.Held ? $"STATE-CHUNK checkpoint i{c.CheckpointId} chunk {c.Index} of {c.Data.Length} bytes" : $"STATE-CHUNK checkpoint i{c.CheckpointId} chunk {c.Index} refused",
         _ => m.Type.ToString(),
     };
 
@@ -70,6 +72,8 @@ internal sealed class ScenarioText
         ClientRequest => "REQUEST",
         StateRequest => "STATE-REQUEST",
         StateReply => "STATE-REPLY",
+        StateChunkRequest => "STATE-CHUNK-REQUEST",
+        StateChunk => "STATE-CHUNK",
         _ => m.Type.ToString().ToUpperInvariant(),
     };
 }

@@ -155,6 +155,24 @@ public class ByzantineBehaviourTests
         Assert.True(runs.Sum(s => s.Counter("byz.flood-state.requests")) > 0);
         Assert.True(runs.Sum(s => s.CoreCounter("drop.state-request.rate-limited")) > runs.Sum(s => s.CoreCounter("state-served.body")));
         Assert.True(runs.Sum(s => s.CoreCounter("drop.state-reply.unsolicited")) > 0);
+        Assert.True(runs.Sum(s => s.Counter("byz.flood-state.chunk-requests")) > runs.Sum(s => s.CoreCounter("state-chunk.served") + s.CoreCounter("state-chunk.refused")));
+        Assert.True(runs.Sum(s => s.CoreCounter("drop.state-chunk-request.rate-limited")) > 0);
+        Assert.True(runs.Sum(s => s.CoreCounter("drop.state-chunk.unsolicited")) > 0);
+    }
+
+    [Fact]
+    public void Bad_chunks_are_refused_on_arrival_and_fetched_from_another_replica()
+    {
+        var runs = Run("bad-chunks,crash,network", seeds: 40);
+        Assert.True(runs.Sum(s => s.CountersWithPrefix("byz.bad-chunks.")) > 0, "the Byzantine replica never served a chunk or a manifest");
+        string Figures() => string.Join(", ", new[] { "state-transfer.fetch-started", "state-transfer.chunk-fetched", "state-transfer.checkpoint-installed", "drop.state-chunk.bad", "state-transfer.chunk-retry.refused", "state-transfer.chunk-retry.late", "state-transfer.fetch-abandoned", "state-chunk.served", "state-transfer.started.peers-ahead" }.Select(k => $"{k}={runs.Sum(s => s.CoreCounter(k))}"))
+            + " byz: " + string.Join(", ", runs.SelectMany(r => r.Stats.Counters).Where(kv => kv.Key.StartsWith("byz.", StringComparison.Ordinal)).GroupBy(kv => kv.Key).Select(g => $"{g.Key}={g.Sum(kv => kv.Value)}"));
+        Assert.True(runs.Sum(s => s.CoreCounter("drop.state-chunk.bad")) > 0, "no correct replica was served a bad chunk: " + Figures());
+        Assert.True(runs.Sum(s => s.CoreCounter("state-transfer.chunk-fetched")) > runs.Sum(s => s.CoreCounter("state-transfer.checkpoint-installed")), "checkpoints did not span several chunks");
+        var refusedAndRecovered = runs.Where(r => r.Stats.CoreCounter("drop.state-chunk.bad") > 0 && r.Stats.CoreCounter("state-transfer.checkpoint-installed") > 0).ToList();
+        Assert.NotEmpty(refusedAndRecovered);
+        // Every bad chunk was caught by its own hash, never only once the whole state was assembled.
+        Assert.Equal(0, runs.Sum(s => s.CoreCounter("drop.state-chunk.state-hash-mismatch")));
     }
 
     [Fact]

@@ -268,12 +268,19 @@ public class CoreReproductions
     /// before the latest one too, and every decision held above the requester, so two peers agree on checkpoint 4
     /// and on the entries after it.
     /// </summary>
+    /// <para>
+    /// A seed's plan is drawn from the list of behaviours its profile names: this one names the behaviours `all` meant
+    /// when the seed was found, before `bad-chunks` joined it (and changed what `all` draws for every seed).
+    /// </para>
     [Fact]
     public void The_seed_that_found_a_peer_more_than_one_interval_behind_passes()
     {
-        var result = SieveQ.Bft.Simulation.SimulationRun.Execute(190034, SieveQ.Bft.Simulation.Faults.FaultProfile.All);
+        var asFound = SieveQ.Bft.Simulation.Faults.FaultProfile.Parse(
+            "network,crash,equivocate,silent,censor,slow-leader,mutate,bad-stopdata,bad-sync,replay,forge-signatures,flood-future,flood-state,bad-timestamps,forge-requests");
+        var result = SieveQ.Bft.Simulation.SimulationRun.Execute(190034, asFound);
         Assert.True(result.Passed, result.Failure);
         Assert.True(result.Stats.CoreCounter("state-transfer.checkpoint-installed") > 0, "the seed no longer installs a checkpoint by state transfer");
+        Assert.True(SieveQ.Bft.Simulation.SimulationRun.Execute(190034, SieveQ.Bft.Simulation.Faults.FaultProfile.All).Passed);
     }
 
     [Fact]
