@@ -28,6 +28,9 @@ internal abstract class Attack : IAsyncDisposable
 
     public virtual DeploymentShape Shape => DeploymentShape.AsUp;
 
+    /// <summary>The component whose memory (RSS) the report follows second by second, by its process name (e.g. pre-sq-4), or null.</summary>
+    public virtual string? Watched => null;
+
     /// <summary>The attack's own actions so far (frames sent, messages altered or withheld).</summary>
     public abstract long Applied { get; }
 
@@ -48,8 +51,19 @@ internal abstract class Attack : IAsyncDisposable
         AttackKind.DroppingPreSq => new CompromisedPreSqAttack("dropping"),
         AttackKind.CompromisedSender => new CompromisedSenderFlood(s.AttackRate, s.Countermeasures, s.Rate / AttackSettings.LegitimateSenders.Count),
         AttackKind.UnauthenticatedFlood => new UnauthenticatedFlood(s.AttackRate),
+        AttackKind.Slowloris => new Slowloris(),
+        AttackKind.H2Flood => new H2Flood(s.AttackRate),
+        AttackKind.Oversize => new OversizeFrames(s.AttackRate),
         _ => throw new ArgumentOutOfRangeException(nameof(s), s.Kind, "no such attack"),
     };
+
+    /// <summary>Health counters of one component (by name, e.g. pre-sq-4) whose name ends with <paramref name="suffix"/>, summed.</summary>
+    protected static async Task<long> ComponentCounterAsync(DeploymentConfig config, string name, string suffix, CancellationToken ct)
+    {
+        var all = await DeploymentHealth.ProbeAllAsync(config with { Agents = [] }, TimeSpan.FromSeconds(5), ct).ConfigureAwait(false);
+        return all.Where(h => h.Name == name)
+            .Sum(h => h.Counters.Where(kv => kv.Key.EndsWith(suffix, StringComparison.Ordinal)).Sum(kv => kv.Value));
+    }
 
     /// <summary>Health counters whose name ends with <paramref name="suffix"/>, summed over the components of one kind.</summary>
     protected static async Task<long> SumCountersAsync(DeploymentConfig config, string component, string suffix, CancellationToken ct)
