@@ -93,6 +93,11 @@ internal static class AttackRun
                 PreSqOptions = shape.PreSqOptions,
                 HostInProcess = (role, id) =>
                 {
+                    if (role == "replica-sq" && shape.CompromisedReplica == id)
+                    {
+                        processes.Start(LocalDeploymentLauncher.ReplicaName(id), CompromisedReplicaSqProcess.Args(dir, id));
+                        return Task.FromResult(true);
+                    }
                     if (role != "pre-sq" || shape.CompromisedPreSq is not { } c || c.Id != id)
                     {
                         return Task.FromResult(false);
@@ -119,7 +124,7 @@ internal static class AttackRun
             }, CancellationToken.None);
             var senders = AttackSettings.LegitimateSenders.Select(id => SieveQSender.Create(clients, id, Path.Combine(state, "senders"),
                 new SieveQSenderOptions { Outbox = new SenderOutboxOptions { Enabled = false } })).ToList();
-            var target = new AttackTarget(dir, config, context, senders);
+            var target = new AttackTarget(dir, config, context, senders, receiver);
             try
             {
                 var perSender = s.Rate / senders.Count;
@@ -263,7 +268,7 @@ internal static class AttackRun
     private static ProcessStartInfo Command(IReadOnlyList<string> args)
     {
         var psi = new ProcessStartInfo("dotnet") { UseShellExecute = false };
-        psi.ArgumentList.Add(args.Count > 0 && args[0] == CompromisedPreSqProcess.Command ? typeof(AttackRun).Assembly.Location : SieveqDll);
+        psi.ArgumentList.Add(args.Count > 0 && args[0] is CompromisedPreSqProcess.Command or CompromisedReplicaSqProcess.Command ? typeof(AttackRun).Assembly.Location : SieveqDll);
         foreach (var a in args)
         {
             psi.ArgumentList.Add(a);

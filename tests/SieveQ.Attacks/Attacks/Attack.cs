@@ -1,4 +1,5 @@
 using SieveQ.Deployment;
+using SieveQ.Sdk.Receiver;
 using SieveQ.Sdk.Sender;
 
 namespace SieveQ.Attacks.Attacks;
@@ -7,13 +8,16 @@ namespace SieveQ.Attacks.Attacks;
 /// <param name="ExtraSenders">Enrolled senders besides the legitimate ones (a compromised sender's identity).</param>
 /// <param name="CompromisedPreSq">A pre-SQ started as <see cref="CompromisedPreSqProcess"/> with this stage, instead of `sieveq pre-sq`.</param>
 /// <param name="PreSqOptions">Further `sieveq pre-sq` options for every pre-SQ.</param>
-internal sealed record DeploymentShape(IReadOnlyList<int> ExtraSenders, (int Id, string Stage)? CompromisedPreSq, IReadOnlyList<string> PreSqOptions)
+/// <param name="CompromisedReplica">A replica-SQ started as <see cref="CompromisedReplicaSqProcess"/>, instead of `sieveq replica-sq`.</param>
+internal sealed record DeploymentShape(IReadOnlyList<int> ExtraSenders, (int Id, string Stage)? CompromisedPreSq, IReadOnlyList<string> PreSqOptions,
+    int? CompromisedReplica = null)
 {
     public static readonly DeploymentShape AsUp = new([], null, []);
 }
 
 /// <summary>The running deployment, as an attack sees it.</summary>
-internal sealed record AttackTarget(string Directory, DeploymentConfig Config, DeploymentContext Context, IReadOnlyList<SieveQSender> LegitimateSenders);
+internal sealed record AttackTarget(string Directory, DeploymentConfig Config, DeploymentContext Context, IReadOnlyList<SieveQSender> LegitimateSenders,
+    SieveQReceiver Receiver);
 
 /// <summary>
 /// One attack kind: how the deployment is shaped for it, the attacker itself (real connections, real frames, or a
@@ -54,6 +58,7 @@ internal abstract class Attack : IAsyncDisposable
         AttackKind.Slowloris => new Slowloris(),
         AttackKind.H2Flood => new H2Flood(s.AttackRate),
         AttackKind.Oversize => new OversizeFrames(s.AttackRate),
+        AttackKind.ByzantineReplica => new ByzantineReplicaAttack(),
         _ => throw new ArgumentOutOfRangeException(nameof(s), s.Kind, "no such attack"),
     };
 
