@@ -29,8 +29,9 @@ internal sealed class H2Flood(int rate) : Attack
         + $"({rate} frames/s together), {IdleConnections} holding {IdleStreams} silent streams each, at the first pre-SQ";
 
     public override string Countermeasure =>
-        "Kestrel's HTTP/2 defences (a client resetting streams faster than they finish gets GOAWAY ENHANCE_YOUR_CALM; streams per connection 32), "
-        + "the per-source connection limit (32) and the Exchange stream's unbound timeout (30 s)";
+        "Kestrel's HTTP/2 handling (a reset stream's handler ends at once, so resets never pile up against the 32 streams per connection; "
+        + "a client holding reset streams past that limit would get GOAWAY ENHANCE_YOUR_CALM), the per-source connection limit (32) and the Exchange "
+        + "stream's unbound timeout (30 s) for the silent streams";
 
     public override string? Watched => EdgeTarget.FirstPreSqName;
 
