@@ -13,7 +13,7 @@ internal sealed class ByzantineReplicaAttack : Attack
 
     private string? _directory;
 
-    public override string Description => $"replica-SQ {Liar}, compromised, streams every message body to the receiver with its first byte flipped (the agreed digests unchanged)";
+    public override string Description => $"replica-SQ {Liar}, compromised, streams every message body to the receiver with its last byte flipped (the agreed digests unchanged)";
 
     public override string Countermeasure => "the receiver SDK takes a body only if it matches the digest f+1 replicas agreed on; a mismatch is refused and the body fetched from another replica";
 

@@ -64,7 +64,7 @@ internal static class CompromisedReplicaSqProcess
     }
 }
 
-/// <summary>While <see cref="Active"/>, flips the first byte of every message body the replica-SQ streams (an empty body becomes one byte): the agreed digests stay, the bytes behind them do not match.</summary>
+/// <summary>While <see cref="Active"/>, flips the last byte of every message body the replica-SQ streams (an empty body becomes one byte): the agreed digests stay, the bytes behind them do not match.</summary>
 internal sealed class CorruptingBodies : IOutputBodyStage
 {
     private long _applied;
@@ -90,7 +90,8 @@ internal sealed class CorruptingBodies : IOutputBodyStage
             {
                 Interlocked.Increment(ref _applied);
                 var data = i.Data.Length == 0 ? [0xFF] : (byte[])i.Data.Clone();
-                data[0] ^= 0xFF;
+                // The last byte: in the benchmark's payloads it is filler the receiver checks (the first bytes are the send timestamp, which it cannot).
+                data[^1] ^= 0xFF;
                 return i with { Data = data };
             }).ToList(),
         };
