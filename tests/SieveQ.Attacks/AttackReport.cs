@@ -25,6 +25,11 @@ internal static class AttackReport
         {
             output.WriteLine(string.Create(inv, $"attacker's own messages delivered (within its grant): {f.AttackerMessagesDelivered}"));
         }
+        if (f.Watched is { } watched && f.Seconds.Any(x => x.RssMiB is not null))
+        {
+            var (b, d, a) = f.RssWindows;
+            output.WriteLine(string.Create(inv, $"{watched} RSS MiB: at most {b:0.0} before, {d:0.0} during, {a:0.0} after (last {f.Seconds.LastOrDefault(x => x.RssMiB is not null)?.RssMiB:0.0})"));
+        }
         output.WriteLine("countermeasure counted: " + string.Join(", ", f.CountermeasureCounts.Select(kv => string.Create(inv, $"{kv.Key} {kv.Value}"))));
     }
 
@@ -48,7 +53,9 @@ internal static class AttackReport
             duringSeconds = s.During.TotalSeconds,
             afterSeconds = s.After.TotalSeconds,
             machine = new { Environment.ProcessorCount, os = Environment.OSVersion.ToString() },
-            perSecond = f.Seconds.Select(x => new { second = x.Second, delivered = x.Delivered, p50Ms = Finite(x.P50Ms), p99Ms = Finite(x.P99Ms), attack = x.AttackActions }),
+            watched = f.Watched,
+            perSecond = f.Seconds.Select(x => new { second = x.Second, delivered = x.Delivered, p50Ms = Finite(x.P50Ms), p99Ms = Finite(x.P99Ms), attack = x.AttackActions, rssMiB = x.RssMiB }),
+            rssMaxMiB = f.Watched is null ? null : new { before = Finite(f.RssWindows.Before), during = Finite(f.RssWindows.During), after = Finite(f.RssWindows.After) },
             before = Window(f.BeforeWindow),
             during = Window(f.DuringWindow),
             after = Window(f.AfterWindow),
@@ -85,7 +92,13 @@ internal static class AttackReport
             "Latency of legitimate deliveries, per second (sender SDK to receiver SDK)",
             "second", "ms",
             [Line("p50", ChartColors.Green, f, x => x.P50Ms), Line("p99", ChartColors.Orange, f, x => x.P99Ms)]);
-        return ChartSheet.Render(throughput, latency);
+        if (f.Watched is null || !f.Seconds.Any(x => x.RssMiB is not null))
+        {
+            return ChartSheet.Render(throughput, latency);
+        }
+        var memory = new LineChart($"Resident memory of {f.Watched} (the attacked process), per second", "second", "MiB",
+            [Line("RSS", ChartColors.Purple, f, x => x.RssMiB ?? double.NaN)]);
+        return ChartSheet.Render(throughput, latency, memory);
     }
 
     private static ChartSeries Line(string name, uint color, AttackFigures f, Func<SecondFigures, double> y) =>

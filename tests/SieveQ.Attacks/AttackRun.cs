@@ -23,8 +23,22 @@ internal sealed record AttackFigures(
     IReadOnlyDictionary<string, long> CountermeasureCounts,
     (double PerSecond, double P50Ms, double P99Ms) BeforeWindow,
     (double PerSecond, double P50Ms, double P99Ms) DuringWindow,
-    (double PerSecond, double P50Ms, double P99Ms) AfterWindow)
+    (double PerSecond, double P50Ms, double P99Ms) AfterWindow,
+    string? Watched = null)
 {
+    /// <summary>The watched component's largest RSS in each window (MiB; NaN when none was read).</summary>
+    public (double Before, double During, double After) RssWindows
+    {
+        get
+        {
+            var beforeEnd = (int)Settings.Before.TotalSeconds;
+            var duringEnd = (int)(Settings.Before + Settings.During).TotalSeconds;
+            double Max(Func<SecondFigures, bool> inWindow) =>
+                Seconds.Where(inWindow).Select(x => x.RssMiB ?? double.NaN).Where(double.IsFinite).DefaultIfEmpty(double.NaN).Max();
+            return (Max(x => x.Second < beforeEnd), Max(x => x.Second >= beforeEnd && x.Second < duringEnd), Max(x => x.Second >= duringEnd));
+        }
+    }
+
     public long Lost => PerSender.Values.Sum(v => Math.Max(0, v.Sent - v.Delivered));
 
     public bool ExactlyOnce => Lost == 0 && Violations == 0;
@@ -79,6 +93,11 @@ internal static class AttackRun
                 PreSqOptions = shape.PreSqOptions,
                 HostInProcess = (role, id) =>
                 {
+                    if (role == "replica-sq" && shape.CompromisedReplica == id)
+                    {
+                        processes.Start(LocalDeploymentLauncher.ReplicaName(id), CompromisedReplicaSqProcess.Args(dir, id));
+                        return Task.FromResult(true);
+                    }
                     if (role != "pre-sq" || shape.CompromisedPreSq is not { } c || c.Id != id)
                     {
                         return Task.FromResult(false);
@@ -105,7 +124,7 @@ internal static class AttackRun
             }, CancellationToken.None);
             var senders = AttackSettings.LegitimateSenders.Select(id => SieveQSender.Create(clients, id, Path.Combine(state, "senders"),
                 new SieveQSenderOptions { Outbox = new SenderOutboxOptions { Enabled = false } })).ToList();
-            var target = new AttackTarget(dir, config, context, senders);
+            var target = new AttackTarget(dir, config, context, senders, receiver);
             try
             {
                 var perSender = s.Rate / senders.Count;
@@ -117,7 +136,8 @@ internal static class AttackRun
                 var preparing = Task.Run(() => attack.PrepareAsync(target, ct), CancellationToken.None);
                 await Task.Delay(s.Warmup, ct).ConfigureAwait(false);
                 await preparing.ConfigureAwait(false);
-                var secondsFigures = await MeasureAsync(s, attack, target, timeline, seconds, output, ct).ConfigureAwait(false);
+                var watched = attack.Watched is { } w ? processes.Get(w) : null;
+                var secondsFigures = await MeasureAsync(s, attack, target, timeline, seconds, watched, output, ct).ConfigureAwait(false);
                 await stopLoad.CancelAsync().ConfigureAwait(false);
                 await Task.WhenAll(loading).ConfigureAwait(false);
                 await DrainAsync(timeline, loads, ct).ConfigureAwait(false);
@@ -135,7 +155,7 @@ internal static class AttackRun
                 return new AttackFigures(s, attack.Description, attack.Countermeasure, secondsFigures,
                     loads.ToDictionary(l => l.Sender, l => (l.Sent, (long)timeline.NextIndex(l.Sender))),
                     timeline.Violations, timeline.FirstViolations, attack.Applied, timeline.OtherSendersDelivered, counts,
-                    timeline.Window(0, beforeEnd), timeline.Window(beforeEnd, duringEnd), timeline.Window(duringEnd, seconds));
+                    timeline.Window(0, beforeEnd), timeline.Window(beforeEnd, duringEnd), timeline.Window(duringEnd, seconds), attack.Watched);
             }
             finally
             {
@@ -170,7 +190,7 @@ internal static class AttackRun
 
     /// <summary>The measured run: starts the attack at the end of the before phase, stops it after its window, prints each second once it is over.</summary>
     private static async Task<IReadOnlyList<SecondFigures>> MeasureAsync(AttackSettings s, Attack attack, AttackTarget target, DeliveryTimeline timeline,
-        int seconds, TextWriter output, CancellationToken ct)
+        int seconds, Process? watched, TextWriter output, CancellationToken ct)
     {
         var start = Stopwatch.GetTimestamp();
         timeline.Start(start);
@@ -178,7 +198,7 @@ internal static class AttackRun
         Task? attacking = null;
         var figures = new List<SecondFigures>(seconds);
         var appliedBefore = 0L;
-        output.WriteLine("second  legit msg/s   p50 ms   p99 ms  attack/s");
+        output.WriteLine("second  legit msg/s   p50 ms   p99 ms  attack/s" + (watched is null ? "" : $"  {attack.Watched} RSS MiB"));
         try
         {
             for (var second = 0; second < seconds; second++)
@@ -199,11 +219,11 @@ internal static class AttackRun
                     await Task.Delay(wait, ct).ConfigureAwait(false);
                 }
                 var applied = attack.Applied;
-                var f = timeline.Second(second, applied - appliedBefore);
+                var f = timeline.Second(second, applied - appliedBefore) with { RssMiB = watched is null ? null : ProcessMemory.RssMiB(watched) };
                 appliedBefore = applied;
                 figures.Add(f);
                 var phase = second < s.Before.TotalSeconds ? ' ' : second < (s.Before + s.During).TotalSeconds ? '*' : ' ';
-                output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{f.Second,5}{phase} {f.Delivered,11} {f.P50Ms,8:0.0} {f.P99Ms,8:0.0} {f.AttackActions,9}"));
+                output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{f.Second,5}{phase} {f.Delivered,11} {f.P50Ms,8:0.0} {f.P99Ms,8:0.0} {f.AttackActions,9}{(f.RssMiB is { } rss ? $" {rss,18:0.0}" : "")}"));
             }
         }
         finally
@@ -248,7 +268,7 @@ internal static class AttackRun
     private static ProcessStartInfo Command(IReadOnlyList<string> args)
     {
         var psi = new ProcessStartInfo("dotnet") { UseShellExecute = false };
-        psi.ArgumentList.Add(args.Count > 0 && args[0] == CompromisedPreSqProcess.Command ? typeof(AttackRun).Assembly.Location : SieveqDll);
+        psi.ArgumentList.Add(args.Count > 0 && args[0] is CompromisedPreSqProcess.Command or CompromisedReplicaSqProcess.Command ? typeof(AttackRun).Assembly.Location : SieveqDll);
         foreach (var a in args)
         {
             psi.ArgumentList.Add(a);

@@ -3,8 +3,8 @@ using SieveQ.Sdk.Receiver;
 
 namespace SieveQ.Attacks;
 
-/// <summary>One second of the run: legitimate deliveries in it, their latency percentiles, and what the attack did in it.</summary>
-internal sealed record SecondFigures(int Second, long Delivered, double P50Ms, double P99Ms, long AttackActions);
+/// <summary>One second of the run: legitimate deliveries in it, their latency percentiles, what the attack did in it, and the watched component's RSS at its end (MiB), if any.</summary>
+internal sealed record SecondFigures(int Second, long Delivered, double P50Ms, double P99Ms, long AttackActions, double? RssMiB = null);
 
 /// <summary>
 /// What the receiver got, second by second from the start of the measured run (by delivery time), and whether each

@@ -3,10 +3,14 @@ using SieveQ.Attacks;
 using SieveQ.Attacks.Attacks;
 using SieveQ.Deployment;
 
-// The attack benchmark (docs/attacks.md). `compromised-pre-sq` is the compromised pre-SQ process the benchmark starts.
+// The attack benchmark (docs/attacks.md). `compromised-pre-sq` and `compromised-replica-sq` are the compromised component processes the benchmark starts.
 if (args.Length > 0 && args[0] == CompromisedPreSqProcess.Command)
 {
     return await CompromisedPreSqProcess.RunAsync(args[1..]);
+}
+if (args.Length > 0 && args[0] == CompromisedReplicaSqProcess.Command)
+{
+    return await CompromisedReplicaSqProcess.RunAsync(args[1..]);
 }
 
 var kind = new Option<string>("--kind") { Description = $"The attack: {string.Join(", ", AttackKinds.Names)}.", Required = true };

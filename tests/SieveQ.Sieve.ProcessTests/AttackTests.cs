@@ -48,9 +48,51 @@ public sealed class AttackTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public async Task A_slowloris_on_a_pre_sq_loses_nothing_and_its_silent_connections_are_cut()
+    {
+        using var run = await RunAsync("slowloris", "--during", "15s");
+        // The preface deadline (10 s) falls inside the window; the unbound-stream timeout (30 s) does not.
+        AssertCounted(run, "pre-sq connections_closed_silent");
+        AssertStreamsHeldThenReleased(run);
+        AssertRssReported(run);
+    }
+
+    [Fact]
+    public async Task An_http2_flood_on_a_pre_sq_loses_nothing_and_its_streams_are_refused_or_ended()
+    {
+        using var run = await RunAsync("h2-flood", "--attack-rate", "3000");
+        AssertCounted(run, "attacker rapid-reset connections opened");
+        AssertCounted(run, "attacker settings/ping connections opened");
+        AssertStreamsHeldThenReleased(run);
+        AssertRssReported(run);
+    }
+
+    [Fact]
+    public async Task Oversize_requests_are_each_refused_with_a_status_and_the_replicas_do_not_stall()
+    {
+        using var run = await RunAsync("oversize");
+        var counts = run.RootElement.GetProperty("countermeasureCounts");
+        Assert.True(counts.GetProperty("attacker refused with a status").GetInt64() > 0);
+        Assert.Equal(0, counts.GetProperty("attacker NOT refused").GetInt64());
+        AssertCounted(run, "pre-sq drop.*.Malformed");
+    }
+
+    [Fact]
+    public async Task A_byzantine_replica_streaming_corrupted_bodies_changes_nothing_the_receiver_delivers()
+    {
+        // The countermeasure's proof is RunAsync's own: the liar corrupted bodies (attackApplied) and the run's receiver
+        // found every payload intact. A receiver SDK that took a body without checking it against the agreed digest
+        // delivers the liar's bytes and fails there. The SDK keeps no count of the bodies it refused (its fetches
+        // happen without a liar too), so none is asserted.
+        using var run = await RunAsync("byzantine-replica");
+        Assert.True(run.RootElement.GetProperty("countermeasureCounts").GetProperty("receiver fetches_answered").GetInt64() > 0,
+            "the receiver should have fetched the bodies the liar was designated for from other replicas");
+    }
+
+    [Fact]
     public async Task An_attack_not_built_yet_is_refused_with_a_clear_error()
     {
-        var (code, _, stderr) = await StartAsync(["--kind", "byzantine-replica"], TimeSpan.FromSeconds(60));
+        var (code, _, stderr) = await StartAsync(["--kind", "state-transfer-flood"], TimeSpan.FromSeconds(60));
         Assert.Equal(2, code);
         Assert.Contains("not built yet", stderr, StringComparison.Ordinal);
     }
@@ -61,8 +103,10 @@ public sealed class AttackTests(ITestOutputHelper output)
         var json = Path.Combine(Path.GetTempPath(), $"sieveq-attack-test-{Guid.NewGuid():N}.json");
         try
         {
+            // A kind may give its own window (--during); the others take 10 s.
+            string[] during = extra.Contains("--during") ? [] : ["--during", "10s"];
             var (code, stdout, stderr) = await StartAsync(
-                ["--kind", kind, "--warmup", "5s", "--before", "5s", "--during", "10s", "--after", "2s", "--json", json, .. extra], Bound);
+                ["--kind", kind, "--warmup", "5s", "--before", "5s", .. during, "--after", "2s", "--json", json, .. extra], Bound);
             output.WriteLine(stdout);
             output.WriteLine(stderr);
             Assert.True(code == 0, $"the attack run exited with {code}");
@@ -91,6 +135,26 @@ public sealed class AttackTests(ITestOutputHelper output)
         var counts = run.RootElement.GetProperty("countermeasureCounts");
         var sum = counters.Sum(c => counts.TryGetProperty(c, out var n) ? n.GetInt64() : 0);
         Assert.True(sum > 0, $"the countermeasure should have counted {string.Join(" or ", counters)}: {counts}");
+    }
+
+    /// <summary>
+    /// The attacked pre-SQ held the attacker's streams during the window (its open_streams gauge rose far above the
+    /// legitimate senders' few) and let every one go afterwards: none leaked into its stream table.
+    /// </summary>
+    private static void AssertStreamsHeldThenReleased(JsonDocument run)
+    {
+        var counts = run.RootElement.GetProperty("countermeasureCounts");
+        var peak = counts.GetProperty("pre-sq open_streams during the attack (peak)").GetInt64();
+        var after = counts.GetProperty("pre-sq open_streams after the attack").GetInt64();
+        Assert.True(peak > 50, $"the attacker should have held streams on the pre-SQ: {counts}");
+        Assert.True(after <= 4, $"the pre-SQ should have released the attacker's streams: {after} still open");
+    }
+
+    /// <summary>The attacked process's memory was read every second of the run.</summary>
+    private static void AssertRssReported(JsonDocument run)
+    {
+        Assert.True(run.RootElement.GetProperty("watched").GetString() is { Length: > 0 });
+        Assert.All(run.RootElement.GetProperty("perSecond").EnumerateArray(), x => Assert.True(x.GetProperty("rssMiB").GetDouble() > 0));
     }
 
     private static async Task<(int Code, string Stdout, string Stderr)> StartAsync(IReadOnlyList<string> args, TimeSpan bound)

@@ -63,18 +63,20 @@ internal static class CompromisedPreSqProcess
     }
 
     /// <summary>Written aside and renamed, so the benchmark never reads half a number.</summary>
-    private static async Task WriteCountAsync(string path, long count)
+    internal static async Task WriteCountAsync(string path, long count)
     {
         var temp = path + ".tmp";
         await File.WriteAllTextAsync(temp, count.ToString(CultureInfo.InvariantCulture)).ConfigureAwait(false);
         File.Move(temp, path, overwrite: true);
     }
 
-    public static long ReadCount(string deployment, int id)
+    public static long ReadCount(string deployment, int id) => ReadCount(CountPath(deployment, id));
+
+    public static long ReadCount(string path)
     {
         try
         {
-            return long.TryParse(File.ReadAllText(CountPath(deployment, id)), NumberStyles.None, CultureInfo.InvariantCulture, out var n) ? n : 0;
+            return long.TryParse(File.ReadAllText(path), NumberStyles.None, CultureInfo.InvariantCulture, out var n) ? n : 0;
         }
         catch (IOException)
         {
