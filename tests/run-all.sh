@@ -19,7 +19,7 @@ section() { section_start=$SECONDS; printf '\n==== %s ====\n' "$1"; }
 
 # Tallies a section's "N passed, M failed" style output into the totals.
 tally() {
-  local name=$1 log=$2 rc=$3 p f
+  local name=$1 log=$2 rc=$3 took=${4:-$((SECONDS - section_start))} p f
   p=$(grep -Eo 'Passed: +[0-9]+' "$log" | grep -Eo '[0-9]+' | paste -sd+ - | bc 2>/dev/null || true)
   f=$(grep -Eo 'Failed: +[0-9]+' "$log" | grep -Eo '[0-9]+' | paste -sd+ - | bc 2>/dev/null || true)
   if [ -z "$p" ] && [ -z "$f" ]; then
@@ -31,35 +31,56 @@ tally() {
   total_passed=$((total_passed + p))
   total_failed=$((total_failed + f))
   [ "$f" -ne 0 ] && failures+=("$name")
-  local took=$((SECONDS - section_start))
   timings+=("$(printf '%5d s  %s' "$took" "$name")")
   echo "[$name] $p passed, $f failed (exit $rc, $took s)"
 }
 
-# bc for the tallies; a font for the bench charts' text (ScottPlot draws with the system's fonts).
-if ! command -v bc >/dev/null 2>&1 || ! { command -v fc-list >/dev/null 2>&1 && [ -n "$(fc-list 2>/dev/null)" ]; }; then
+# Every Debian package the sections need, installed here once and before anything runs: the driver and
+# installer checks run beside the .NET tests (below), and two apt-get at once would fight over dpkg's lock.
+# Each section still checks what it needs and says so when it is missing.
+#   bc (tallies); fontconfig and a font (ScottPlot's chart text); Debian's Chromium (the console's browser tests:
+#   Playwright drives /usr/bin/chromium and never downloads a browser); the driver's compilers, sanitizer runtime,
+#   mingw cross-compiler and Wine (driver/scripts/ensure-deps.sh); wixl, msitools, osslsigncode and openssl (the
+#   MSI); afl++ (fuzzing); unzip (package checks).
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+missing() { local p; for p in "$@"; do have_pkg "$p" || printf '%s ' "$p"; done; }
+lean=$(missing bc clang libclang-rt-14-dev llvm mingw-w64 gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 binutils make wine64 \
+  wixl msitools osslsigncode openssl afl++ unzip)
+full=$(missing fontconfig fonts-dejavu-core chromium)
+if [ -n "$lean$full" ] && command -v apt-get >/dev/null 2>&1; then
+  section "Debian packages: $lean$full"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >/dev/null 2>&1 || true
-  apt-get install -y -qq bc fontconfig fonts-dejavu-core >/dev/null 2>&1 || true
+  sudo=; [ "$(id -u)" != 0 ] && sudo=sudo
+  $sudo apt-get update -qq >/dev/null 2>&1 || true
+  # shellcheck disable=SC2086 # the package lists split on purpose
+  [ -z "$lean" ] || $sudo apt-get install -y -qq --no-install-recommends $lean >/dev/null 2>&1 || echo "apt-get install failed for some of: $lean"
+  # shellcheck disable=SC2086
+  [ -z "$full" ] || $sudo apt-get install -y -qq $full >/dev/null 2>&1 || echo "apt-get install failed for some of: $full"
+  timings+=("$(printf '%5d s  %s' $((SECONDS - section_start)) packages)")
 fi
 
-# Debian's Chromium for the web console's browser tests (tests/SieveQ.AdminUi.BrowserTests): Playwright drives it at
-# /usr/bin/chromium and never downloads a browser of its own.
-if [ ! -x /usr/bin/chromium ]; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >/dev/null 2>&1 || true
-  apt-get install -y -qq chromium >/dev/null 2>&1 || true
-fi
-
-if [ -f driver/Makefile ]; then
-  section "driver (C core, fuzz, mingw cross-build, the real .sys under Wine)"
-  make -C driver test 2>&1 | tee "$results/driver.log"
-  rc=${PIPESTATUS[0]}
-  # The unit tests' line and the Wine harness's line, summed into the one line tally reads.
-  grep -Eo '^(wine-check: )?[0-9]+ passed, [0-9]+ failed' "$results/driver.log" | sed 's/^wine-check: //' \
-    | awk '{p+=$1; f+=$3} END {printf "%d passed, %d failed\n", p, f}' >> "$results/driver.log"
-  tally driver "$results/driver.log" "$rc"
-fi
+# The driver's and the installer's checks spend most of their time waiting on Wine: they run in the background
+# beside the .NET test projects, each into its own log, and are reported after them.
+bg_names=(); bg_titles=(); bg_pids=()
+background() { # NAME TITLE COMMAND...
+  local name=$1 title=$2; shift 2
+  ( start=$SECONDS; "$@" >"$results/$name.log" 2>&1; echo $? >"$results/$name.rc"; echo $((SECONDS - start)) >"$results/$name.secs" ) &
+  bg_pids+=($!); bg_names+=("$name"); bg_titles+=("$title")
+  printf '\n(%s: started in the background, reported after the .NET test projects)\n' "$title"
+}
+# Waits for one background section, prints its output (the last TAIL lines; all when TAIL is 0) and tallies it.
+report_background() { # INDEX TAIL
+  local i=$1 tail_lines=$2 name=${bg_names[$1]}
+  wait "${bg_pids[$i]}"
+  section "${bg_titles[$i]}"
+  if [ "$tail_lines" -eq 0 ]; then cat "$results/$name.log"; else tail -n "$tail_lines" "$results/$name.log"; fi
+  if [ "$name" = driver ]; then
+    # The unit tests' line and the Wine harness's line, summed into the one line tally reads.
+    grep -Eo '^(wine-check: )?[0-9]+ passed, [0-9]+ failed' "$results/driver.log" | sed 's/^wine-check: //' \
+      | awk '{p+=$1; f+=$3} END {printf "%d passed, %d failed\n", p, f}' >> "$results/driver.log"
+  fi
+  tally "$name" "$results/$name.log" "$(cat "$results/$name.rc" 2>/dev/null || echo 1)" "$(cat "$results/$name.secs" 2>/dev/null || echo 0)"
+}
 
 section "dotnet build"
 if ! dotnet build SieveQ.sln -c Release 2>&1 | tee "$results/build.log" | grep -E "error|Warn|Build succeeded|Elapsed"; then :; fi
@@ -69,6 +90,9 @@ else
   total_failed=$((total_failed + 1)); failures+=("build")
 fi
 timings+=("$(printf '%5d s  %s' $((SECONDS - section_start)) build)")
+
+[ -f driver/Makefile ] && background driver "driver (C core, fuzz, mingw cross-build, the real .sys under Wine)" make -C driver test
+background msi "installer (MSI built with wixl; tables, signature, install and uninstall under Wine)" timeout 1200 bash installer/msi/check.sh
 
 for proj in $(ls tests/*/*.csproj | sort); do
   name=$(basename "$(dirname "$proj")")
@@ -84,9 +108,9 @@ section "fuzzing (afl-fuzz over SharpFuzz-instrumented parsers, ${fuzz_seconds}s
 SIEVEQ_FUZZ_NO_BUILD=1 timeout 900 bash tests/fuzz/run.sh "$fuzz_seconds" 2>&1 | tee "$results/fuzz.log" | grep -vE '^\s*$'
 tally fuzz "$results/fuzz.log" "${PIPESTATUS[0]}"
 
-section "installer (MSI built with wixl; tables, signature, install and uninstall under Wine)"
-timeout 1200 bash installer/msi/check.sh 2>&1 | tee "$results/msi.log" | tail -45
-tally msi "$results/msi.log" "${PIPESTATUS[0]}"
+for i in "${!bg_names[@]}"; do
+  if [ "${bg_names[$i]}" = msi ]; then report_background "$i" 45; else report_background "$i" 0; fi
+done
 
 section "sieveq as a .NET tool (dotnet pack, tool install from a local source, the installed command)"
 timeout 900 bash installer/tool/check.sh 2>&1 | tee "$results/tool.log"

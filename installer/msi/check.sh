@@ -461,7 +461,8 @@ t_service_stops() {
 }
 wcheck "Wine: sc stop SieveQAgent: STOPPED with exit code 0, the process gone" t_service_stops
 # The uninstall below removes ProgramData\SieveQ only when it is empty, as it left it.
-rm -rf "${agent_deployment:?}"/*
+# (dotfiles too: deploy init writes a .gitignore that keeps the deployment's keys out of any repository)
+find "${agent_deployment:?}" -mindepth 1 -delete
 
 # --- B: uninstall
 t_uninstall() { # MSI LOG

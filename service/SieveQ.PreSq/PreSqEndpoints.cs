@@ -42,13 +42,14 @@ internal sealed class PreSqEndpoints
     public void Map(IEndpointRouteBuilder routes)
     {
         routes.MapGrpcMethod<SenderFrame, PreSqEvent>(ProtocolNames.PreSqService, ProtocolNames.Exchange, SenderFrame.Parser, ExchangeAsync, _options.MaxMessageBytes);
+        var unary = _options.UnaryRequestTimeout;
         routes.MapGrpcMethod<ReceiverAcknowledgement, AcknowledgementQueued>(ProtocolNames.PreSqService, ProtocolNames.Acknowledge, ReceiverAcknowledgement.Parser,
-            AcknowledgeAsync, _options.MaxMessageBytes);
-        routes.MapGrpcMethod<HealthRequest, HealthReply>(ProtocolNames.PreSqService, ProtocolNames.Health, HealthRequest.Parser, HealthAsync, HealthRequestBytes);
+            AcknowledgeAsync, _options.MaxMessageBytes, unary);
+        routes.MapGrpcMethod<HealthRequest, HealthReply>(ProtocolNames.PreSqService, ProtocolNames.Health, HealthRequest.Parser, HealthAsync, HealthRequestBytes, unary);
         routes.MapGrpcMethod<RuleSetCommandSubmission, RuleSetCommandOutcome>(ProtocolNames.PreSqService, ProtocolNames.SubmitRuleSetCommand,
-            RuleSetCommandSubmission.Parser, SubmitRuleSetCommandAsync, RuleSetCommandRelay.MaxSubmissionBytes);
+            RuleSetCommandSubmission.Parser, SubmitRuleSetCommandAsync, RuleSetCommandRelay.MaxSubmissionBytes, unary);
         routes.MapGrpcMethod<AdminCommandSubmission, AdminCommandOutcome>(ProtocolNames.PreSqService, ProtocolNames.SubmitAdminCommand,
-            AdminCommandSubmission.Parser, SubmitAdminCommandAsync, AdminCommandRelay.MaxSubmissionBytes);
+            AdminCommandSubmission.Parser, SubmitAdminCommandAsync, AdminCommandRelay.MaxSubmissionBytes, unary);
     }
 
     private async Task SubmitAdminCommandAsync(GrpcServerCall<AdminCommandSubmission, AdminCommandOutcome> call)

@@ -212,6 +212,7 @@ public sealed class PreSqHost : IAsyncDisposable
         };
         reply.Counters.Add(Metrics.Snapshot());
         reply.Counters["passed"] = _filter.PassedCount;
+        reply.Counters["grpc_request_deadline_expired"] = SieveQ.Transport.GrpcRequestDeadline.Expired;
         reply.Counters["sequence_readopted"] = _filter.Readoptions;
         reply.Counters["untaken_forgotten"] = _filter.UntakenForgotten;
         reply.Counters["dropped"] = _filter.Drops.Total;

@@ -36,12 +36,19 @@ public sealed record PreSqHostOptions
     public TimeSpan RequestHeadersTimeout { get; init; } = TimeSpan.FromSeconds(10);
 
     /// <summary>
-    /// Minimum request body rate for the short calls (Acknowledge, Health): a trickled body is cut off after
-    /// the grace period. The long-lived Exchange stream is exempt (see <see cref="UnboundStreamTimeout"/>).
+    /// Kestrel's minimum request body rate, for requests that are not gRPC calls. The gRPC mapping lifts it for every
+    /// method (a stream may rightly be quiet); the short calls are bounded by <see cref="UnaryRequestTimeout"/>
+    /// instead, the Exchange stream by <see cref="UnboundStreamTimeout"/>.
     /// </summary>
     public double MinRequestBodyBytesPerSecond { get; init; } = 1_024;
 
     public TimeSpan MinDataRateGracePeriod { get; init; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>
+    /// Time the short calls (Acknowledge, Health, rule-set and administrator commands) have from their start to deliver
+    /// their one request; a trickled one is ended (DEADLINE_EXCEEDED, counted as grpc_request_deadline_expired).
+    /// </summary>
+    public TimeSpan UnaryRequestTimeout { get; init; } = TimeSpan.FromSeconds(10);
 
     /// <summary>Minimum rate at which a client must read what is written to it, or its connection is closed.</summary>
     public double MinResponseBytesPerSecond { get; init; } = 1_024;
@@ -147,6 +154,7 @@ public sealed record PreSqHostOptions
             throw new ArgumentOutOfRangeException(nameof(MinDataRateGracePeriod), MinDataRateGracePeriod, "must be above one second");
         }
         Positive(UnboundStreamTimeout.TotalMilliseconds, nameof(UnboundStreamTimeout));
+        Positive(UnaryRequestTimeout.TotalMilliseconds, nameof(UnaryRequestTimeout));
         Positive(MaxStreamsPerConnection, nameof(MaxStreamsPerConnection));
         Positive(MaxRequestHeaderFieldBytes, nameof(MaxRequestHeaderFieldBytes));
         Positive(MaxRequestHeadersTotalBytes, nameof(MaxRequestHeadersTotalBytes));

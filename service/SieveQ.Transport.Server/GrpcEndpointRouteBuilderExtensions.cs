@@ -11,13 +11,18 @@ namespace SieveQ.Transport;
 /// <summary>Maps gRPC methods (any of unary, client, server or bidirectional streaming) onto Kestrel endpoints.</summary>
 public static class GrpcEndpointRouteBuilderExtensions
 {
+    /// <param name="requestDeadline">
+    /// For a method whose client sends one request (unary, server streaming): the time from the call's start within
+    /// which its reads must complete, or the call ends with DEADLINE_EXCEEDED. Null for client and bidirectional streams.
+    /// </param>
     public static IEndpointConventionBuilder MapGrpcMethod<TRequest, TResponse>(
         this IEndpointRouteBuilder endpoints,
         string service,
         string method,
         MessageParser<TRequest> parser,
         Func<GrpcServerCall<TRequest, TResponse>, Task> handler,
-        int maxMessageBytes = GrpcFraming.DefaultMaxMessageBytes)
+        int maxMessageBytes = GrpcFraming.DefaultMaxMessageBytes,
+        TimeSpan? requestDeadline = null)
         where TRequest : class, IMessage<TRequest>
         where TResponse : class, IMessage<TResponse>
     {
@@ -52,7 +57,7 @@ public static class GrpcEndpointRouteBuilderExtensions
             context.Response.Headers["grpc-accept-encoding"] = "identity";
             // Headers go out at once so a streaming client's SendAsync returns before the first response.
             await context.Response.StartAsync(context.RequestAborted).ConfigureAwait(false);
-            var call = new GrpcServerCall<TRequest, TResponse>(context, parser, maxMessageBytes);
+            var call = new GrpcServerCall<TRequest, TResponse>(context, parser, maxMessageBytes) { RequestDeadline = requestDeadline };
             var status = GrpcStatusCode.Ok;
             string? detail = null;
             try

@@ -35,9 +35,33 @@ public sealed class GrpcServerCall<TRequest, TResponse>
         }
     }
 
+    /// <summary>When set, the time from the call's start within which its reads must complete (<see cref="GrpcRequestDeadline"/>).</summary>
+    internal TimeSpan? RequestDeadline { get; init; }
+
+    private readonly long _startedAtMs = Environment.TickCount64;
+
     public async ValueTask<TRequest?> ReadOneAsync(CancellationToken ct = default)
     {
-        var m = await GrpcFraming.ReadAsync(HttpContext.Request.BodyReader, _parser, _maxMessageBytes, ct).ConfigureAwait(false);
+        if (RequestDeadline is not { } limit)
+        {
+            return Counted(await GrpcFraming.ReadAsync(HttpContext.Request.BodyReader, _parser, _maxMessageBytes, ct).ConfigureAwait(false));
+        }
+        var left = limit - TimeSpan.FromMilliseconds(Environment.TickCount64 - _startedAtMs);
+        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(ct);
+        deadline.CancelAfter(left > TimeSpan.Zero ? left : TimeSpan.Zero);
+        try
+        {
+            return Counted(await GrpcFraming.ReadAsync(HttpContext.Request.BodyReader, _parser, _maxMessageBytes, deadline.Token).ConfigureAwait(false));
+        }
+        catch (OperationCanceledException) when (deadline.IsCancellationRequested && !ct.IsCancellationRequested && !CallAborted.IsCancellationRequested)
+        {
+            GrpcRequestDeadline.Count();
+            throw new GrpcCallException(GrpcStatusCode.DeadlineExceeded, $"the request did not arrive within {limit.TotalSeconds:0.#} s of the call's start");
+        }
+    }
+
+    private TRequest? Counted(TRequest? m)
+    {
         if (m is not null)
         {
             MessagesRead++;

@@ -108,6 +108,66 @@ public sealed class HardeningTests(PreSqTestBed bed)
         Assert.Null(session.Ended);
     }
 
+    [Fact]
+    public async Task A_health_call_whose_request_trickles_is_ended_by_its_deadline()
+    {
+        var before = GrpcRequestDeadline.Expired;
+        using var handler = new SocketsHttpHandler();
+        if (Host.TlsPin is { } pin)
+        {
+            handler.SslOptions.RemoteCertificateValidationCallback = (_, certificate, _, _) => certificate is not null && pin.Matches(certificate);
+        }
+        using var client = new HttpClient(handler) { Timeout = Generous * 2 };
+        var scheme = Host.TlsPin is null ? "http" : "https";
+        using var request = new HttpRequestMessage(HttpMethod.Post, $"{scheme}://127.0.0.1:{Host.Address.Port}/{SieveQ.Protocol.ProtocolNames.PreSqService}/{SieveQ.Protocol.ProtocolNames.Health}")
+        {
+            Version = HttpVersion.Version20,
+            VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+            Content = new TrickledContent(),
+        };
+        request.Content.Headers.ContentType = new System.Net.Http.Headers.MediaTypeHeaderValue("application/grpc");
+        request.Headers.TryAddWithoutValidation("te", "trailers");
+        using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead);
+        // The server ends the call (trailers) while our body is still trickling: it did not wait for the rest.
+        await response.Content.CopyToAsync(Stream.Null);
+        Assert.Equal("4", Assert.Single(response.TrailingHeaders.GetValues("grpc-status")));
+        Assert.Contains("did not arrive within", Uri.UnescapeDataString(Assert.Single(response.TrailingHeaders.GetValues("grpc-message"))), StringComparison.Ordinal);
+        Assert.True(GrpcRequestDeadline.Expired > before);
+        Assert.True(Host.Health().Counters["grpc_request_deadline_expired"] > before);
+    }
+
+    /// <summary>A gRPC message header promising 10 bytes, then one byte every two seconds, until the call is ended.</summary>
+    private sealed class TrickledContent : HttpContent
+    {
+        protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context, CancellationToken cancellationToken)
+        {
+            await stream.WriteAsync(new byte[] { 0, 0, 0, 0, 10 }, cancellationToken);
+            await stream.FlushAsync(cancellationToken);
+            try
+            {
+                for (var i = 0; i < 9; i++)
+                {
+                    await Task.Delay(TimeSpan.FromSeconds(2), cancellationToken);
+                    await stream.WriteAsync(new byte[] { 0x0a }, cancellationToken);
+                    await stream.FlushAsync(cancellationToken);
+                }
+            }
+            catch (Exception e) when (e is IOException or OperationCanceledException or HttpRequestException)
+            {
+                // the server ended the call: what this content is for
+            }
+        }
+
+        protected override Task SerializeToStreamAsync(Stream stream, TransportContext? context) =>
+            SerializeToStreamAsync(stream, context, CancellationToken.None);
+
+        protected override bool TryComputeLength(out long length)
+        {
+            length = 0;
+            return false;
+        }
+    }
+
     private async Task<Socket> ConnectAsync()
     {
         var s = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
