@@ -822,9 +822,18 @@ static void loop(int cycles)
 
     int ok_cycles = 0;
     DWORD t0 = GetTickCount();
-    for (int i = 0; i < cycles; i++) {
-        if (!StartServiceW(svc, 0, NULL) || !svc_wait(svc, SERVICE_RUNNING))
+    const char *failed_step = NULL;
+    DWORD failed_error = 0;
+    for (int i = 0; i < cycles && !failed_step; i++) {
+        if (!StartServiceW(svc, 0, NULL)) {
+            failed_step = "StartService";
+        } else if (!svc_wait(svc, SERVICE_RUNNING)) {
+            failed_step = "waiting for RUNNING";
+        }
+        if (failed_step) {
+            failed_error = GetLastError();
             break;
+        }
         HANDLE h = open_device();
         sqfw_set_policy_out res;
         int pushed = h != INVALID_HANDLE_VALUE && push(h, (i & 1) ? blob_min : blob_ws, (i & 1) ? len_min : len_ws,
@@ -832,8 +841,17 @@ static void loop(int cycles)
         if (h != INVALID_HANDLE_VALUE)
             CloseHandle(h);
         SERVICE_STATUS st;
-        if (!ControlService(svc, SERVICE_CONTROL_STOP, &st) || !svc_wait(svc, SERVICE_STOPPED) || !pushed)
+        if (!ControlService(svc, SERVICE_CONTROL_STOP, &st)) {
+            failed_step = "ControlService(STOP)";
+        } else if (!svc_wait(svc, SERVICE_STOPPED)) {
+            failed_step = "waiting for STOPPED";
+        } else if (!pushed) {
+            failed_step = h == INVALID_HANDLE_VALUE ? "opening the device" : "pushing a policy";
+        }
+        if (failed_step) {
+            failed_error = GetLastError();
             break;
+        }
         ok_cycles++;
         /* progress, so that a run cut short by run.sh's bound shows how far it got and at what pace */
         if (ok_cycles % 25 == 0 && ok_cycles < cycles) {
@@ -842,6 +860,8 @@ static void loop(int cycles)
         }
     }
     DWORD ms = GetTickCount() - t0;
+    if (failed_step)
+        printf("  cycle %d failed at %s (error %lu)\n", ok_cycles + 1, failed_step, (unsigned long)failed_error);
     CHECK("every load/push/unload cycle completed", ok_cycles == cycles);
     printf("  %d load/unload cycles in %lu ms\n", ok_cycles, (unsigned long)ms);
     Sleep(100);
