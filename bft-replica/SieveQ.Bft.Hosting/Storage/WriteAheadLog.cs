@@ -22,6 +22,11 @@ public sealed class WriteAheadLog : IDisposable
     private long _generation;
     private RegencyRecord? _regency;
     private CheckpointRecord? _checkpoint;
+    /// <summary>
+    /// The checkpoint before the newest, carried across compaction too: a replica that restarts must still vouch for
+    /// it (and serve it), or a peer a whole interval behind finds no f+1 replicas agreeing on any checkpoint.
+    /// </summary>
+    private CheckpointRecord? _previousCheckpoint;
     private List<DurableRecord> _tail = [];
     /// <summary>(instance, batch hash) of the prepared records with a batch in the live segment: a decision on one is logged as a reference.</summary>
     private HashSet<(long, Digest)> _segmentBatches = [];
@@ -185,6 +190,10 @@ public sealed class WriteAheadLog : IDisposable
             {
                 carried.Add(_regency);
             }
+            if (_previousCheckpoint is not null)
+            {
+                carried.Add(_previousCheckpoint);
+            }
             if (_checkpoint is not null)
             {
                 carried.Add(_checkpoint);
@@ -238,7 +247,14 @@ public sealed class WriteAheadLog : IDisposable
                 _regency = r;
                 break;
             case CheckpointRecord c when _checkpoint is null || c.ConsensusId >= _checkpoint.ConsensusId:
+                if (_checkpoint is not null && c.ConsensusId > _checkpoint.ConsensusId)
+                {
+                    _previousCheckpoint = _checkpoint;
+                }
                 _checkpoint = c;
+                break;
+            case CheckpointRecord c when _previousCheckpoint is null || c.ConsensusId >= _previousCheckpoint.ConsensusId:
+                _previousCheckpoint = c;
                 break;
             case DecisionRecord or PreparedRecord:
                 _tail.Add(record);

@@ -50,13 +50,14 @@ internal sealed class SimulatedDisk
     public void Truncate(long upToConsensusId)
     {
         Sync();
-        var newestCheckpoint = _records.OfType<CheckpointRecord>().MaxBy(c => c.ConsensusId);
+        // The newest checkpoint and the one before it, as the write-ahead log keeps them.
+        var keptCheckpoints = _records.OfType<CheckpointRecord>().OrderByDescending(c => c.ConsensusId).Take(2).ToList();
         var highestRegency = _records.OfType<RegencyRecord>().MaxBy(r => r.Regency);
         _records.RemoveAll(r => r switch
         {
             DecisionRecord d => d.ConsensusId <= upToConsensusId,
             PreparedRecord p => p.Certificate.ConsensusId <= upToConsensusId,
-            CheckpointRecord c => !ReferenceEquals(c, newestCheckpoint),
+            CheckpointRecord c => !keptCheckpoints.Any(k => ReferenceEquals(k, c)),
             RegencyRecord g => !ReferenceEquals(g, highestRegency),
             _ => false,
         });

@@ -349,6 +349,22 @@ public sealed partial class ReplicaCore
         _logStart = start;
     }
 
+    /// <summary>
+    /// After a restart: the checkpoint before the latest, from our own log, vouched for and served again as before the
+    /// crash. Without it a peer one interval behind found f+1 replicas agreeing on no checkpoint once one of them had
+    /// restarted (the latest here, the previous one there), and stayed behind for good.
+    /// </summary>
+    private void RestorePreviousCheckpoint(CheckpointRecord previous)
+    {
+        _previousCheckpointId = previous.ConsensusId;
+        _previousCheckpointHash = previous.StateHash;
+        _previousCheckpointState = previous.State;
+        _previousManifest = StateManifest.ChunksFor(previous.State.Length, Config.StateChunkBytes) <= WireLimits.MaxStateChunks
+            ? StateManifest.Of(previous.State, Config.StateChunkBytes)
+            : null;
+        _previousManifestRoot = _previousManifest?.Root ?? default;
+    }
+
     private void InstallState(long cid, Digest hash, byte[] state)
     {
         var (last, ts, clients, app) = ReplicatedState.Decode(state, Config);

@@ -236,10 +236,15 @@ public sealed partial class ReplicaCore
         try
         {
             var list = records.ToList();
-            var checkpoint = list.OfType<CheckpointRecord>().MaxBy(c => c.ConsensusId);
-            if (checkpoint is not null)
+            var checkpoints = list.OfType<CheckpointRecord>().OrderByDescending(c => c.ConsensusId).ToList();
+            if (checkpoints.Count > 0)
             {
+                var checkpoint = checkpoints[0];
                 InstallState(checkpoint.ConsensusId, checkpoint.StateHash, checkpoint.State);
+                if (checkpoints.Skip(1).FirstOrDefault(c => c.ConsensusId < checkpoint.ConsensusId) is { } previous)
+                {
+                    RestorePreviousCheckpoint(previous);
+                }
                 RestoreLogOverlap(list.OfType<DecisionRecord>());
             }
             foreach (var d in list.OfType<DecisionRecord>().OrderBy(d => d.ConsensusId))

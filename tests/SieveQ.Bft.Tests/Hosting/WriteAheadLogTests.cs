@@ -107,6 +107,24 @@ public sealed class WriteAheadLogTests : IDisposable
         Assert.Equal(["regency 3", "checkpoint 4", "prepared 5", "decision 5", "decision 6"], recovered.Select(r => string.Join(' ', Describe(r).Split(' ').Take(2))));
     }
 
+    /// <summary>The checkpoint before the newest survives compaction and a reopen: a restarted replica vouches for it.</summary>
+    [Fact]
+    public void Truncation_keeps_the_checkpoint_before_the_newest_and_drops_older_ones()
+    {
+        using (var wal = WriteAheadLog.Open(_dir, out _))
+        {
+            wal.Append(new CheckpointRecord(4, Digest.Compute("four"u8), [4]));
+            wal.Truncate(0);
+            wal.Append(new CheckpointRecord(8, Digest.Compute("eight"u8), [8]));
+            wal.Truncate(4);
+            wal.Append(new CheckpointRecord(12, Digest.Compute("twelve"u8), [12]));
+            wal.Truncate(8);
+            wal.Sync();
+        }
+        using var again = WriteAheadLog.Open(_dir, out var recovered);
+        Assert.Equal(["checkpoint 8", "checkpoint 12"], recovered.Select(r => string.Join(' ', Describe(r).Split(' ').Take(2))));
+    }
+
     private static PreparedCertificate CertFor(long cid, Batch value) =>
         new(cid, 1, value.Hash, value, [new WriteSignature(0, new byte[64]), new WriteSignature(1, new byte[64]), new WriteSignature(2, new byte[64])]);
 

@@ -283,6 +283,22 @@ public class CoreReproductions
         Assert.True(SieveQ.Bft.Simulation.SimulationRun.Execute(190034, SieveQ.Bft.Simulation.Faults.FaultProfile.All).Passed);
     }
 
+    /// <summary>
+    /// Found by the test command's fresh sweep (`sieveq sim --seed 9279335656119 --faults all`): a silent Byzantine
+    /// replica, the three others crash together, one of them comes back with an empty disk. The peers it asks vouch
+    /// for checkpoint 8 (one that had restarted: its log kept only its newest checkpoint, so it no longer named the one
+    /// before) and checkpoint 4 (the other): never f+1 for one checkpoint, so it stayed at 0, no quorum could form,
+    /// and 104 regency changes went by with nothing ordered. The log and the simulated disk now keep the checkpoint
+    /// before the newest, and a restarted replica vouches for it and serves it again.
+    /// </summary>
+    [Fact]
+    public void The_seed_that_found_the_previous_checkpoint_forgotten_at_restart_passes()
+    {
+        var result = SieveQ.Bft.Simulation.SimulationRun.Execute(9279335656119, SieveQ.Bft.Simulation.Faults.FaultProfile.All);
+        Assert.True(result.Passed, result.Failure);
+        Assert.True(result.Stats.CoreCounter("state-transfer.checkpoint-installed") > 0, "the seed no longer installs a checkpoint by state transfer");
+    }
+
     [Fact]
     public void The_seed_that_found_the_far_regency_nudge_passes()
     {
