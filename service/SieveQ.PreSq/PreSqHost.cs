@@ -135,13 +135,8 @@ public sealed class PreSqHost : IAsyncDisposable
         var batching = options.Filter with { BatchMaxBytes = Math.Min(options.Filter.BatchMaxBytes, deployment.Cluster.Protocol.MaxRequestPayloadBytes) };
         var loop = new SieveLoop(filter, new OrderingBatcher(id, batching),
             new PreSqLoadMonitor(id, options.CapacityPerSecond, options.WarnAtPermille), forwarder, streams, metrics, options.InboundQueueItems, passed);
-        forwarder.Untaken = untaken =>
-        {
-            if (!loop.TryPostToLoop(f => f.Untaken(untaken)))
-            {
-                metrics.UntakenSkipped();
-            }
-        };
+        forwarder.Untaken = loop.PostUntaken;
+        metrics.Gauge("untaken_results_pending", "{result}", "Agreed refusals waiting for the pre-SQ's loop", () => loop.UntakenPending);
         var relay = new AckResponseSubscriber(id, deployment.Config.Replicas, identity, streams, metrics, options.RelayBackoffMin, options.RelayBackoffMax,
             logs.CreateLogger($"pre-sq-{id}.relay"));
         var limiter = new SourceConnectionLimiter(options.MaxConnectionsPerSource);

@@ -99,13 +99,6 @@ public sealed class PreSqMetrics : IDisposable
     public long StreamsUnboundTimeout => Volatile.Read(ref _streamsUnboundTimeout);
     public long Bindings => Volatile.Read(ref _bindings);
 
-    private long _untakenSkipped;
-
-    /// <summary>Agreed "refused untaken" results the loop had no room to apply (those senders retransmit through another pre-SQ).</summary>
-    public long UntakenResultsSkipped => Volatile.Read(ref _untakenSkipped);
-
-    internal void UntakenSkipped() => Interlocked.Increment(ref _untakenSkipped);
-
     private long _reusedNumbersAnswered;
 
     /// <summary>Requests numbered inside the previous run's last reservation block (their messages are let through again).</summary>
@@ -180,7 +173,6 @@ public sealed class PreSqMetrics : IDisposable
             ["frames_received"] = FramesReceived,
             ["frames_shed"] = FramesShed,
             ["batches"] = Batches,
-            ["untaken_results_skipped"] = UntakenResultsSkipped,
             ["ordering_reused_numbers"] = ReusedNumbersAnswered,
             ["batched_items"] = BatchedItems,
             ["warn_requests"] = WarnRequests,

@@ -76,6 +76,34 @@ internal sealed class SieveLoop : IAsyncDisposable
     /// <summary>Runs a change on the loop without waiting for it; false when the inbox is full and it was skipped.</summary>
     public bool TryPostToLoop(Action<PreSqFilter> change) => _inbox.Writer.TryWrite(new InboundItem(default, null, change));
 
+    /// <summary>
+    /// The replicas' agreed refusals of messages this pre-SQ passed ("refused untaken"), kept apart from the inbox: a
+    /// refusal skipped because the inbox was full of frames left its messages marked as passed here for good, and
+    /// every retransmission refused as a replay. Bounded by construction: one list per completed ordering request, and
+    /// only the loop issues requests (at most <c>MaxOrderingInFlight</c> at a time), so while the loop does not drain
+    /// this queue no more than that many can complete.
+    /// </summary>
+    private readonly System.Collections.Concurrent.ConcurrentQueue<IReadOnlyList<UntakenMessage>> _untaken = new();
+
+    /// <summary>Refusals waiting for the loop (a gauge: at most the ordering requests in flight).</summary>
+    public int UntakenPending => _untaken.Count;
+
+    /// <summary>Hands the loop a refusal list; never skipped (see <see cref="_untaken"/>).</summary>
+    public void PostUntaken(IReadOnlyList<UntakenMessage> messages)
+    {
+        _untaken.Enqueue(messages);
+        // Wakes the loop; when the inbox is full the loop is awake anyway and applies it before its next item.
+        _inbox.Writer.TryWrite(new InboundItem(default, null, static _ => { }));
+    }
+
+    private void ApplyUntaken()
+    {
+        while (_untaken.TryDequeue(out var messages))
+        {
+            _filter.Untaken(messages);
+        }
+    }
+
     public async Task RunOnLoopAsync(Action<PreSqFilter> change, CancellationToken ct = default)
     {
         var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -103,8 +131,10 @@ internal sealed class SieveLoop : IAsyncDisposable
         {
             while (true)
             {
+                ApplyUntaken();
                 while (reader.TryRead(out var item))
                 {
+                    ApplyUntaken();
                     await HandleAsync(item, ct).ConfigureAwait(false);
                     // Under steady load the queue may never run dry: the delay bound is checked per item too.
                     await ForwardAsync(_batcher.Poll(NowMs), ct).ConfigureAwait(false);

@@ -96,6 +96,13 @@ public sealed class UpRulesTests
             Assert.Equal(2, code);
             Assert.Contains("hosts sender 77 (hosted: 1, 2)", stderr, StringComparison.Ordinal);
 
+            // The rejected message is in the figures `status` prints: stage (f), as the replicas agree on it.
+            (code, stdout, stderr) = await RunAsync("status", "--dir", deployment);
+            Assert.True(code == 0, stdout + stderr);
+            Assert.Contains("ordering: regency ", stdout, StringComparison.Ordinal);
+            Assert.Contains("(f) Rules 1,", stdout, StringComparison.Ordinal);
+            Assert.Contains("quarantined: 0 sender(s), pre-SQs: none", stdout, StringComparison.Ordinal);
+
             (code, stdout, stderr) = await RunAsync("rules", "rollback", "--deployment", deployment, "--key", key);
             Assert.True(code == 0, stdout + stderr);
             Assert.Contains("from version 2 to version 1", stdout, StringComparison.Ordinal);

@@ -1,4 +1,5 @@
 using System.CommandLine;
+using SieveQ.Cli.Running;
 using SieveQ.Deployment;
 
 namespace SieveQ.Cli.Commands;
@@ -23,11 +24,21 @@ internal static class StatusCommand
                 Console.Error.WriteLine($"error: {e.Message}");
                 return 2;
             }
+            // Two probes a second apart: the rates come from their difference.
+            var before = await DeploymentHealth.ProbeAllAsync(cfg, TimeSpan.FromSeconds(3), ct).ConfigureAwait(false);
+            var clock = System.Diagnostics.Stopwatch.StartNew();
+            await Task.Delay(TimeSpan.FromSeconds(1), ct).ConfigureAwait(false);
             var all = await DeploymentHealth.ProbeAllAsync(cfg, TimeSpan.FromSeconds(3), ct).ConfigureAwait(false);
+            var seconds = clock.Elapsed.TotalSeconds;
             foreach (var h in all)
             {
                 var state = h.Healthy ? "healthy" : h.Reachable ? "UNHEALTHY" : "DOWN";
                 Console.WriteLine($"{h.Component,-11} {h.Name,-14} {state,-9} {h.Endpoint}  {h.Detail}");
+                var earlier = before.FirstOrDefault(b => b.Component == h.Component && b.Name == h.Name && b.Reachable);
+                if (StatusFigures.Of(h, earlier, seconds) is { } figures)
+                {
+                    Console.WriteLine($"    {figures}");
+                }
                 if (parse.GetValue(verbose))
                 {
                     foreach (var (k, v) in h.Counters.OrderBy(kv => kv.Key, StringComparer.Ordinal))
@@ -35,6 +46,10 @@ internal static class StatusCommand
                         Console.WriteLine($"    {k} = {v}");
                     }
                 }
+            }
+            foreach (var line in StatusFigures.Sieve(all, before, seconds, cfg.F))
+            {
+                Console.WriteLine(line);
             }
             var ok = all.Count(h => h.Healthy);
             Console.WriteLine($"{ok}/{all.Count} components healthy");

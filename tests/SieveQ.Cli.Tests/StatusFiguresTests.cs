@@ -1,0 +1,50 @@
+using SieveQ.Cli.Running;
+using SieveQ.Deployment;
+
+namespace SieveQ.Cli.Tests;
+
+/// <summary>`sieveq status`'s figures: rates from two probes, drops by stage, and agreed figures one replica cannot move.</summary>
+public class StatusFiguresTests
+{
+    private static ComponentHealth Replica(int i, long regency, long processed, long rulesDrops = 0, long quarantinedPreSq5 = 0) =>
+        new("replica-sq", $"replica-sq-{i}", "https://x", true, true, "ok", new Dictionary<string, long>
+        {
+            ["regency"] = regency, ["last_decided"] = 40, ["processed"] = processed, ["held"] = 0, ["dropped"] = rulesDrops,
+            ["queue.100"] = 3, ["queue_bytes.100"] = 1500, ["drop.Rules.RuleDenied"] = rulesDrops,
+            ["quarantined.senders"] = 0, ["quarantined.pre_sq.4"] = 0, ["quarantined.pre_sq.5"] = quarantinedPreSq5,
+        });
+
+    private static ComponentHealth PreSq(int id, long passed, long macDrops) =>
+        new("pre-sq", $"pre-sq-{id}", "https://x", true, true, "ok", new Dictionary<string, long>
+        {
+            ["passed"] = passed, ["dropped"] = macDrops, ["drop.Mac.BadMac"] = macDrops, ["ordering_in_flight"] = 1,
+        });
+
+    [Fact]
+    public void A_replica_line_has_its_regency_rate_and_queue()
+    {
+        var line = StatusFigures.Of(Replica(0, 2, 1_500), Replica(0, 2, 1_000), 0.5);
+        Assert.Equal("regency 2, last decided 40, processed 1500 (1000 msg/s), held 0, queued 3 msgs / 1500 B, dropped 0", line);
+        Assert.Null(StatusFigures.Of(new ComponentHealth("replica-sq", "replica-sq-1", "https://x", false, false, "down", new Dictionary<string, long>()), null, 1));
+    }
+
+    [Fact]
+    public void Agreed_figures_are_what_f_plus_one_replicas_report_and_pre_sq_drops_add_up()
+    {
+        // Replica 3 lies: regency 99, a huge rate, 1,000 rule drops and pre-SQ 5 quarantined. f = 1: the second highest counts.
+        ComponentHealth[] before = [Replica(0, 1, 0), Replica(1, 1, 0), Replica(2, 1, 0), Replica(3, 99, 0), PreSq(4, 0, 0), PreSq(5, 0, 0)];
+        ComponentHealth[] now = [Replica(0, 1, 800, 2), Replica(1, 1, 800, 2), Replica(2, 1, 790, 2), Replica(3, 99, 90_000, 1_000, 1), PreSq(4, 400, 7), PreSq(5, 400, 3)];
+        var lines = StatusFigures.Sieve(now, before, 1.0, f: 1);
+        Assert.Equal("ordering: regency 1 (leader replica-sq-1), last decided 40; sieve processing 800 msg/s", lines[0]);
+        Assert.Equal("quarantined: 0 sender(s), pre-SQs: none", lines[1]);
+        Assert.Equal("drops by stage: (a) Whitelist 0, (b) Sequence 0, (c) Mac 10, (d) Grant 0, (e) ReplicaAdmission 0, (f) Rules 2, (g) Vote 0", lines[3]);
+    }
+
+    [Fact]
+    public void Without_f_plus_one_replicas_nothing_agreed_is_claimed()
+    {
+        var down = new ComponentHealth("replica-sq", "replica-sq-1", "https://x", false, false, "down", new Dictionary<string, long>());
+        var lines = StatusFigures.Sieve([Replica(0, 5, 10), down], [], 1.0, f: 1);
+        Assert.Equal("ordering: 1 replica-SQ(s) answered, 2 needed to say anything agreed", lines[0]);
+    }
+}
