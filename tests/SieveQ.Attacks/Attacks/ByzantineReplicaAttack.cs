@@ -21,26 +21,12 @@ internal sealed class ByzantineReplicaAttack : Attack
 
     public override string? Watched => $"replica-sq-{Liar}";
 
-    public override long Applied => _directory is null ? 0 : CompromisedPreSqProcess.ReadCount(CompromisedReplicaSqProcess.CountPath(_directory, Liar));
+    public override long Applied => _directory is null ? 0 : AttackSwitch.ReadCount(CompromisedReplicaSqProcess.CountPath(_directory, Liar));
 
     public override async Task RunAsync(AttackTarget target, CancellationToken stop)
     {
         _directory = target.Directory;
-        var on = CompromisedReplicaSqProcess.SwitchPath(target.Directory, Liar);
-        Directory.CreateDirectory(Path.GetDirectoryName(on)!);
-        await File.WriteAllTextAsync(on, "on", CancellationToken.None).ConfigureAwait(false);
-        try
-        {
-            await Task.Delay(Timeout.InfiniteTimeSpan, stop).ConfigureAwait(false);
-        }
-        catch (OperationCanceledException) when (stop.IsCancellationRequested)
-        {
-            // the window ended
-        }
-        finally
-        {
-            File.Delete(on);
-        }
+        await AttackSwitch.HoldOnAsync(CompromisedReplicaSqProcess.SwitchPath(target.Directory, Liar), stop).ConfigureAwait(false);
     }
 
     public override Task<IReadOnlyDictionary<string, long>> CountermeasureAsync(AttackTarget target, CancellationToken ct)

@@ -34,21 +34,7 @@ internal sealed class CompromisedPreSqAttack(string stage) : Attack
         {
             throw new InvalidOperationException($"the deployment's first pre-SQ is {_id}, not {FirstPreSq}");
         }
-        var on = CompromisedPreSqProcess.SwitchPath(target.Directory, _id);
-        Directory.CreateDirectory(Path.GetDirectoryName(on)!);
-        await File.WriteAllTextAsync(on, "on", CancellationToken.None).ConfigureAwait(false);
-        try
-        {
-            await Task.Delay(Timeout.InfiniteTimeSpan, stop).ConfigureAwait(false);
-        }
-        catch (OperationCanceledException) when (stop.IsCancellationRequested)
-        {
-            // the window ended
-        }
-        finally
-        {
-            File.Delete(on);
-        }
+        await AttackSwitch.HoldOnAsync(CompromisedPreSqProcess.SwitchPath(target.Directory, _id), stop).ConfigureAwait(false);
     }
 
     public override async Task<IReadOnlyDictionary<string, long>> CountermeasureAsync(AttackTarget target, CancellationToken ct)

@@ -38,49 +38,9 @@ internal static class CompromisedPreSqProcess
         await using var host = PreSqHost.Create(DeploymentContext.Load(deployment), id, passed: stage);
         await host.StartAsync(stop.Token).ConfigureAwait(false);
         await Console.Out.WriteLineAsync($"compromised pre-sq {id} ({args[2]}) listening on {host.Address}").ConfigureAwait(false);
-        var switchFile = SwitchPath(deployment, id);
-        var countFile = CountPath(deployment, id);
-        try
-        {
-            while (!stop.IsCancellationRequested && !host.Completion.IsCompleted)
-            {
-                var active = File.Exists(switchFile);
-                if (active != stage.Active)
-                {
-                    stage.Active = active;
-                    await Console.Out.WriteLineAsync($"attack {(active ? "on" : "off")}").ConfigureAwait(false);
-                }
-                await WriteCountAsync(countFile, stage.Applied).ConfigureAwait(false);
-                await Task.Delay(TimeSpan.FromMilliseconds(250), stop.Token).ConfigureAwait(false);
-            }
-        }
-        catch (OperationCanceledException) when (stop.IsCancellationRequested)
-        {
-            // stopped by the launcher
-        }
-        await WriteCountAsync(countFile, stage.Applied).ConfigureAwait(false);
+        await AttackSwitch.FollowAsync(SwitchPath(deployment, id), CountPath(deployment, id), stage, host.Completion, stop.Token).ConfigureAwait(false);
         return host.Completion.IsFaulted ? 2 : 0;
     }
 
-    /// <summary>Written aside and renamed, so the benchmark never reads half a number.</summary>
-    internal static async Task WriteCountAsync(string path, long count)
-    {
-        var temp = path + ".tmp";
-        await File.WriteAllTextAsync(temp, count.ToString(CultureInfo.InvariantCulture)).ConfigureAwait(false);
-        File.Move(temp, path, overwrite: true);
-    }
-
-    public static long ReadCount(string deployment, int id) => ReadCount(CountPath(deployment, id));
-
-    public static long ReadCount(string path)
-    {
-        try
-        {
-            return long.TryParse(File.ReadAllText(path), NumberStyles.None, CultureInfo.InvariantCulture, out var n) ? n : 0;
-        }
-        catch (IOException)
-        {
-            return 0;
-        }
-    }
+    public static long ReadCount(string deployment, int id) => AttackSwitch.ReadCount(CountPath(deployment, id));
 }

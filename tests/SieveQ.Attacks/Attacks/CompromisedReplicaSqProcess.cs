@@ -39,33 +39,13 @@ internal static class CompromisedReplicaSqProcess
         await using var host = ReplicaSqHost.Create(DeploymentContext.Load(deployment), id, bodies: stage);
         await host.StartAsync(stop.Token).ConfigureAwait(false);
         await Console.Out.WriteLineAsync($"compromised replica-sq {id} (corrupting bodies) listening on {host.Address}").ConfigureAwait(false);
-        var switchFile = SwitchPath(deployment, id);
-        var countFile = CountPath(deployment, id);
-        try
-        {
-            while (!stop.IsCancellationRequested && !host.Completion.IsCompleted)
-            {
-                var active = File.Exists(switchFile);
-                if (active != stage.Active)
-                {
-                    stage.Active = active;
-                    await Console.Out.WriteLineAsync($"attack {(active ? "on" : "off")}").ConfigureAwait(false);
-                }
-                await CompromisedPreSqProcess.WriteCountAsync(countFile, stage.Applied).ConfigureAwait(false);
-                await Task.Delay(TimeSpan.FromMilliseconds(250), stop.Token).ConfigureAwait(false);
-            }
-        }
-        catch (OperationCanceledException) when (stop.IsCancellationRequested)
-        {
-            // stopped by the launcher
-        }
-        await CompromisedPreSqProcess.WriteCountAsync(countFile, stage.Applied).ConfigureAwait(false);
+        await AttackSwitch.FollowAsync(SwitchPath(deployment, id), CountPath(deployment, id), stage, host.Completion, stop.Token).ConfigureAwait(false);
         return host.Completion.IsFaulted ? 2 : 0;
     }
 }
 
 /// <summary>While <see cref="Active"/>, flips the last byte of every message body the replica-SQ streams (an empty body becomes one byte): the agreed digests stay, the bytes behind them do not match.</summary>
-internal sealed class CorruptingBodies : IOutputBodyStage
+internal sealed class CorruptingBodies : IOutputBodyStage, ISwitchedStage
 {
     private long _applied;
     private volatile bool _active;

@@ -9,7 +9,7 @@ namespace SieveQ.Attacks.Attacks;
 /// the real pre-SQ host runs it in place of the product's pass-through, in a process of its own
 /// (<see cref="CompromisedPreSqProcess"/>). Counts every message it acted on.
 /// </summary>
-internal abstract class CompromisingStage : IPassedMessageStage
+internal abstract class CompromisingStage : IPassedMessageStage, ISwitchedStage
 {
     private long _applied;
     private volatile bool _active;
