@@ -3,6 +3,7 @@ using System.Globalization;
 using System.Reflection;
 using SieveQ.Agent.Hosting;
 using SieveQ.Attacks.Attacks;
+using SieveQ.Cli.Bench;
 using SieveQ.Deployment;
 using SieveQ.Sdk.Receiver;
 using SieveQ.Sdk.Sender;
@@ -159,20 +160,7 @@ internal static class AttackRun
             }
             finally
             {
-                foreach (var sender in senders)
-                {
-                    await sender.DisposeAsync().ConfigureAwait(false);
-                }
-                await stopReading.CancelAsync().ConfigureAwait(false);
-                try
-                {
-                    await reading.ConfigureAwait(false);
-                }
-                catch (OperationCanceledException)
-                {
-                    // stopped reading
-                }
-                await processes.StopAllAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+                await LoadRunTeardown.StopAsync(senders, stopReading, reading, processes).ConfigureAwait(false);
             }
         }
         finally

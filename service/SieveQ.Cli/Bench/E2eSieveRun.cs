@@ -133,20 +133,7 @@ internal static class E2eSieveRun
             }
             finally
             {
-                foreach (var sender in senders)
-                {
-                    await sender.DisposeAsync().ConfigureAwait(false);
-                }
-                await stopReading.CancelAsync().ConfigureAwait(false);
-                try
-                {
-                    await reading.ConfigureAwait(false);
-                }
-                catch (OperationCanceledException)
-                {
-                    // stopped reading
-                }
-                await processes.StopAllAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+                await LoadRunTeardown.StopAsync(senders, stopReading, reading, processes).ConfigureAwait(false);
             }
         }
         finally
