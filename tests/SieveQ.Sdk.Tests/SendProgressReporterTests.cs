@@ -64,6 +64,38 @@ public class SendProgressReporterTests
     }
 
     [Fact]
+    public async Task A_message_accepted_as_the_input_ends_is_waited_for()
+    {
+        // The last message is accepted and the input completes while the reporter writes figures taken just before:
+        // those figures say "all settled", but the stream must not end without the new message's outcome.
+        var input = new TaskCompletionSource();
+        SendProgressReporter? reporter = null;
+        var writes = 0;
+        reporter = new SendProgressReporter((p, _) =>
+        {
+            lock (_written)
+            {
+                _written.Add(p.Clone());
+            }
+            if (Interlocked.Increment(ref writes) == 1)
+            {
+                reporter!.Accepted(1);
+                input.SetResult();
+            }
+            return Task.CompletedTask;
+        }, () => Volatile.Read(ref _acknowledged));
+        using var cts = new CancellationTokenSource();
+        var run = Task.Run(() => reporter.RunAsync(input.Task, cts.Token));
+        await Task.WhenAny(run, Task.Delay(300));
+        Assert.False(run.IsCompleted, "the stream ended before the message accepted last had its outcome");
+
+        reporter.Ended(1, new MessageOutcome(1, 100, MessageOutcomeKind.Rejected, RejectionReason.RuleDenied, "evil"));
+        Volatile.Write(ref _acknowledged, 1);
+        await run.WaitAsync(TimeSpan.FromSeconds(10));
+        Assert.Equal(SendOutcomeKind.Rejected, Assert.Single(_written.SelectMany(p => p.Outcomes)).Kind);
+    }
+
+    [Fact]
     public async Task Outcomes_beyond_the_bound_are_counted_not_kept_and_written_in_bounded_pieces()
     {
         var reporter = Reporter();

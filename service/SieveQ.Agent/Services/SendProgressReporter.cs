@@ -143,13 +143,17 @@ internal sealed class SendProgressReporter
             while (_changed.Reader.TryRead(out _))
             {
             }
+            // Read before the figures: the input's last message is counted before the input completes, so figures read
+            // after seeing it complete include it. Read after them, a message accepted in between would end the stream
+            // as settled without its outcome.
+            var inputWasDone = inputDone.IsCompleted;
             var (next, settled) = Next();
             if (next.Outcomes.Count > 0 || reported is null || !SameFigures(next, reported))
             {
                 await _write(next, ct).ConfigureAwait(false);
                 reported = next;
             }
-            if (inputDone.IsCompleted && settled)
+            if (inputWasDone && settled)
             {
                 return;
             }
