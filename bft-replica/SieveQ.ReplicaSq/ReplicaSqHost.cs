@@ -198,6 +198,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         c["decided"] = status.DecidedInstances;
         c["executed"] = status.ExecutedRequests;
         c["last_decided"] = status.LastDecided;
+        c["checkpoint"] = status.LastCheckpoint;
         c["regency"] = status.Regency;
         c["connected_replicas"] = status.ConnectedReplicas;
         c["connected_clients"] = status.ConnectedClients;

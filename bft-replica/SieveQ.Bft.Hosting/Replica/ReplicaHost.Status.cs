@@ -45,6 +45,7 @@ public sealed partial class ReplicaHost
         Leader = core.Leader,
         Mode = core.Mode.ToString(),
         LastDecided = core.LastDecided,
+        LastCheckpoint = core.LastCheckpointId,
         TransferringState = core.IsTransferringState,
         PendingRequests = core.PendingRequests,
         DecidedInstances = _decided,

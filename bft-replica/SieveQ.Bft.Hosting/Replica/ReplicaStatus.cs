@@ -16,6 +16,8 @@ public sealed record ReplicaStatus
     public int Leader { get; init; }
     public string Mode { get; init; } = "";
     public long LastDecided { get; init; }
+    /// <summary>The consensus instance of the newest checkpoint this replica holds.</summary>
+    public long LastCheckpoint { get; init; }
     /// <summary>Milliseconds since <see cref="LastDecided"/> last moved (since start if it never did).</summary>
     public long LastDecisionAgeMs { get; init; }
     /// <summary>Milliseconds the replica has been in its current <see cref="Mode"/>.</summary>

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using SieveQ.Sieve.Envelope;
 using SieveQ.Sieve.Sender;
 
@@ -26,16 +27,19 @@ internal sealed class OutcomeTracker
     public Task<MessageOutcome> Track(long seq, int receiver, long nowMs)
     {
         var tcs = new TaskCompletionSource<MessageOutcome>(TaskCreationOptions.RunContinuationsAsynchronously);
-        _waiting.Enqueue(new Entry(seq, receiver, nowMs + _timeoutMs, tcs));
+        _waiting.Enqueue(new Entry(seq, receiver, nowMs + _timeoutMs, Stopwatch.GetTimestamp(), tcs));
         return tcs.Task;
     }
+
+    /// <summary>From numbering to f+1 replicas' verdict, for each message settled by a verdict.</summary>
+    public LatencyWindow VerdictLatency { get; } = new();
 
     /// <summary>
     /// Settles every tracked message the statement acknowledged, handing each outcome to <paramref name="record"/> before
     /// its awaiter sees it (so counters are current when an outcome completes). Returns the rejections of numbers this run
     /// did not track (an earlier run's messages sent again from the outbox, or messages that timed out).
     /// </summary>
-    public IReadOnlyList<MessageRejection> Settle(AcknowledgedVerdicts verdicts, Action<MessageOutcome> record)
+    public IReadOnlyList<MessageRejection> Settle(AcknowledgedVerdicts verdicts, Action<MessageOutcome> record, long nowMs)
     {
         var rejected = verdicts.Rejections.ToDictionary(j => j.Seq);
         while (_waiting.TryPeek(out var e) && e.Seq <= verdicts.UpTo)
@@ -45,6 +49,10 @@ internal sealed class OutcomeTracker
             var o = j is not null ? new MessageOutcome(e.Seq, e.Receiver, MessageOutcomeKind.Rejected, j.Reason, j.Rule)
                 : e.Seq >= verdicts.VerdictsFrom ? new MessageOutcome(e.Seq, e.Receiver, MessageOutcomeKind.Delivered)
                 : new MessageOutcome(e.Seq, e.Receiver, MessageOutcomeKind.VerdictUnknown);
+            if (o.Kind != MessageOutcomeKind.VerdictUnknown)
+            {
+                VerdictLatency.Record(Stopwatch.GetElapsedTime(e.NumberedAt), nowMs);
+            }
             record(o);
             e.Completion.TrySetResult(o);
         }
@@ -71,5 +79,5 @@ internal sealed class OutcomeTracker
         }
     }
 
-    private readonly record struct Entry(long Seq, int Receiver, long DeadlineMs, TaskCompletionSource<MessageOutcome> Completion);
+    private readonly record struct Entry(long Seq, int Receiver, long DeadlineMs, long NumberedAt, TaskCompletionSource<MessageOutcome> Completion);
 }

@@ -153,7 +153,8 @@ public sealed class SieveQSender : IAsyncDisposable
         Interlocked.Read(ref _delivered),
         Interlocked.Read(ref _rejected),
         Interlocked.Read(ref _timedOut),
-        Interlocked.Read(ref _verdictUnknown));
+        Interlocked.Read(ref _verdictUnknown),
+        _outcomes.VerdictLatency.Read(Clock.MonotonicMs));
 
     /// <summary>
     /// Numbers <paramref name="data"/> for <paramref name="receiver"/> and queues it; returns the numbered message, whose
@@ -382,7 +383,7 @@ public sealed class SieveQSender : IAsyncDisposable
         _outbox?.AcknowledgeUpTo(outcome.AcknowledgedUpTo);
         if (outcome.Newly is { } verdicts)
         {
-            foreach (var j in _outcomes.Settle(verdicts, Record))
+            foreach (var j in _outcomes.Settle(verdicts, Record, now))
             {
                 Interlocked.Increment(ref _rejected);
                 SenderOutcomeMetrics.Count(MessageOutcomeKind.Rejected);

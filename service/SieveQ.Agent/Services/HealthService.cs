@@ -33,6 +33,9 @@ internal static class HealthService
             reply.Counters[$"sender.{id}.rejected"] = st.Rejected;
             reply.Counters[$"sender.{id}.timed_out"] = st.TimedOut;
             reply.Counters[$"sender.{id}.verdict_unknown"] = st.VerdictUnknown;
+            reply.Counters[$"sender.{id}.verdict_latency_samples"] = st.VerdictLatency.Count;
+            reply.Counters[$"sender.{id}.verdict_latency_p50_us"] = st.VerdictLatency.P50Us;
+            reply.Counters[$"sender.{id}.verdict_latency_p99_us"] = st.VerdictLatency.P99Us;
         }
         foreach (var (id, r) in agent.Receivers.Started)
         {

@@ -27,9 +27,9 @@ internal static class StatusFigures
         var c = now.Counters;
         return now.Component switch
         {
-            "replica-sq" => Invariant($"regency {Get(c, "regency")}, last decided {Get(c, "last_decided")}, processed {Get(c, "processed")} ({Rate(now, before, "processed", seconds)} msg/s), held {Get(c, "held")}, queued {Sum(c, "queue.")} msgs / {Bytes(Sum(c, "queue_bytes."))}, dropped {Get(c, "dropped")}"),
+            "replica-sq" => Invariant($"regency {Get(c, "regency")}, last decided {Get(c, "last_decided")}, checkpoint {Get(c, "checkpoint")}, processed {Get(c, "processed")} ({Rate(now, before, "processed", seconds)} msg/s), held {Get(c, "held")}, queued {Sum(c, "queue.")} msgs / {Bytes(Sum(c, "queue_bytes."))}, dropped {Get(c, "dropped")}"),
             "pre-sq" => Invariant($"passed {Get(c, "passed")} ({Rate(now, before, "passed", seconds)} msg/s), dropped {Get(c, "dropped")} ({Rate(now, before, "dropped", seconds)}/s), ordering in flight {Get(c, "ordering_in_flight")}"),
-            "agent" => Invariant($"delivered to receivers {Sum(c, "receiver.", ".delivered")} ({RateOfSum(now, before, "receiver.", ".delivered", seconds)} msg/s), senders' messages delivered {Sum(c, "sender.", ".delivered")}, rejected {Sum(c, "sender.", ".rejected")}, timed out {Sum(c, "sender.", ".timed_out")}"),
+            "agent" => Invariant($"delivered to receivers {Sum(c, "receiver.", ".delivered")} ({RateOfSum(now, before, "receiver.", ".delivered", seconds)} msg/s), senders' messages delivered {Sum(c, "sender.", ".delivered")}, rejected {Sum(c, "sender.", ".rejected")}, timed out {Sum(c, "sender.", ".timed_out")}{AgentLatency(c)}"),
             _ => null,
         };
     }
@@ -47,7 +47,7 @@ internal static class StatusFigures
             var regency = Agreed(replicas.Select(r => Get(r.Counters, "regency")), f);
             var n = now.Count(h => h.Component == "replica-sq");
             var rates = replicas.Select(r => RateValue(r, Find(before, r), "processed", seconds)).ToList();
-            lines.Add(Invariant($"ordering: regency {regency} (leader replica-sq-{(n == 0 ? 0 : regency % n)}), last decided {Agreed(replicas.Select(r => Get(r.Counters, "last_decided")), f)}; sieve processing {Agreed(rates.Select(r => (long)Math.Round(r)), f)} msg/s"));
+            lines.Add(Invariant($"ordering: regency {regency} (leader replica-sq-{(n == 0 ? 0 : regency % n)}), last decided {Agreed(replicas.Select(r => Get(r.Counters, "last_decided")), f)}, checkpoint {Agreed(replicas.Select(r => Get(r.Counters, "checkpoint")), f)}; sieve processing {Agreed(rates.Select(r => (long)Math.Round(r)), f)} msg/s"));
             var quarantinedSenders = Agreed(replicas.Select(r => Get(r.Counters, "quarantined.senders")), f);
             var quarantinedPreSqs = replicas[0].Counters.Keys.Where(k => k.StartsWith("quarantined.pre_sq.", StringComparison.Ordinal))
                 .Where(k => Agreed(replicas.Select(r => Get(r.Counters, k)), f) > 0)
@@ -61,6 +61,10 @@ internal static class StatusFigures
         var delivered = now.Where(h => h.Component == "agent" && h.Reachable)
             .Sum(a => RateOfSumValue(a, Find(before, a), "receiver.", ".delivered", seconds));
         lines.Add(Invariant($"delivered to the agents' receivers: {delivered:0} msg/s"));
+        var slowest = now.Where(h => h.Component == "agent" && h.Reachable).SelectMany(a => SenderLatencies(a.Counters)).OrderByDescending(l => l.P99Us).FirstOrDefault();
+        lines.Add(slowest.Samples == 0
+            ? "verdict latency (numbered to f+1 replicas' verdict, the last ~10 s): no verdicts"
+            : Invariant($"verdict latency (numbered to f+1 replicas' verdict, the last ~10 s, slowest sender {slowest.Sender}): p50 {Ms(slowest.P50Us)}, p99 {Ms(slowest.P99Us)} over {slowest.Samples} messages"));
         var drops = Stages.Select(s =>
         {
             var prefix = $"drop.{s.Stage}.";
@@ -79,6 +83,27 @@ internal static class StatusFigures
         var sorted = values.OrderDescending().ToList();
         return sorted.Count == 0 ? 0 : sorted[Math.Min(f, sorted.Count - 1)];
     }
+
+    /// <summary>Each hosted sender's verdict latency window, from the agent's counters.</summary>
+    internal static IEnumerable<(int Sender, long Samples, long P50Us, long P99Us)> SenderLatencies(IReadOnlyDictionary<string, long> c)
+    {
+        const string suffix = ".verdict_latency_samples";
+        foreach (var key in c.Keys.Where(k => k.StartsWith("sender.", StringComparison.Ordinal) && k.EndsWith(suffix, StringComparison.Ordinal)))
+        {
+            var id = key["sender.".Length..^suffix.Length];
+            if (c[key] > 0 && int.TryParse(id, NumberStyles.None, CultureInfo.InvariantCulture, out var sender))
+            {
+                yield return (sender, c[key], Get(c, $"sender.{id}.verdict_latency_p50_us"), Get(c, $"sender.{id}.verdict_latency_p99_us"));
+            }
+        }
+    }
+
+    private static string AgentLatency(IReadOnlyDictionary<string, long> c) =>
+        SenderLatencies(c).OrderByDescending(l => l.P99Us).FirstOrDefault() is { Samples: > 0 } l
+            ? Invariant($", verdict latency p50 {Ms(l.P50Us)} / p99 {Ms(l.P99Us)} (sender {l.Sender}, slowest)")
+            : "";
+
+    private static string Ms(long us) => Invariant($"{us / 1000.0:0.0} ms");
 
     private static ComponentHealth? Find(IReadOnlyList<ComponentHealth> probes, ComponentHealth h) =>
         probes.FirstOrDefault(p => p.Component == h.Component && p.Name == h.Name && p.Reachable);
