@@ -5,8 +5,8 @@ namespace SieveQ.ReplicaSq;
 
 /// <summary>
 /// Requests for the controller that agreed execution produced (replace a quarantined pre-SQ, add one
-/// when all are overloaded, a quarantined sender). The controller acts once f+1 replicas report the same
-/// notice; until it exists, operators read them here: a structured log line each, and counts in Health.
+/// when all are overloaded, a quarantined sender): a structured log line each, counts in Health, and a report to the
+/// controller (<see cref="ControllerNoticeReporter"/>), which acts once f+1 replicas reported the same notice.
 /// </summary>
 internal sealed partial class ControllerNotices
 {
@@ -14,8 +14,12 @@ internal sealed partial class ControllerNotices
     private readonly ReplicaSqMetrics _metrics;
     private readonly ILogger _log;
 
-    public ControllerNotices(int replica, ReplicaSqMetrics metrics, ILogger log)
+    private readonly ControllerNoticeReporter? _reporter;
+
+    /// <param name="reporter">Reports each notice to the controller; null when the deployment has no controller.json.</param>
+    public ControllerNotices(int replica, ReplicaSqMetrics metrics, ILogger log, ControllerNoticeReporter? reporter = null)
     {
+        _reporter = reporter;
         _replica = replica;
         _metrics = metrics;
         _log = log;
@@ -25,6 +29,7 @@ internal sealed partial class ControllerNotices
     {
         _metrics.Notice(notice.Action);
         LogNotice(_replica, notice.Action, notice.Subject, notice.AgreedTimeMs);
+        _reporter?.Post(notice);
     }
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "replica-SQ {Replica}: controller notice {Action} for {Subject} at agreed time {AgreedTimeMs}")]

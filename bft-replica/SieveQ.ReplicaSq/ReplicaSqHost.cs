@@ -55,6 +55,8 @@ public sealed class ReplicaSqHost : IAsyncDisposable
     private readonly CancellationTokenSource _shutdown = new();
     private Task _pumping = Task.CompletedTask;
     private Task _retransmitting = Task.CompletedTask;
+    private Task _reporting = Task.CompletedTask;
+    private readonly ControllerNoticeReporter? _noticeReporter;
     private int _disposed;
 
     private ReplicaSqHost(int id, DeploymentContext deployment, Uri address, X509Certificate2? certificate, PartyKeys keys, IdentityKey identity, PublicKeyDirectory enrolled,
@@ -95,7 +97,8 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         var frames = new OutputFrames(id, _n, options.MaxFrameBodyBytes, bodies);
         _receivers = new ReceiverStreams(() => ReadModel, _outputs, frames, RingForReceiver, options, Metrics, logs.CreateLogger($"replica-sq-{id}.receivers"));
         _acks = new PreSqAckResponseQueues(id, preSqIds, options.AckResponseQueue, RingForSender, Metrics);
-        _pump = new OutboxPump(_outputs, _receivers, _acks, new ControllerNotices(id, Metrics, logs.CreateLogger($"replica-sq-{id}.controller")),
+        _noticeReporter = ControllerNoticeReporter.ForDeployment(deployment.Config, identity, Metrics, logs.CreateLogger($"replica-sq-{id}.controller"));
+        _pump = new OutboxPump(_outputs, _receivers, _acks, new ControllerNotices(id, Metrics, logs.CreateLogger($"replica-sq-{id}.controller"), _noticeReporter),
             options.RetransmitTick, logs.CreateLogger($"replica-sq-{id}.pump"));
         Metrics.ObserveLive(() => _receivers.LiveCount, () => _acks.LiveCount);
 
@@ -163,6 +166,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
     {
         _pumping = Task.Run(_pump.RunAsync, CancellationToken.None);
         _retransmitting = Task.Run(() => _pump.RetransmitLoopAsync(_shutdown.Token), CancellationToken.None);
+        _reporting = _noticeReporter is { } reporter ? Task.Run(() => reporter.RunAsync(_shutdown.Token), CancellationToken.None) : Task.CompletedTask;
         _ordering.Start();
         await _web.StartAsync(ct).ConfigureAwait(false);
     }
@@ -291,6 +295,9 @@ public sealed class ReplicaSqHost : IAsyncDisposable
                 _outputs.Complete();
                 await _pumping.ConfigureAwait(false);
                 await _retransmitting.ConfigureAwait(false);
+                _noticeReporter?.Complete();
+                await _reporting.ConfigureAwait(false);
+                _noticeReporter?.Dispose();
                 _enrolled.Dispose();
                 _administrator?.Dispose();
                 _keys.Dispose();

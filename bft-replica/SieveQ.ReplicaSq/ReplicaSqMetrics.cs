@@ -67,6 +67,9 @@ public sealed class ReplicaSqMetrics : IDisposable
         Counter("sieveq.replicasq.body_fetches", "{request}", "Body fetches answered", () => BodyFetchesAnswered);
         _meter.CreateObservableCounter("sieveq.replicasq.drops", DropMeasurements, "{item}", "Outputs the replica-SQ's plumbing let go, by reason");
         _meter.CreateObservableCounter("sieveq.replicasq.controller_notices", NoticeMeasurements, "{notice}", "Controller notices produced by agreed execution, by action");
+        _meter.CreateObservableCounter("sieveq.replicasq.controller_notices.reported", () => Enum.GetValues<NoticeReport>()
+            .Select(r => new Measurement<long>(Reported(r), _tag, new("outcome", r.ToString()))), "{notice}",
+            "Controller notices reported to the controller, by outcome (taken, refused by it, dropped: queue full or it did not answer)");
         _meter.CreateObservableUpDownCounter("sieveq.replicasq.subscriptions.live", () => new[]
         {
             new Measurement<long>(_liveReceiverSubscriptions(), _tag, new("kind", "receiver")),
@@ -135,6 +138,12 @@ public sealed class ReplicaSqMetrics : IDisposable
 
     internal void Notice(ControllerAction action) => Interlocked.Increment(ref _notices[(int)action]);
 
+    private readonly long[] _reported = new long[Enum.GetValues<NoticeReport>().Length];
+
+    public long Reported(NoticeReport outcome) => Volatile.Read(ref _reported[(int)outcome]);
+
+    internal void NoticeReported(NoticeReport outcome) => Interlocked.Increment(ref _reported[(int)outcome]);
+
     /// <summary>Everything above by name, for the Health reply.</summary>
     public Dictionary<string, long> Snapshot()
     {
@@ -162,6 +171,10 @@ public sealed class ReplicaSqMetrics : IDisposable
         foreach (var a in Actions)
         {
             s[$"controller_notice.{a}"] = Notices(a);
+        }
+        foreach (var r in Enum.GetValues<NoticeReport>())
+        {
+            s[$"controller_notice_report.{r.ToString().ToLowerInvariant()}"] = Reported(r);
         }
         return s;
     }

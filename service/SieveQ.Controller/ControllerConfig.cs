@@ -15,6 +15,10 @@ public sealed record ControllerCallerEntry
     public required ManagementRole Role { get; init; }
     /// <summary>Base64 DER SubjectPublicKeyInfo of the caller's ECDSA P-256 key.</summary>
     public required string PublicKey { get; init; }
+
+    /// <summary>For role replica, and only for it: the replica-SQ's ordering id (its signing key is the one cluster.json pins).</summary>
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public int? ReplicaId { get; init; }
 }
 
 /// <summary>
@@ -61,7 +65,7 @@ public sealed record ControllerConfig
     public string? CommandKeyFile { get; init; }
 
     public IReadOnlyList<PinnedCaller> PinnedCallers() =>
-        Callers.Select(c => new PinnedCaller(c.Name, c.Role, Convert.FromBase64String(c.PublicKey))).ToList();
+        Callers.Select(c => new PinnedCaller(c.Name, c.Role, Convert.FromBase64String(c.PublicKey), c.ReplicaId)).ToList();
 
     public static string PathIn(string deploymentDirectory) => Path.Combine(deploymentDirectory, FileName);
 
@@ -81,8 +85,13 @@ public sealed record ControllerConfig
         {
             throw new DeploymentException($"{path}: {e.Message}", e);
         }
+        var replicaIds = new HashSet<int>();
         foreach (var c in cfg.Callers)
         {
+            if ((c.Role == ManagementRole.Replica) != c.ReplicaId.HasValue || c.ReplicaId is < 0 || (c.ReplicaId is { } r && !replicaIds.Add(r)))
+            {
+                throw new DeploymentException($"{path}: caller '{c.Name}': a replicaId (unique, not negative) goes with role replica and only with it");
+            }
             try
             {
                 using var key = ECDsa.Create();
@@ -136,6 +145,15 @@ public sealed record ControllerConfig
                 PublicKey = Convert.ToBase64String(key.ExportSubjectPublicKeyInfo()),
             });
         }
+        // Each replica-SQ reports its notices with its ordering identity key, pinned here under role replica.
+        var cluster = SieveQ.Bft.Hosting.Config.ClusterConfigFile.Load(deployment.Resolve(deployment.ClusterFile));
+        callers.AddRange(cluster.Replicas.Select(r => new ControllerCallerEntry
+        {
+            Name = $"replica-sq-{r.Id}",
+            Role = ManagementRole.Replica,
+            PublicKey = r.PublicKey,
+            ReplicaId = r.Id,
+        }));
         // A local deployment made with a rule set keeps its administrator key in its key folder: the controller may use it.
         var administrator = Path.Combine(deployment.KeyDirectory, DeploymentRules.AdministratorKeyName + ".pem");
         var tls = deployment.PreSqs.Any(p => p.Pin() is not null);

@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.Logging;
 using SieveQ.Controller.Access;
 using SieveQ.Controller.Audit;
+using SieveQ.Controller.Replicas;
 using SieveQ.Deployment;
 using SieveQ.Transport.Hardening;
 
@@ -13,6 +14,9 @@ public sealed record ControllerHostOptions
     public CallerAuthenticatorOptions Authentication { get; init; } = new();
     public AuditLogOptions Audit { get; init; } = new();
     public int MaxConnectionsPerSource { get; init; } = 16;
+
+    /// <summary>Faults the replica-SQs tolerate: the controller acts on a replica notice once f+1 replicas reported it.</summary>
+    public int ReplicaFaults { get; init; } = 1;
 
     /// <summary>A management endpoint has a handful of callers: small limits keep a flood from costing much.</summary>
     public KestrelLimits KestrelLimits { get; init; } = new()
@@ -72,6 +76,7 @@ public sealed class ControllerHost : IAsyncDisposable
                 new SourceConnectionLimiter(options.MaxConnectionsPerSource), new PrefaceDeadline(options.KestrelLimits.RequestHeadersTimeout), certificate);
             var app = web.Build();
             api.Map(app);
+            new ReplicaNoticeEndpoint(authenticator, audit, new ReplicaNoticeTally(options.ReplicaFaults)).Map(app);
             return new ControllerHost(app, authenticator, audit, url);
         }
         catch
@@ -88,7 +93,7 @@ public sealed class ControllerHost : IAsyncDisposable
         var deployment = DeploymentFile.Load(deploymentDirectory);
         var cfg = ControllerConfig.Load(deployment.BaseDirectory);
         options ??= new ControllerHostOptions();
-        options = options with { Audit = options.Audit with { MaxFileBytes = cfg.MaxAuditFileBytes } };
+        options = options with { Audit = options.Audit with { MaxFileBytes = cfg.MaxAuditFileBytes }, ReplicaFaults = deployment.F };
         var key = cfg.CommandKeyFile is { } file ? ManagementKeyFile.Read(deployment.Resolve(file)) : null;
         try
         {

@@ -12,6 +12,7 @@ public static class ControllerNames
     public const string QuarantinePreSq = "QuarantinePreSq";
     public const string ReadmitPreSq = "ReadmitPreSq";
     public const string RecordConsoleChange = "RecordConsoleChange";
+    public const string ReplicaNotice = "ReplicaNotice";
 
     /// <summary>What a signature names: the full method, so a signed request is good for that method only.</summary>
     public static string FullMethod(string method) => Service + "/" + method;

@@ -50,6 +50,10 @@ public sealed class ManagementClient : IDisposable
     public Task<ManagementActionReply> RecordConsoleChangeAsync(string action, string target, string outcome, CancellationToken ct = default) =>
         CallAsync(ControllerNames.RecordConsoleChange, new ConsoleChangeRequest { Action = action, Target = target, Outcome = outcome }, ManagementActionReply.Parser, ct);
 
+    /// <summary>A replica-SQ's report of a notice its agreed execution produced (the caller's key must be pinned with role replica).</summary>
+    public Task<ManagementActionReply> ReplicaNoticeAsync(string action, uint subject, long agreedTimeMs, CancellationToken ct = default) =>
+        CallAsync(ControllerNames.ReplicaNotice, new ReplicaNoticeRequest { Action = action, Subject = subject, AgreedTimeMs = agreedTimeMs }, ManagementActionReply.Parser, ct);
+
     /// <summary>Signs <paramref name="body"/> for <paramref name="method"/> (exposed so tests can replay or tamper with a request).</summary>
     public SignedManagementRequest Sign(string method, IMessage body)
     {

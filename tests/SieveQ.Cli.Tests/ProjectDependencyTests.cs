@@ -31,7 +31,7 @@ public sealed class ProjectDependencyTests
         ["SieveQ.Sdk"] = ["SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Protocol", "SieveQ.Transport"],
         ["SieveQ.Deployment"] = ["SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Rules", "SieveQ.Bft.Hosting", "SieveQ.Protocol", "SieveQ.Transport"],
         ["SieveQ.PreSq"] = ["SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Deployment", "SieveQ.Protocol", "SieveQ.Transport", "SieveQ.Transport.Server", "SieveQ.Bft.Hosting"],
-        ["SieveQ.ReplicaSq"] = ["SieveQ.Bft.Hosting", "SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Deployment", "SieveQ.Rules", "SieveQ.Protocol", "SieveQ.Transport", "SieveQ.Transport.Server"],
+        ["SieveQ.ReplicaSq"] = ["SieveQ.Bft.Hosting", "SieveQ.Sieve", "SieveQ.Sieve.Hosting", "SieveQ.Deployment", "SieveQ.Rules", "SieveQ.Protocol", "SieveQ.Transport", "SieveQ.Transport.Server", "SieveQ.Controller"],
         ["SieveQ.Agent"] = ["SieveQ.Sdk", "SieveQ.Deployment", "SieveQ.Firewall", "SieveQ.Transport.Server"],
         ["SieveQ.Controller"] = ["SieveQ.Deployment", "SieveQ.Protocol", "SieveQ.Transport", "SieveQ.Transport.Server"],
         ["SieveQ.Telemetry"] = [],

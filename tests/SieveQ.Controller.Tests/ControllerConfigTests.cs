@@ -14,8 +14,12 @@ public sealed class ControllerConfigTests : IDisposable
     {
         var deployment = DeploymentBootstrap.Create(_dir, new LocalDeploymentSpec { BasePort = PortPlan.FindFreeBase(4, 2), Durability = false });
         var cfg = ControllerConfig.EnsureLocal(deployment);
-        Assert.Equal([ManagementRole.Administrator, ManagementRole.Operator, ManagementRole.Viewer], cfg.Callers.Select(c => c.Role));
-        foreach (var caller in cfg.PinnedCallers())
+        Assert.Equal([ManagementRole.Administrator, ManagementRole.Operator, ManagementRole.Viewer, .. Enumerable.Repeat(ManagementRole.Replica, 4)],
+            cfg.Callers.Select(c => c.Role));
+        // Each replica-SQ is pinned by the identity key cluster.json pins for it, under its id, to report its notices.
+        var cluster = SieveQ.Bft.Hosting.Config.ClusterConfigFile.Load(deployment.Resolve(deployment.ClusterFile));
+        Assert.Equal(cluster.Replicas.Select(r => (r.Id, r.PublicKey)), cfg.Callers.Where(c => c.Role == ManagementRole.Replica).Select(c => (c.ReplicaId!.Value, c.PublicKey)));
+        foreach (var caller in cfg.PinnedCallers().Where(c => c.Role != ManagementRole.Replica))
         {
             var file = ControllerConfig.LocalKeyFile(deployment, caller.Role);
             using var key = ManagementKeyFile.Read(file);
@@ -31,10 +35,20 @@ public sealed class ControllerConfigTests : IDisposable
         Assert.Equal(cfg.Url, ControllerConfig.EnsureLocal(deployment).Url);
     }
 
+    [Fact]
+    public void A_replica_caller_needs_its_replica_id_and_nothing_else_may_have_one()
+    {
+        File.WriteAllText(ControllerConfig.PathIn(_dir), """{ "url": "http://127.0.0.1:1", "callers": [{ "name": "r", "role": "replica", "replicaId": 2, "publicKey": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEZUJpffqxPHjQyifCD0PHeG0KyK8V/+cvCEsoCjP3pGBcn7a+j6qxSY74WLEbO4A15Mz63neteGtbm6IxWWxG9w==" }] }""");
+        var caller = Assert.Single(ControllerConfig.Load(_dir).PinnedCallers());
+        Assert.Equal((ManagementRole.Replica, 2), (caller.Role, caller.ReplicaId));
+    }
+
     [Theory]
     [InlineData("""{ "url": "http://127.0.0.1:1", "callers": [{ "name": "x", "role": "root", "publicKey": "AAAA" }] }""")]
     [InlineData("""{ "url": "http://127.0.0.1:1", "callers": [{ "name": "x", "role": "viewer", "publicKey": "AAAA" }] }""")]
     [InlineData("""{ "url": "https://127.0.0.1:1", "callers": [] }""")]
+    [InlineData("""{ "url": "http://127.0.0.1:1", "callers": [{ "name": "r", "role": "replica", "publicKey": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEZUJpffqxPHjQyifCD0PHeG0KyK8V/+cvCEsoCjP3pGBcn7a+j6qxSY74WLEbO4A15Mz63neteGtbm6IxWWxG9w==" }] }""")]
+    [InlineData("""{ "url": "http://127.0.0.1:1", "callers": [{ "name": "v", "role": "viewer", "replicaId": 0, "publicKey": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEZUJpffqxPHjQyifCD0PHeG0KyK8V/+cvCEsoCjP3pGBcn7a+j6qxSY74WLEbO4A15Mz63neteGtbm6IxWWxG9w==" }] }""")]
     [InlineData("""{ "url": "http://127.0.0.1:1", "callers": [], "selfAssertedRoles": true }""")]
     public void A_controller_json_that_does_not_pin_keys_properly_is_refused(string json)
     {

@@ -103,7 +103,7 @@ public sealed class CallerAuthenticator : IDisposable
             }
             _nonces.Add(nonceKey, request.TimestampMs + window);
         }
-        return new CallerIdentity(pinned.Caller.KeyId, pinned.Caller.Name, pinned.Caller.Role);
+        return new CallerIdentity(pinned.Caller.KeyId, pinned.Caller.Name, pinned.Caller.Role, pinned.Caller.ReplicaId);
     }
 
     /// <summary>PERMISSION_DENIED unless the caller's role is at least <paramref name="required"/>.</summary>
