@@ -13,8 +13,9 @@ namespace SieveQ.Sieve.ProcessTests;
 /// unaltered, each attack must have happened, and each countermeasure must have counted what it did, in its own
 /// attack's window. Throughput and latency during the attacks are the benchmark's to report, not asserted.
 /// The kinds are grouped by what they need: tampering-presq and dropping-presq need pre-SQ 4 compromised in two
-/// stages (so each has a deployment of its own) and legitimate traffic through it; compromised-sender's grant is a
-/// pre-SQ option for the whole run, so it shares only with floods that do not mind it, and comes last.
+/// stages (so each has a deployment of its own) and legitimate traffic through it (so each comes first, where a
+/// sender starts on pre-SQ 4); compromised-sender's grant is a pre-SQ option for the whole run, so it shares only
+/// with floods that do not mind it, and comes last.
 /// </summary>
 public sealed class AttackTests(ITestOutputHelper output)
 {
@@ -45,12 +46,11 @@ public sealed class AttackTests(ITestOutputHelper output)
     }
 
     [Fact]
-    public async Task A_byzantine_replica_then_oversize_requests_then_a_dropping_pre_sq_lose_nothing_and_each_is_countered()
+    public async Task A_dropping_pre_sq_then_a_byzantine_replica_then_oversize_requests_lose_nothing_and_each_is_countered()
     {
-        // dropping-presq last: when its senders' retransmissions go wrong the run loses messages, and the attacks
-        // before it have been measured on a healthy deployment by then. It still finds a sender on pre-SQ 4: the
-        // attacks before it do not move the senders.
-        using var run = await RunAsync(["byzantine-replica", "oversize", "dropping-presq"]);
+        // dropping-presq first: it needs a legitimate sender on pre-SQ 4, where one starts; after other attacks the
+        // senders may have moved to pre-SQ 5 and the compromised pre-SQ then has nothing to withhold.
+        using var run = await RunAsync(["dropping-presq", "byzantine-replica", "oversize"]);
 
         // dropping-presq: the senders retransmitted through the other pre-SQ.
         AssertCounted(run, "dropping-presq", "sender_retransmissions");
