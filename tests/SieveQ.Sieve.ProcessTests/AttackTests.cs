@@ -14,8 +14,8 @@ namespace SieveQ.Sieve.ProcessTests;
 /// attack's window. Throughput and latency during the attacks are the benchmark's to report, not asserted.
 /// The kinds are grouped by what they need: tampering-presq and dropping-presq need pre-SQ 4 compromised in two
 /// stages (so each has a deployment of its own) and legitimate traffic through it (so each comes first, where a
-/// sender starts on pre-SQ 4, and without sender 3 enrolled); compromised-sender's grant is a pre-SQ option for the
-/// whole run, so it shares only with attacks that do not mind it, and comes last.
+/// sender starts on pre-SQ 4, on a deployment with no other compromised process and no sender 3 enrolled);
+/// compromised-sender's grant is a pre-SQ option for the whole run, so it comes last, after attacks that do not mind it.
 /// </summary>
 public sealed class AttackTests(ITestOutputHelper output)
 {
@@ -46,29 +46,14 @@ public sealed class AttackTests(ITestOutputHelper output)
     }
 
     [Fact]
-    public async Task A_dropping_pre_sq_then_a_byzantine_replica_lose_nothing_and_each_is_countered()
+    public async Task A_dropping_pre_sq_then_an_unauthenticated_flood_then_a_state_transfer_flood_lose_nothing_and_each_is_countered()
     {
-        // dropping-presq first: it needs a legitimate sender on pre-SQ 4, where one starts; after other attacks the
-        // senders may have moved to pre-SQ 5 and the compromised pre-SQ then has nothing to withhold.
-        using var run = await RunAsync(["dropping-presq", "byzantine-replica"]);
+        // dropping-presq first, on a deployment shaped as its own (no compromised replica-SQ, no sender 3): it needs a
+        // legitimate sender on pre-SQ 4, where one starts, and on other shapes it found none (docs/attacks.md).
+        using var run = await RunAsync(["dropping-presq", "unauthenticated-flood", "state-transfer-flood"], "--attack-rate", "3000");
 
         // dropping-presq: the senders retransmitted through the other pre-SQ.
         AssertCounted(run, "dropping-presq", "sender_retransmissions");
-
-        // byzantine-replica: the countermeasure's proof is RunAsync's own: the liar corrupted bodies (attackApplied) and
-        // the run's receiver found every payload intact. A receiver SDK that took a body without checking it against
-        // the agreed digest delivers the liar's bytes and fails there. The SDK keeps no count of the bodies it refused
-        // (its fetches happen without a liar too), so none is asserted; the fetches in the attack's window are.
-        Assert.True(Counts(run, "byzantine-replica").GetProperty("receiver fetches_answered").GetInt64() > 0,
-            "the receiver should have fetched the bodies the liar was designated for from other replicas");
-    }
-
-    [Fact]
-    public async Task An_unauthenticated_flood_then_a_state_transfer_flood_then_oversize_requests_then_a_compromised_sender_lose_nothing_and_each_is_countered()
-    {
-        // oversize here, not with dropping-presq: it enrols sender 3 (as compromised-sender does), and with sender 3
-        // enrolled a dropping-presq run found no legitimate traffic on pre-SQ 4 (docs/attacks.md).
-        using var run = await RunAsync(["unauthenticated-flood", "state-transfer-flood", "oversize", "compromised-sender"], "--attack-rate", "3000");
 
         // unauthenticated-flood: the pre-SQs dropped the frames by their MAC.
         AssertCounted(run, "unauthenticated-flood", "pre-sq drop.*.BadMac");
@@ -77,6 +62,19 @@ public sealed class AttackTests(ITestOutputHelper output)
         // rate and dropped the rest (the attacker's links must have been up for that).
         AssertCounted(run, "state-transfer-flood", "replica core.drop.state-request.rate-limited");
         AssertCounted(run, "state-transfer-flood", "replica core.drop.state-chunk-request.rate-limited");
+    }
+
+    [Fact]
+    public async Task A_byzantine_replica_then_oversize_requests_then_a_compromised_sender_lose_nothing_and_each_is_countered()
+    {
+        using var run = await RunAsync(["byzantine-replica", "oversize", "compromised-sender"], "--attack-rate", "3000");
+
+        // byzantine-replica: the countermeasure's proof is RunAsync's own: the liar corrupted bodies (attackApplied) and
+        // the run's receiver found every payload intact. A receiver SDK that took a body without checking it against
+        // the agreed digest delivers the liar's bytes and fails there. The SDK keeps no count of the bodies it refused
+        // (its fetches happen without a liar too), so none is asserted; the fetches in the attack's window are.
+        Assert.True(Counts(run, "byzantine-replica").GetProperty("receiver fetches_answered").GetInt64() > 0,
+            "the receiver should have fetched the bodies the liar was designated for from other replicas");
 
         // oversize: each request was refused with a status, none was not; the envelope case was dropped as malformed.
         var oversize = Counts(run, "oversize");
