@@ -10,10 +10,23 @@ internal static class AttackReport
     public static void Print(AttackFigures f, TextWriter output)
     {
         var inv = CultureInfo.InvariantCulture;
-        output.WriteLine(string.Create(inv, $"before   {f.BeforeWindow.PerSecond,8:0} msg/s  p50 {f.BeforeWindow.P50Ms,7:0.0} ms  p99 {f.BeforeWindow.P99Ms,7:0.0} ms"));
-        output.WriteLine(string.Create(inv, $"during   {f.DuringWindow.PerSecond,8:0} msg/s  p50 {f.DuringWindow.P50Ms,7:0.0} ms  p99 {f.DuringWindow.P99Ms,7:0.0} ms  attack {f.AttackApplied} actions"));
-        output.WriteLine(string.Create(inv, $"after    {f.AfterWindow.PerSecond,8:0} msg/s  p50 {f.AfterWindow.P50Ms,7:0.0} ms  p99 {f.AfterWindow.P99Ms,7:0.0} ms"));
-        output.WriteLine(string.Create(inv, $"ratio (during / before) throughput {f.ThroughputRatio:0.000}, p99 x{f.P99Ratio:0.00}"));
+        foreach (var a in f.Attacks)
+        {
+            if (f.Attacks.Count > 1)
+            {
+                output.WriteLine(string.Create(inv, $"{AttackKinds.Name(a.Kind)} (seconds {a.From}-{a.To}; before {a.BeforeFrom}-{a.From}, after {a.To}-{a.AfterTo})"));
+            }
+            output.WriteLine(string.Create(inv, $"before   {a.Before.PerSecond,8:0} msg/s  p50 {a.Before.P50Ms,7:0.0} ms  p99 {a.Before.P99Ms,7:0.0} ms"));
+            output.WriteLine(string.Create(inv, $"during   {a.During.PerSecond,8:0} msg/s  p50 {a.During.P50Ms,7:0.0} ms  p99 {a.During.P99Ms,7:0.0} ms  attack {a.Applied} actions"));
+            output.WriteLine(string.Create(inv, $"after    {a.After.PerSecond,8:0} msg/s  p50 {a.After.P50Ms,7:0.0} ms  p99 {a.After.P99Ms,7:0.0} ms"));
+            output.WriteLine(string.Create(inv, $"ratio (during / before) throughput {a.ThroughputRatio:0.000}, p99 x{a.P99Ratio:0.00}"));
+            if (a.Watched is { } watched && f.Seconds.Any(x => x.RssMiB?.ContainsKey(watched) == true))
+            {
+                var (b, d, af) = a.RssWindows(f.Seconds);
+                output.WriteLine(string.Create(inv, $"{watched} RSS MiB: at most {b:0.0} before, {d:0.0} during, {af:0.0} after"));
+            }
+            output.WriteLine("countermeasure counted: " + string.Join(", ", a.CountermeasureCounts.Select(kv => string.Create(inv, $"{kv.Key} {kv.Value}"))));
+        }
         foreach (var (sender, (sent, delivered)) in f.PerSender.OrderBy(kv => kv.Key))
         {
             output.WriteLine(string.Create(inv, $"sender {sender}: {sent} accepted, {delivered} delivered in order"));
@@ -25,26 +38,22 @@ internal static class AttackReport
         {
             output.WriteLine(string.Create(inv, $"attacker's own messages delivered (within its grant): {f.AttackerMessagesDelivered}"));
         }
-        if (f.Watched is { } watched && f.Seconds.Any(x => x.RssMiB is not null))
-        {
-            var (b, d, a) = f.RssWindows;
-            output.WriteLine(string.Create(inv, $"{watched} RSS MiB: at most {b:0.0} before, {d:0.0} during, {a:0.0} after (last {f.Seconds.LastOrDefault(x => x.RssMiB is not null)?.RssMiB:0.0})"));
-        }
-        output.WriteLine("countermeasure counted: " + string.Join(", ", f.CountermeasureCounts.Select(kv => string.Create(inv, $"{kv.Key} {kv.Value}"))));
     }
 
+    /// <summary>
+    /// One shape whatever the number of kinds: the run's settings, each second, each legitimate sender's verdict, and
+    /// under <c>attacks</c> one entry per attack with its windows, figures and countermeasure counts.
+    /// </summary>
     public static string Json(AttackFigures f)
     {
         static double? Finite(double d) => double.IsFinite(d) ? d : null;
-        object Window((double PerSecond, double P50Ms, double P99Ms) w) => new { deliveredPerSecond = Finite(w.PerSecond), p50Ms = Finite(w.P50Ms), p99Ms = Finite(w.P99Ms) };
+        static object Window(WindowFigures w) => new { deliveredPerSecond = Finite(w.PerSecond), p50Ms = Finite(w.P50Ms), p99Ms = Finite(w.P99Ms) };
         var s = f.Settings;
         var doc = new
         {
             benchmark = "attack",
-            kind = AttackKinds.Name(s.Kind),
-            attack = f.AttackDescription,
+            kinds = s.Kinds.Select(AttackKinds.Name),
             countermeasures = s.Countermeasures,
-            countermeasure = f.Countermeasure,
             rate = s.Rate,
             size = s.Size,
             attackRate = s.AttackRate,
@@ -55,35 +64,51 @@ internal static class AttackReport
             machine = new { Environment.ProcessorCount, os = Environment.OSVersion.ToString() },
             watched = f.Watched,
             perSecond = f.Seconds.Select(x => new { second = x.Second, delivered = x.Delivered, p50Ms = Finite(x.P50Ms), p99Ms = Finite(x.P99Ms), attack = x.AttackActions, rssMiB = x.RssMiB }),
-            rssMaxMiB = f.Watched is null ? null : new { before = Finite(f.RssWindows.Before), during = Finite(f.RssWindows.During), after = Finite(f.RssWindows.After) },
-            before = Window(f.BeforeWindow),
-            during = Window(f.DuringWindow),
-            after = Window(f.AfterWindow),
-            ratioThroughput = Finite(f.ThroughputRatio),
-            ratioP99 = Finite(f.P99Ratio),
             senders = f.PerSender.OrderBy(kv => kv.Key).Select(kv => new { sender = kv.Key, accepted = kv.Value.Sent, deliveredInOrder = kv.Value.Delivered }),
             lost = f.Lost,
             violations = f.Violations,
             firstViolations = f.FirstViolations,
             exactlyOnce = f.ExactlyOnce,
-            attackApplied = f.AttackApplied,
             attackerMessagesDelivered = f.AttackerMessagesDelivered,
-            countermeasureCounts = f.CountermeasureCounts,
+            attacks = f.Attacks.Select(a =>
+            {
+                var (rb, rd, ra) = a.RssWindows(f.Seconds);
+                return new
+                {
+                    kind = AttackKinds.Name(a.Kind),
+                    attack = a.Description,
+                    countermeasure = a.Countermeasure,
+                    beforeFromSecond = a.BeforeFrom,
+                    fromSecond = a.From,
+                    toSecond = a.To,
+                    afterToSecond = a.AfterTo,
+                    before = Window(a.Before),
+                    during = Window(a.During),
+                    after = Window(a.After),
+                    ratioThroughput = Finite(a.ThroughputRatio),
+                    ratioP99 = Finite(a.P99Ratio),
+                    attackApplied = a.Applied,
+                    countermeasureCounts = a.CountermeasureCounts,
+                    watched = a.Watched,
+                    rssMaxMiB = a.Watched is null ? null : new { before = Finite(rb), during = Finite(rd), after = Finite(ra) },
+                };
+            }),
         };
         return JsonSerializer.Serialize(doc, new JsonSerializerOptions { WriteIndented = true });
     }
 
-    /// <summary>Like the paper's Figure 8: legitimate deliveries per second with the attack's own rate, and p50/p99 per second; the attack window is shaded by its rate line.</summary>
+    /// <summary>Like the paper's Figure 8: legitimate deliveries per second with the attacks' own rate, and p50/p99 per second; each attack's window is marked by two vertical lines.</summary>
     public static byte[] Plot(AttackFigures f)
     {
         var s = f.Settings;
-        var name = AttackKinds.Name(s.Kind) + (s.Countermeasures ? "" : " (no countermeasures)");
-        var window = new ChartSeries("attack window", ChartColors.Gray,
-        [
-            (s.Before.TotalSeconds, 0), (s.Before.TotalSeconds, f.Seconds.Max(x => (double)x.Delivered)),
-            (double.NaN, double.NaN),
-            ((s.Before + s.During).TotalSeconds, 0), ((s.Before + s.During).TotalSeconds, f.Seconds.Max(x => (double)x.Delivered)),
-        ]);
+        var name = (f.Attacks.Count == 1 ? f.Name : $"{f.Attacks.Count} attacks in turn") + (s.Countermeasures ? "" : " (no countermeasures)");
+        var top = f.Seconds.Select(x => (double)x.Delivered).DefaultIfEmpty(0).Max();
+        var edges = new List<(double X, double Y)>();
+        foreach (var a in f.Attacks)
+        {
+            edges.AddRange([(a.From, 0), (a.From, top), (double.NaN, double.NaN), (a.To, 0), (a.To, top), (double.NaN, double.NaN)]);
+        }
+        var window = new ChartSeries(f.Attacks.Count == 1 ? "attack window" : $"attack windows: {string.Join(", ", f.Attacks.Select(a => AttackKinds.Name(a.Kind)))}", ChartColors.Gray, edges);
         var throughput = new LineChart(
             $"{name}: legitimate deliveries, {s.Rate} msg/s of {s.Size} B offered",
             "second", "msg/s",
@@ -92,12 +117,14 @@ internal static class AttackReport
             "Latency of legitimate deliveries, per second (sender SDK to receiver SDK)",
             "second", "ms",
             [Line("p50", ChartColors.Green, f, x => x.P50Ms), Line("p99", ChartColors.Orange, f, x => x.P99Ms)]);
-        if (f.Watched is null || !f.Seconds.Any(x => x.RssMiB is not null))
+        var watched = f.Watched.Where(w => f.Seconds.Any(x => x.RssMiB?.ContainsKey(w) == true)).ToList();
+        if (watched.Count == 0)
         {
             return ChartSheet.Render(throughput, latency);
         }
-        var memory = new LineChart($"Resident memory of {f.Watched} (the attacked process), per second", "second", "MiB",
-            [Line("RSS", ChartColors.Purple, f, x => x.RssMiB ?? double.NaN)]);
+        uint[] colors = [ChartColors.Purple, ChartColors.Brown, ChartColors.Pink];
+        var memory = new LineChart($"Resident memory of {string.Join(", ", watched)} (the attacked processes), per second", "second", "MiB",
+            [.. watched.Select((w, i) => Line($"{w} RSS", colors[i % colors.Length], f, x => x.RssMiB is { } r && r.TryGetValue(w, out var m) ? m : double.NaN))]);
         return ChartSheet.Render(throughput, latency, memory);
     }
 

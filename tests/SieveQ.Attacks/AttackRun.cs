@@ -10,51 +10,14 @@ using SieveQ.Sdk.Sender;
 
 namespace SieveQ.Attacks;
 
-/// <summary>What one attack run measured.</summary>
-internal sealed record AttackFigures(
-    AttackSettings Settings,
-    string AttackDescription,
-    string Countermeasure,
-    IReadOnlyList<SecondFigures> Seconds,
-    IReadOnlyDictionary<int, (long Sent, long Delivered)> PerSender,
-    long Violations,
-    IReadOnlyList<string> FirstViolations,
-    long AttackApplied,
-    long AttackerMessagesDelivered,
-    IReadOnlyDictionary<string, long> CountermeasureCounts,
-    (double PerSecond, double P50Ms, double P99Ms) BeforeWindow,
-    (double PerSecond, double P50Ms, double P99Ms) DuringWindow,
-    (double PerSecond, double P50Ms, double P99Ms) AfterWindow,
-    string? Watched = null)
-{
-    /// <summary>The watched component's largest RSS in each window (MiB; NaN when none was read).</summary>
-    public (double Before, double During, double After) RssWindows
-    {
-        get
-        {
-            var beforeEnd = (int)Settings.Before.TotalSeconds;
-            var duringEnd = (int)(Settings.Before + Settings.During).TotalSeconds;
-            double Max(Func<SecondFigures, bool> inWindow) =>
-                Seconds.Where(inWindow).Select(x => x.RssMiB ?? double.NaN).Where(double.IsFinite).DefaultIfEmpty(double.NaN).Max();
-            return (Max(x => x.Second < beforeEnd), Max(x => x.Second >= beforeEnd && x.Second < duringEnd), Max(x => x.Second >= duringEnd));
-        }
-    }
-
-    public long Lost => PerSender.Values.Sum(v => Math.Max(0, v.Sent - v.Delivered));
-
-    public bool ExactlyOnce => Lost == 0 && Violations == 0;
-
-    public double ThroughputRatio => DuringWindow.PerSecond / BeforeWindow.PerSecond;
-
-    public double P99Ratio => DuringWindow.P99Ms / BeforeWindow.P99Ms;
-}
-
 /// <summary>
 /// One attack run: a fresh local deployment as `sieveq up` makes it (4 replica-SQs, 2 pre-SQs, each its own
-/// process, every check on; the attack may replace one pre-SQ by its compromised twin), the legitimate senders
-/// and the receiver on the in-process SDK, a warm-up, then the measured run: before, during and after the attack,
-/// a line per second. Afterwards it waits until every accepted legitimate message arrived (or a bound passed)
-/// and asks the components what the countermeasure counted.
+/// process, every check on; the attacks may replace one pre-SQ and one replica-SQ by their compromised twins, which
+/// misbehave only during their attack's window), the legitimate senders and the receiver on the in-process SDK, a
+/// warm-up, then the measured run: quiet, each attack in its own window with quiet between two, quiet after the
+/// last, a line per second. Afterwards it waits until every accepted legitimate message arrived (or a bound passed);
+/// each attack's countermeasure counts are what the components counted from just before its window to the end of
+/// the quiet time after it.
 /// </summary>
 internal static class AttackRun
 {
@@ -63,14 +26,14 @@ internal static class AttackRun
     public static string SieveqDll =>
         typeof(AttackRun).Assembly.GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == "SieveqDll").Value!;
 
-    public static async Task<AttackFigures> RunAsync(AttackSettings s, TextWriter output, CancellationToken ct)
+    public static async Task<AttackFigures> RunAsync(AttackPlan plan, TextWriter output, CancellationToken ct)
     {
         if (!File.Exists(SieveqDll))
         {
             throw new DeploymentException($"build the CLI first (dotnet build service/SieveQ.Cli -c Release): {SieveqDll} is missing");
         }
-        await using var attack = Attack.For(s);
-        var shape = attack.Shape;
+        var s = plan.Settings;
+        var shape = plan.Shape;
         var dir = Path.Combine(Path.GetTempPath(), $"sieveq-attack-{Environment.ProcessId}-{Guid.NewGuid():N}"[..48]);
         var spec = new LocalDeploymentSpec
         {
@@ -81,8 +44,12 @@ internal static class AttackRun
         };
         var config = DeploymentBootstrap.Create(dir, spec);
         output.WriteLine($"deployment   {dir}");
-        output.WriteLine($"attack       {AttackKinds.Name(s.Kind)}: {attack.Description}");
-        output.WriteLine($"countermeasure {attack.Countermeasure}");
+        for (var i = 0; i < plan.Attacks.Count; i++)
+        {
+            var prefix = plan.Attacks.Count == 1 ? "" : string.Create(CultureInfo.InvariantCulture, $" {i + 1}, seconds {s.WindowStart(i).TotalSeconds:0}-{s.WindowEnd(i).TotalSeconds:0}");
+            output.WriteLine($"attack{prefix}       {AttackKinds.Name(s.Kinds[i])}: {plan.Attacks[i].Description}");
+            output.WriteLine($"countermeasure {plan.Attacks[i].Countermeasure}");
+        }
         try
         {
             await using var processes = new ComponentProcesses(Command, Path.Combine(dir, "logs"));
@@ -133,16 +100,25 @@ internal static class AttackRun
                 var loads = senders.Select(x => new LegitimateLoad(x, AttackSettings.Receiver, perSender, s.Size)).ToList();
                 var loading = loads.Select(l => Task.Run(() => l.RunAsync(stopLoad.Token), CancellationToken.None)).ToList();
                 output.WriteLine($"load         {senders.Count} senders x {perSender} msg/s of {s.Size} B; warm-up {s.Warmup.TotalSeconds:0} s, then "
-                    + $"{s.Before.TotalSeconds:0} s before, {s.During.TotalSeconds:0} s under attack ({s.AttackRate}/s where the attacker paces itself), {s.After.TotalSeconds:0} s after");
-                var preparing = Task.Run(() => attack.PrepareAsync(target, ct), CancellationToken.None);
+                    + $"{s.Before.TotalSeconds:0} s before, {s.During.TotalSeconds:0} s under each attack ({s.AttackRate}/s where the attacker paces itself)"
+                    + (plan.Attacks.Count > 1 ? $" with {s.Before.TotalSeconds:0} s between two" : "") + $", {s.After.TotalSeconds:0} s after");
+                var preparing = plan.Attacks.Select(a => Task.Run(() => a.PrepareAsync(target, ct), CancellationToken.None)).ToList();
                 await Task.Delay(s.Warmup, ct).ConfigureAwait(false);
-                await preparing.ConfigureAwait(false);
-                var watched = attack.Watched is { } w ? processes.Get(w) : null;
-                var secondsFigures = await MeasureAsync(s, attack, target, timeline, seconds, watched, output, ct).ConfigureAwait(false);
+                await Task.WhenAll(preparing).ConfigureAwait(false);
+                var watched = new Dictionary<string, Process>(StringComparer.Ordinal);
+                foreach (var w in plan.Attacks.Select(a => a.Watched).OfType<string>())
+                {
+                    if (processes.Get(w) is { } process)
+                    {
+                        watched.TryAdd(w, process);
+                    }
+                }
+                var (secondsFigures, counts) = await MeasureAsync(plan, target, timeline, seconds, watched, output, ct).ConfigureAwait(false);
                 await stopLoad.CancelAsync().ConfigureAwait(false);
                 await Task.WhenAll(loading).ConfigureAwait(false);
                 await DrainAsync(timeline, loads, ct).ConfigureAwait(false);
-                var counts = await attack.CountermeasureAsync(target, ct).ConfigureAwait(false);
+                var last = plan.Attacks[^1];
+                counts[^1] = Difference(last, counts[^1], await last.CountermeasureAsync(target, ct).ConfigureAwait(false));
                 if (loads.Sum(l => l.Refusals) is > 0 and var refusals)
                 {
                     output.WriteLine($"the SDK refused {refusals} sends: the deployment did not answer for its UnavailableAfter (offered again after a pause)");
@@ -151,12 +127,15 @@ internal static class AttackRun
                 {
                     await DescribeAsync(config, output, ct).ConfigureAwait(false);
                 }
-                var beforeEnd = (int)s.Before.TotalSeconds;
-                var duringEnd = (int)(s.Before + s.During).TotalSeconds;
-                return new AttackFigures(s, attack.Description, attack.Countermeasure, secondsFigures,
-                    loads.ToDictionary(l => l.Sender, l => (l.Sent, (long)timeline.NextIndex(l.Sender))),
-                    timeline.Violations, timeline.FirstViolations, attack.Applied, timeline.OtherSendersDelivered, counts,
-                    timeline.Window(0, beforeEnd), timeline.Window(beforeEnd, duringEnd), timeline.Window(duringEnd, seconds), attack.Watched);
+                var attacks = plan.Attacks.Select((a, i) =>
+                {
+                    var (from, to) = ((int)s.WindowStart(i).TotalSeconds, (int)s.WindowEnd(i).TotalSeconds);
+                    var (beforeFrom, afterTo) = (from - (int)s.Before.TotalSeconds, to + (int)s.QuietAfter(i).TotalSeconds);
+                    return new AttackWindowFigures(s.Kinds[i], a.Description, a.Countermeasure, beforeFrom, from, to, afterTo, a.Applied, counts[i],
+                        timeline.Window(beforeFrom, from), timeline.Window(from, to), timeline.Window(to, afterTo), a.Watched);
+                }).ToList();
+                return new AttackFigures(s, secondsFigures, loads.ToDictionary(l => l.Sender, l => (l.Sent, (long)timeline.NextIndex(l.Sender))),
+                    timeline.Violations, timeline.FirstViolations, timeline.OtherSendersDelivered, attacks);
             }
             finally
             {
@@ -176,29 +155,63 @@ internal static class AttackRun
         }
     }
 
-    /// <summary>The measured run: starts the attack at the end of the before phase, stops it after its window, prints each second once it is over.</summary>
-    private static async Task<IReadOnlyList<SecondFigures>> MeasureAsync(AttackSettings s, Attack attack, AttackTarget target, DeliveryTimeline timeline,
-        int seconds, Process? watched, TextWriter output, CancellationToken ct)
+    /// <summary>
+    /// The measured run: starts each attack at its window's start and stops it at the window's end, prints each second
+    /// once it is over. A second before each window it reads that attack's countermeasure counts (the baseline) and the
+    /// previous attack's (its end); returns each attack's counts over its windows, the last one's still as its baseline
+    /// (the caller reads its end once the run drained).
+    /// </summary>
+    private static async Task<(IReadOnlyList<SecondFigures> Seconds, IReadOnlyDictionary<string, long>[] Counts)> MeasureAsync(AttackPlan plan,
+        AttackTarget target, DeliveryTimeline timeline, int seconds, IReadOnlyDictionary<string, Process> watched, TextWriter output, CancellationToken ct)
     {
+        var s = plan.Settings;
+        var attacks = plan.Attacks;
+        var from = attacks.Select((_, i) => (int)s.WindowStart(i).TotalSeconds).ToArray();
+        var to = attacks.Select((_, i) => (int)s.WindowEnd(i).TotalSeconds).ToArray();
+        var baselines = new Task<IReadOnlyDictionary<string, long>>?[attacks.Count];
+        var ends = new Task<IReadOnlyDictionary<string, long>>?[attacks.Count];
+        var stops = attacks.Select(_ => CancellationTokenSource.CreateLinkedTokenSource(ct)).ToArray();
+        var running = new Task?[attacks.Count];
+        var appliedBefore = new long[attacks.Count];
         var start = Stopwatch.GetTimestamp();
         timeline.Start(start);
-        using var stopAttack = CancellationTokenSource.CreateLinkedTokenSource(ct);
-        Task? attacking = null;
         var figures = new List<SecondFigures>(seconds);
-        var appliedBefore = 0L;
-        output.WriteLine("second  legit msg/s   p50 ms   p99 ms  attack/s" + (watched is null ? "" : $"  {attack.Watched} RSS MiB"));
+        output.WriteLine("second  legit msg/s   p50 ms   p99 ms  attack/s" + string.Concat(watched.Keys.Select(w => $"  {w} RSS MiB")));
         try
         {
             for (var second = 0; second < seconds; second++)
             {
-                if (second == (int)s.Before.TotalSeconds)
+                for (var i = 0; i < attacks.Count; i++)
                 {
-                    attacking = Task.Run(() => attack.RunAsync(target, stopAttack.Token), CancellationToken.None);
-                }
-                if (second == (int)(s.Before + s.During).TotalSeconds && attacking is not null)
-                {
-                    await stopAttack.CancelAsync().ConfigureAwait(false);
-                    await attacking.ConfigureAwait(false);
+                    if (second == from[i] - 1)
+                    {
+                        if (i > 0)
+                        {
+                            var previous = attacks[i - 1];
+                            ends[i - 1] = Task.Run(() => previous.CountermeasureAsync(target, ct), CancellationToken.None);
+                        }
+                        var attack = attacks[i];
+                        baselines[i] = Task.Run(() => attack.CountermeasureAsync(target, ct), CancellationToken.None);
+                    }
+                    if (second == from[i])
+                    {
+                        await baselines[i]!.ConfigureAwait(false);
+                        var (attack, stop) = (attacks[i], stops[i].Token);
+                        running[i] = Task.Run(() => attack.RunAsync(target, stop), CancellationToken.None);
+                        if (attacks.Count > 1)
+                        {
+                            output.WriteLine($"-- {AttackKinds.Name(s.Kinds[i])} on");
+                        }
+                    }
+                    if (second == to[i] && running[i] is { } r)
+                    {
+                        await stops[i].CancelAsync().ConfigureAwait(false);
+                        await r.ConfigureAwait(false);
+                        if (attacks.Count > 1)
+                        {
+                            output.WriteLine($"-- {AttackKinds.Name(s.Kinds[i])} off");
+                        }
+                    }
                 }
                 var due = start + (second + 1) * Stopwatch.Frequency;
                 var wait = Stopwatch.GetElapsedTime(Stopwatch.GetTimestamp(), due);
@@ -206,23 +219,58 @@ internal static class AttackRun
                 {
                     await Task.Delay(wait, ct).ConfigureAwait(false);
                 }
-                var applied = attack.Applied;
-                var f = timeline.Second(second, applied - appliedBefore) with { RssMiB = watched is null ? null : ProcessMemory.RssMiB(watched) };
-                appliedBefore = applied;
+                var actions = 0L;
+                for (var i = 0; i < attacks.Count; i++)
+                {
+                    var applied = attacks[i].Applied;
+                    actions += applied - appliedBefore[i];
+                    appliedBefore[i] = applied;
+                }
+                var rss = new Dictionary<string, double>(StringComparer.Ordinal);
+                foreach (var (name, process) in watched)
+                {
+                    if (ProcessMemory.RssMiB(process) is { } mib)
+                    {
+                        rss[name] = mib;
+                    }
+                }
+                var f = timeline.Second(second, actions) with { RssMiB = watched.Count == 0 ? null : rss };
                 figures.Add(f);
-                var phase = second < s.Before.TotalSeconds ? ' ' : second < (s.Before + s.During).TotalSeconds ? '*' : ' ';
-                output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{f.Second,5}{phase} {f.Delivered,11} {f.P50Ms,8:0.0} {f.P99Ms,8:0.0} {f.AttackActions,9}{(f.RssMiB is { } rss ? $" {rss,18:0.0}" : "")}"));
+                var phase = Enumerable.Range(0, attacks.Count).Any(i => second >= from[i] && second < to[i]) ? '*' : ' ';
+                output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                    $"{f.Second,5}{phase} {f.Delivered,11} {f.P50Ms,8:0.0} {f.P99Ms,8:0.0} {f.AttackActions,9}{string.Concat(watched.Keys.Select(w => rss.TryGetValue(w, out var m) ? $" {m,18:0.0}" : $" {"-",18}"))}"));
             }
         }
         finally
         {
-            if (attacking is not null && !stopAttack.IsCancellationRequested)
+            for (var i = 0; i < attacks.Count; i++)
             {
-                await stopAttack.CancelAsync().ConfigureAwait(false);
-                await attacking.ConfigureAwait(false);
+                if (running[i] is { } r && !stops[i].IsCancellationRequested)
+                {
+                    await stops[i].CancelAsync().ConfigureAwait(false);
+                    await r.ConfigureAwait(false);
+                }
+                stops[i].Dispose();
             }
         }
-        return figures;
+        var counts = new IReadOnlyDictionary<string, long>[attacks.Count];
+        for (var i = 0; i < attacks.Count; i++)
+        {
+            var baseline = await baselines[i]!.ConfigureAwait(false);
+            counts[i] = ends[i] is { } end ? Difference(attacks[i], baseline, await end.ConfigureAwait(false)) : baseline;
+        }
+        return (figures, counts);
+    }
+
+    /// <summary>What the countermeasure counted between two readings; levels (<see cref="Attack.Levels"/>) as last read.</summary>
+    private static Dictionary<string, long> Difference(Attack attack, IReadOnlyDictionary<string, long>? start, IReadOnlyDictionary<string, long> end)
+    {
+        var difference = new Dictionary<string, long>(StringComparer.Ordinal);
+        foreach (var (name, value) in end)
+        {
+            difference[name] = attack.Levels.Contains(name) || start is null ? value : value - start.GetValueOrDefault(name);
+        }
+        return difference;
     }
 
     /// <summary>Waits until every legitimate message accepted was delivered, or nothing arrived for <see cref="DrainBound"/>.</summary>

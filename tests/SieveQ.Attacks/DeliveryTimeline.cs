@@ -3,8 +3,8 @@ using SieveQ.Sdk.Receiver;
 
 namespace SieveQ.Attacks;
 
-/// <summary>One second of the run: legitimate deliveries in it, their latency percentiles, what the attack did in it, and the watched component's RSS at its end (MiB), if any.</summary>
-internal sealed record SecondFigures(int Second, long Delivered, double P50Ms, double P99Ms, long AttackActions, double? RssMiB = null);
+/// <summary>One second of the run: legitimate deliveries in it, their latency percentiles, what the attacks did in it, and the watched components' RSS at its end (MiB, by process name), if any.</summary>
+internal sealed record SecondFigures(int Second, long Delivered, double P50Ms, double P99Ms, long AttackActions, IReadOnlyDictionary<string, double>? RssMiB = null);
 
 /// <summary>
 /// What the receiver got, second by second from the start of the measured run (by delivery time), and whether each
@@ -117,18 +117,18 @@ internal sealed class DeliveryTimeline
     }
 
     /// <summary>Deliveries per second and latency percentiles over seconds [from, to).</summary>
-    public (double PerSecond, double P50Ms, double P99Ms) Window(int from, int to)
+    public WindowFigures Window(int from, int to)
     {
         lock (_lock)
         {
             to = Math.Min(to, _seconds);
             if (to <= from)
             {
-                return (double.NaN, double.NaN, double.NaN);
+                return new WindowFigures(double.NaN, double.NaN, double.NaN);
             }
             var all = _latencyMs.Skip(from).Take(to - from).SelectMany(l => l).ToArray();
             Array.Sort(all);
-            return (_delivered.Skip(from).Take(to - from).Sum() / (double)(to - from), Percentile(all, 0.50), Percentile(all, 0.99));
+            return new WindowFigures(_delivered.Skip(from).Take(to - from).Sum() / (double)(to - from), Percentile(all, 0.50), Percentile(all, 0.99));
         }
     }
 

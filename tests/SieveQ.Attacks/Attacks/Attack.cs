@@ -4,17 +4,6 @@ using SieveQ.Sdk.Sender;
 
 namespace SieveQ.Attacks.Attacks;
 
-/// <summary>What an attack needs from the deployment before it is launched.</summary>
-/// <param name="ExtraSenders">Enrolled senders besides the legitimate ones (a compromised sender's identity).</param>
-/// <param name="CompromisedPreSq">A pre-SQ started as <see cref="CompromisedPreSqProcess"/> with this stage, instead of `sieveq pre-sq`.</param>
-/// <param name="PreSqOptions">Further `sieveq pre-sq` options for every pre-SQ.</param>
-/// <param name="CompromisedReplica">A replica-SQ started as <see cref="CompromisedReplicaSqProcess"/>, instead of `sieveq replica-sq`.</param>
-internal sealed record DeploymentShape(IReadOnlyList<int> ExtraSenders, (int Id, string Stage)? CompromisedPreSq, IReadOnlyList<string> PreSqOptions,
-    int? CompromisedReplica = null)
-{
-    public static readonly DeploymentShape AsUp = new([], null, []);
-}
-
 /// <summary>The running deployment, as an attack sees it.</summary>
 internal sealed record AttackTarget(string Directory, DeploymentConfig Config, DeploymentContext Context, IReadOnlyList<SieveQSender> LegitimateSenders,
     SieveQReceiver Receiver);
@@ -44,12 +33,22 @@ internal abstract class Attack : IAsyncDisposable
     /// <summary>Applies the attack until <paramref name="stop"/>; returns once it stopped.</summary>
     public abstract Task RunAsync(AttackTarget target, CancellationToken stop);
 
-    /// <summary>The countermeasure's own counts after the run, by name (health counters summed over components, SDK statistics).</summary>
+    /// <summary>
+    /// The countermeasure's own counts so far, by name (health counters summed over components, SDK statistics, the
+    /// attacker's own tally). The run reads them just before the attack's window and again after its quiet time, and
+    /// reports the difference, so that an attack sharing a deployment with others is credited only with what happened
+    /// in its own window; the names in <see cref="Levels"/> are reported as read the second time.
+    /// </summary>
     public abstract Task<IReadOnlyDictionary<string, long>> CountermeasureAsync(AttackTarget target, CancellationToken ct);
+
+    /// <summary>Names in <see cref="CountermeasureAsync"/> that are levels or peaks (a gauge's value), not counts since the start.</summary>
+    public virtual IReadOnlySet<string> Levels => EmptyLevels;
+
+    private static readonly IReadOnlySet<string> EmptyLevels = new HashSet<string>(StringComparer.Ordinal);
 
     public virtual ValueTask DisposeAsync() => ValueTask.CompletedTask;
 
-    public static Attack For(AttackSettings s) => s.Kind switch
+    public static Attack For(AttackKind kind, AttackSettings s) => kind switch
     {
         AttackKind.TamperingPreSq => new CompromisedPreSqAttack("tampering"),
         AttackKind.DroppingPreSq => new CompromisedPreSqAttack("dropping"),
@@ -59,7 +58,8 @@ internal abstract class Attack : IAsyncDisposable
         AttackKind.H2Flood => new H2Flood(s.AttackRate),
         AttackKind.Oversize => new OversizeFrames(s.AttackRate),
         AttackKind.ByzantineReplica => new ByzantineReplicaAttack(),
-        _ => throw new ArgumentOutOfRangeException(nameof(s), s.Kind, "no such attack"),
+        AttackKind.StateTransferFlood => new StateTransferFlood(s.AttackRate),
+        _ => throw new ArgumentOutOfRangeException(nameof(kind), kind, "no such attack"),
     };
 
     /// <summary>Health counters of one component (by name, e.g. pre-sq-4) whose name ends with <paramref name="suffix"/>, summed.</summary>

@@ -23,9 +23,14 @@ internal sealed class ByzantineReplicaAttack : Attack
 
     public override long Applied => _directory is null ? 0 : AttackSwitch.ReadCount(CompromisedReplicaSqProcess.CountPath(_directory, Liar));
 
-    public override async Task RunAsync(AttackTarget target, CancellationToken stop)
+    public override Task PrepareAsync(AttackTarget target, CancellationToken ct)
     {
         _directory = target.Directory;
+        return Task.CompletedTask;
+    }
+
+    public override async Task RunAsync(AttackTarget target, CancellationToken stop)
+    {
         await AttackSwitch.HoldOnAsync(CompromisedReplicaSqProcess.SwitchPath(target.Directory, Liar), stop).ConfigureAwait(false);
     }
 

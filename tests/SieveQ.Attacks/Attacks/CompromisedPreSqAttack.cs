@@ -26,16 +26,22 @@ internal sealed class CompromisedPreSqAttack(string stage) : Attack
 
     public override long Applied => _directory is null ? 0 : CompromisedPreSqProcess.ReadCount(_directory, _id);
 
-    public override async Task RunAsync(AttackTarget target, CancellationToken stop)
+    public override Task PrepareAsync(AttackTarget target, CancellationToken ct)
     {
-        _directory = target.Directory;
         _id = target.Config.PreSqs.Min(p => p.Id);
         if (_id != FirstPreSq)
         {
             throw new InvalidOperationException($"the deployment's first pre-SQ is {_id}, not {FirstPreSq}");
         }
-        await AttackSwitch.HoldOnAsync(CompromisedPreSqProcess.SwitchPath(target.Directory, _id), stop).ConfigureAwait(false);
+        _directory = target.Directory;
+        return Task.CompletedTask;
     }
+
+    public override async Task RunAsync(AttackTarget target, CancellationToken stop) =>
+        await AttackSwitch.HoldOnAsync(CompromisedPreSqProcess.SwitchPath(target.Directory, _id), stop).ConfigureAwait(false);
+
+    /// <summary>Each replica's quarantine of the pre-SQ is a flag (1 while it lasts), summed over the replicas.</summary>
+    public override IReadOnlySet<string> Levels { get; } = new HashSet<string>(StringComparer.Ordinal) { $"replica quarantined.pre_sq.{FirstPreSq}" };
 
     public override async Task<IReadOnlyDictionary<string, long>> CountermeasureAsync(AttackTarget target, CancellationToken ct)
     {

@@ -165,6 +165,8 @@ internal sealed class H2Flood(int rate) : Attack
         }
     }
 
+    public override IReadOnlySet<string> Levels { get; } = new HashSet<string>(StringComparer.Ordinal) { "pre-sq open_streams during the attack (peak)", "pre-sq open_streams after the attack" };
+
     public override async Task<IReadOnlyDictionary<string, long>> CountermeasureAsync(AttackTarget target, CancellationToken ct)
     {
         var edge = EdgeTarget.FirstPreSq(target.Config);

@@ -167,6 +167,8 @@ internal sealed class Slowloris : Attack
         }
     }
 
+    public override IReadOnlySet<string> Levels { get; } = new HashSet<string>(StringComparer.Ordinal) { "attacker streams held at once (peak)", "pre-sq open_streams during the attack (peak)", "pre-sq open_streams after the attack" };
+
     public override async Task<IReadOnlyDictionary<string, long>> CountermeasureAsync(AttackTarget target, CancellationToken ct)
     {
         var edge = EdgeTarget.FirstPreSq(target.Config);
