@@ -202,6 +202,31 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
     }
 
     [Fact]
+    public void Loss_a_sender_reports_moves_it_but_never_quarantines_a_pre_sq()
+    {
+        // Loss is the sender's word, and late is not lost: a lying sender (or an honest one whose retransmissions
+        // are queued at another pre-SQ under overload) claims numbers that never arrived, ACKREQ after ACKREQ.
+        // That may move the sender, but it is no evidence a replica can check against the pre-SQ: if it were, one
+        // sender could get every pre-SQ quarantined in turn, and with them every honest sender's traffic.
+        var app = _w.Replica();
+        Run(app, 0, 10, _w.Message(1, 1, 100, "a"));
+        for (var i = 1; i <= 200; i++)
+        {
+            var claimed = 1 + (i * 1_000);
+            Run(app, 10 * i, 10, AckRequestCodec.Encode(1, claimed, 2, i, _w.SenderSigning[1]));
+            Run(app, 10 * i, 11, AckRequestCodec.Encode(1, claimed + 500, 2, i + 1_000, _w.SenderSigning[1]));
+        }
+        Assert.True(app.TakeOutputs().AckResponses.All(r => r.LossPpm > 900_000), "every ACKREQ should have reported near-total loss");
+        Assert.False(app.IsPreSqQuarantined(10));
+        Assert.False(app.IsPreSqQuarantined(11));
+        Assert.Equal(0, app.PreSqSuspicion(10));
+        Assert.Equal(0, app.PreSqSuspicion(11));
+        // Both pre-SQs still carry traffic.
+        Assert.Equal(1, Run(app, 3_000, 10, _w.Message(2, 1, 100, "b")).Accepted);
+        Assert.Equal(1, Run(app, 3_000, 11, _w.Message(2, 2, 100, "c")).Accepted);
+    }
+
+    [Fact]
     public void Ackreq_lowest_pending_settles_numbers_skipped_after_a_sender_restart()
     {
         var app = _w.Replica();

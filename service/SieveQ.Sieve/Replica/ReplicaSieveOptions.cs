@@ -96,9 +96,6 @@ public sealed record ReplicaSieveOptions
     /// <summary>A pre-SQ forwarding unparsable or non-whitelisted input skipped its own checks.</summary>
     public int MalformedPreSqWeight { get; init; } = 20;
 
-    /// <summary>High loss observed through a pre-SQ.</summary>
-    public int LossPreSqWeight { get; init; } = 5;
-
     public void Validate()
     {
         if (WindowSize < 64 || WindowSize % 64 != 0 || MaxAhead < 1 || ReorderThreshold < 0 || ReorderPatience < 1

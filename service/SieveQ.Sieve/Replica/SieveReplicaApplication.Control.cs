@@ -100,7 +100,10 @@ public sealed partial class SieveReplicaApplication
 
     /// <summary>
     /// Redistributes load (paper 4.4.2): a sender whose pre-SQ loses too much, warned of overload or is
-    /// quarantined moves to the healthy pre-SQ with the fewest senders (lowest id on ties).
+    /// quarantined moves to the healthy pre-SQ with the fewest senders (lowest id on ties). Loss moves the sender
+    /// only: it is the sender's claim (numbers it says it sent), and late is not lost, so it is no evidence against
+    /// the pre-SQ. Counted as suspicion, one lying sender could get every pre-SQ quarantined in turn, and an
+    /// overloaded honest pre-SQ was (its queued messages counted as lost until it was quarantined).
     /// </summary>
     private int Reassign(SenderRecord s, int origin, int lossPpm)
     {
@@ -110,10 +113,6 @@ public sealed partial class SieveReplicaApplication
         }
         var current = s.AssignedPreSq;
         var lossy = lossPpm >= _options.ReassignLossPpm;
-        if (lossy)
-        {
-            SuspectPreSq(current, _options.LossPreSqWeight);
-        }
         if (lossy || !Healthy(current))
         {
             var pick = Pick(exclude: current);
