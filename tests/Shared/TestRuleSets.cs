@@ -3,7 +3,7 @@ using SieveQ.Deployment;
 using SieveQ.Rules;
 using SieveQ.Rules.Signing;
 
-namespace SieveQ.Controller.Tests;
+namespace SieveQ.Tests.Shared;
 
 /// <summary>Small rule sets: sender 1 may reach receiver 2 unless the payload says "malware"; everything else is denied.</summary>
 internal static class TestRuleSets
