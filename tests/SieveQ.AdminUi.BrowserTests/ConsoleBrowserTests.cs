@@ -153,7 +153,7 @@ public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixt
     }
 
     [Fact]
-    public async Task An_operator_checks_pushes_and_rolls_back_a_rule_set_and_the_running_version_follows()
+    public async Task An_operator_checks_pushes_and_rolls_back_a_rule_set_and_the_running_version_and_the_drops_follow()
     {
         var page = await SignInAsync("operator1");
         await page.GotoAsync("/rule-sets");
@@ -182,7 +182,16 @@ public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixt
         await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("APPLIED: activated version 2", new() { Timeout = 40_000 });
         await Assertions.Expect(agreed).ToContainTextAsync("Running version 2 ", new() { Timeout = 20_000 });
         await ScreenshotAsync(page, "rule-set-pushed");
+        // The live figures follow: sender 2's demo messages are now dropped at stage (f), the rules.
+        await page.GotoAsync("/");
+        await InteractiveAsync(page);
+        var ruleDrops = page.GetByTestId("drops").Locator("tr", new() { HasText = "(f) rules" }).Locator("td").Nth(1);
+        await Assertions.Expect(ruleDrops).ToBeVisibleAsync(new() { Timeout = 20_000 });
+        var dropsThen = await ruleDrops.TextContentAsync();
+        await Assertions.Expect(ruleDrops).Not.ToHaveTextAsync(dropsThen!, new() { Timeout = 20_000 });
 
+        await page.GotoAsync("/rule-sets");
+        await InteractiveAsync(page);
         await page.GetByRole(AriaRole.Button, new() { Name = "Roll back the rule set" }).ClickAsync();
         await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("APPLIED: rolled back to version 1", new() { Timeout = 40_000 });
         await Assertions.Expect(agreed).ToContainTextAsync("Running version 1 ", new() { Timeout = 20_000 });
