@@ -95,7 +95,7 @@ public sealed class ControllerHost : IAsyncDisposable
         {
             var commands = key is null ? null : new AdminCommandSubmitter(deployment, key);
             var certificate = DeploymentTls.ServerCertificate(deployment.Resolve(deployment.KeyDirectory), ControllerConfig.TlsFileStem, cfg.Url, cfg.Pin());
-            var ruleSets = new RuleSetDesk(commands, InitialArchive(deployment, cfg), cfg.RequireSignedRuleSets);
+            var ruleSets = new RuleSetDesk(commands, InitialArchive(deployment, cfg, logs), cfg.RequireSignedRuleSets);
             var host = Create(new Uri(cfg.Url), cfg.PinnedCallers(), deployment.Resolve(cfg.AuditDirectory),
                 ct => DeploymentHealth.ProbeAllAsync(deployment, TimeSpan.FromSeconds(2), ct), logs, options, commands, certificate, ruleSets);
             host._commandKey = key;
@@ -109,7 +109,7 @@ public sealed class ControllerHost : IAsyncDisposable
     }
 
     /// <summary>The archive, holding at least the deployment's initial rule set (the version running after `sieveq up`).</summary>
-    private static RuleSetArchive InitialArchive(DeploymentConfig deployment, ControllerConfig cfg)
+    private static RuleSetArchive InitialArchive(DeploymentConfig deployment, ControllerConfig cfg, ILoggerFactory logs)
     {
         var archive = new RuleSetArchive(deployment.Resolve(cfg.RuleSetArchiveDirectory));
         if (deployment.Rules is { } rules)
@@ -120,8 +120,8 @@ public sealed class ControllerHost : IAsyncDisposable
             }
             catch (Exception e) when (e is IOException or UnauthorizedAccessException or Rules.RuleSetException)
             {
-                // The replicas refuse to start with it too; the controller still serves everything else.
-                _ = e;
+                // The replicas refuse to start with it too; the controller still serves everything else, without that diff.
+                logs.CreateLogger<ControllerHost>().LogWarning("the initial rule set {File} is not kept for diffs: {Error}", rules.File, e.Message);
             }
         }
         return archive;
