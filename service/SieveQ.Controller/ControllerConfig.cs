@@ -64,6 +64,12 @@ public sealed record ControllerConfig
     /// </summary>
     public string? CommandKeyFile { get; init; }
 
+    /// <summary>Refuse rule sets pushed without their .sig file; otherwise the controller signs them with the command key.</summary>
+    public bool RequireSignedRuleSets { get; init; }
+
+    /// <summary>Canonical copies of the rule sets the controller knows by version, for diffs against the running one.</summary>
+    public string RuleSetArchiveDirectory { get; init; } = Path.Combine("data", "controller", "rule-sets");
+
     public IReadOnlyList<PinnedCaller> PinnedCallers() =>
         Callers.Select(c => new PinnedCaller(c.Name, c.Role, Convert.FromBase64String(c.PublicKey), c.ReplicaId)).ToList();
 

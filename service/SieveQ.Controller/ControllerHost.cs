@@ -4,6 +4,7 @@ using Microsoft.Extensions.Logging;
 using SieveQ.Controller.Access;
 using SieveQ.Controller.Audit;
 using SieveQ.Controller.Replicas;
+using SieveQ.Controller.RuleSets;
 using SieveQ.Deployment;
 using SieveQ.Transport.Hardening;
 
@@ -25,7 +26,7 @@ public sealed record ControllerHostOptions
         KeepAliveTimeout = TimeSpan.FromSeconds(60),
         RequestHeadersTimeout = TimeSpan.FromSeconds(10),
         MaxStreamsPerConnection = 16,
-        MaxMessageBytes = ManagementApi.MaxRequestBytes,
+        MaxMessageBytes = ManagementApi.MaxRuleSetRequestBytes,
         KeepAlivePingDelay = TimeSpan.FromSeconds(30),
         KeepAlivePingTimeout = TimeSpan.FromSeconds(20),
         MaxRequestHeadersTotalBytes = 16 * 1024,
@@ -62,7 +63,7 @@ public sealed class ControllerHost : IAsyncDisposable
     /// </summary>
     public static ControllerHost Create(Uri url, IReadOnlyList<PinnedCaller> callers, string auditDirectory,
         Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> probe, ILoggerFactory logs, ControllerHostOptions? options = null,
-        AdminCommandSubmitter? commands = null, X509Certificate2? certificate = null)
+        AdminCommandSubmitter? commands = null, X509Certificate2? certificate = null, RuleSetDesk? ruleSets = null)
     {
         ArgumentNullException.ThrowIfNull(url);
         options ??= new ControllerHostOptions();
@@ -71,7 +72,7 @@ public sealed class ControllerHost : IAsyncDisposable
         try
         {
             authenticator = new CallerAuthenticator(callers, options.Authentication);
-            var api = new ManagementApi(authenticator, audit, probe, commands);
+            var api = new ManagementApi(authenticator, audit, probe, commands, ruleSets: ruleSets);
             var web = HardenedWebApplication.CreateBuilder(typeof(ControllerHost).Assembly, logs, url, options.KestrelLimits,
                 new SourceConnectionLimiter(options.MaxConnectionsPerSource), new PrefaceDeadline(options.KestrelLimits.RequestHeadersTimeout), certificate);
             var app = web.Build();
@@ -99,8 +100,9 @@ public sealed class ControllerHost : IAsyncDisposable
         {
             var commands = key is null ? null : new AdminCommandSubmitter(deployment, key);
             var certificate = DeploymentTls.ServerCertificate(deployment.Resolve(deployment.KeyDirectory), ControllerConfig.TlsFileStem, cfg.Url, cfg.Pin());
+            var ruleSets = new RuleSetDesk(commands, InitialArchive(deployment, cfg, logs), cfg.RequireSignedRuleSets);
             var host = Create(new Uri(cfg.Url), cfg.PinnedCallers(), deployment.Resolve(cfg.AuditDirectory),
-                ct => DeploymentHealth.ProbeAllAsync(deployment, TimeSpan.FromSeconds(2), ct), logs, options, commands, certificate);
+                ct => DeploymentHealth.ProbeAllAsync(deployment, TimeSpan.FromSeconds(2), ct), logs, options, commands, certificate, ruleSets);
             host._commandKey = key;
             return host;
         }
@@ -109,6 +111,25 @@ public sealed class ControllerHost : IAsyncDisposable
             key?.Dispose();
             throw;
         }
+    }
+
+    /// <summary>The archive, holding at least the deployment's initial rule set (the version running after `sieveq up`).</summary>
+    private static RuleSetArchive InitialArchive(DeploymentConfig deployment, ControllerConfig cfg, ILoggerFactory logs)
+    {
+        var archive = new RuleSetArchive(deployment.Resolve(cfg.RuleSetArchiveDirectory));
+        if (deployment.Rules is { } rules)
+        {
+            try
+            {
+                archive.Keep(Rules.RuleSetLoader.CompileUnsigned(File.ReadAllBytes(deployment.Resolve(rules.File))));
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException or Rules.RuleSetException)
+            {
+                // The replicas refuse to start with it too; the controller still serves everything else, without that diff.
+                logs.CreateLogger<ControllerHost>().LogWarning("the initial rule set {File} is not kept for diffs: {Error}", rules.File, e.Message);
+            }
+        }
+        return archive;
     }
 
     public async Task StartAsync(CancellationToken ct = default)

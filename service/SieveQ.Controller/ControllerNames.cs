@@ -13,6 +13,9 @@ public static class ControllerNames
     public const string ReadmitPreSq = "ReadmitPreSq";
     public const string RecordConsoleChange = "RecordConsoleChange";
     public const string ReplicaNotice = "ReplicaNotice";
+    public const string PushRuleSet = "PushRuleSet";
+    public const string RollbackRuleSet = "RollbackRuleSet";
+    public const string DryRunRuleSet = "DryRunRuleSet";
 
     /// <summary>What a signature names: the full method, so a signed request is good for that method only.</summary>
     public static string FullMethod(string method) => Service + "/" + method;

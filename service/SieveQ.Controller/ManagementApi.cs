@@ -15,7 +15,7 @@ namespace SieveQ.Controller;
 /// written to the <see cref="AuditLog"/> with the caller before it is answered. Reads are not audited: they change
 /// nothing, and auditing them would let a viewer grow the log at will.
 /// </summary>
-public sealed class ManagementApi
+public sealed partial class ManagementApi
 {
     /// <summary>A management request is a few hundred bytes; this leaves room and bounds what an unauthenticated peer can send.</summary>
     public const int MaxRequestBytes = 64 * 1024;
@@ -30,12 +30,15 @@ public sealed class ManagementApi
     private readonly Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> _probe;
     private readonly TimeSpan _readTimeout;
     private readonly AdminCommandSubmitter? _commands;
+    private readonly RuleSetDesk _ruleSets;
 
     /// <param name="commands">Orders quarantine and readmission through the replicas; null records them as not applied.</param>
+    /// <param name="ruleSets">Orders rule-set switches; by default through <paramref name="commands"/>, with no archive.</param>
     public ManagementApi(CallerAuthenticator authenticator, AuditLog audit, Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> probe,
-        AdminCommandSubmitter? commands = null, TimeSpan? readTimeout = null)
+        AdminCommandSubmitter? commands = null, TimeSpan? readTimeout = null, RuleSetDesk? ruleSets = null)
     {
         _commands = commands;
+        _ruleSets = ruleSets ?? new RuleSetDesk(commands, null);
         _authenticator = authenticator;
         _audit = audit;
         _probe = probe;
@@ -55,6 +58,7 @@ public sealed class ManagementApi
         MapPartyAction(routes, ControllerNames.ReadmitPreSq, PreSqActionRequest.Parser, r => (AdminOp.ReadmitPreSq, r.PreSq, r.Reason));
         routes.MapGrpcMethod<SignedManagementRequest, ManagementActionReply>(ControllerNames.Service, ControllerNames.RecordConsoleChange, SignedManagementRequest.Parser,
             call => HandleAsync(call, ControllerNames.RecordConsoleChange, ManagementRole.Operator, ConsoleChangeRequest.Parser, audited: true, RecordConsoleChangeAsync), MaxRequestBytes);
+        MapRuleSetCalls(routes);
     }
 
     /// <summary>The console's account changes it may record: a fixed list, so the caller cannot write records that pass for the controller's own.</summary>
@@ -201,6 +205,8 @@ public sealed class ManagementApi
         ControllerNames.QuarantinePreSq => "quarantine-pre-sq",
         ControllerNames.ReadmitPreSq => "readmit-pre-sq",
         ControllerNames.RecordConsoleChange => "console-change",
+        ControllerNames.PushRuleSet => "push-rule-set",
+        ControllerNames.RollbackRuleSet => "rollback-rule-set",
         _ => method,
     };
 
@@ -209,6 +215,8 @@ public sealed class ManagementApi
         SenderActionRequest s => Target(AdminOp.QuarantineSender, s.Sender, s.Reason),
         PreSqActionRequest p => Target(AdminOp.QuarantinePreSq, p.PreSq, p.Reason),
         ConsoleChangeRequest c => Truncate(c.Target, 200),
+        RuleSetPushRequest r => $"rule set of {r.Document.Length} bytes",
+        RuleSetRollbackRequest => "running rule set",
         _ => "-",
     };
 

@@ -21,7 +21,7 @@ public sealed class ManagementClient : IDisposable
     public ManagementClient(Uri controller, ECDsa key, TimeProvider? time = null, TlsPin? pin = null)
     {
         ArgumentNullException.ThrowIfNull(key);
-        _channel = GrpcChannel.ForAddress(controller, pin, ManagementApi.MaxRequestBytes * 16);
+        _channel = GrpcChannel.ForAddress(controller, pin, ManagementApi.MaxRuleSetRequestBytes * 4);
         _key = key;
         _time = time ?? TimeProvider.System;
         KeyId = ManagementSignature.KeyIdOf(key.ExportSubjectPublicKeyInfo());
@@ -53,6 +53,16 @@ public sealed class ManagementClient : IDisposable
     /// <summary>A replica-SQ's report of a notice its agreed execution produced (the caller's key must be pinned with role replica).</summary>
     public Task<ManagementActionReply> ReplicaNoticeAsync(string action, uint subject, long agreedTimeMs, CancellationToken ct = default) =>
         CallAsync(ControllerNames.ReplicaNotice, new ReplicaNoticeRequest { Action = action, Subject = subject, AgreedTimeMs = agreedTimeMs }, ManagementActionReply.Parser, ct);
+
+    public Task<ManagementActionReply> PushRuleSetAsync(ReadOnlyMemory<byte> document, ReadOnlyMemory<byte> signature, string reason, CancellationToken ct = default) =>
+        CallAsync(ControllerNames.PushRuleSet, new RuleSetPushRequest { Document = ByteString.CopyFrom(document.Span), Signature = ByteString.CopyFrom(signature.Span), Reason = reason },
+            ManagementActionReply.Parser, ct);
+
+    public Task<ManagementActionReply> RollbackRuleSetAsync(string reason, CancellationToken ct = default) =>
+        CallAsync(ControllerNames.RollbackRuleSet, new RuleSetRollbackRequest { Reason = reason }, ManagementActionReply.Parser, ct);
+
+    public Task<RuleSetDryRunReply> DryRunRuleSetAsync(RuleSetDryRunRequest request, CancellationToken ct = default) =>
+        CallAsync(ControllerNames.DryRunRuleSet, request, RuleSetDryRunReply.Parser, ct);
 
     /// <summary>Signs <paramref name="body"/> for <paramref name="method"/> (exposed so tests can replay or tamper with a request).</summary>
     public SignedManagementRequest Sign(string method, IMessage body)

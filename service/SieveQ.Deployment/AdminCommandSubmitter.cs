@@ -17,7 +17,7 @@ public sealed record AdminCommandReport(bool Applied, string Status, string? Via
 /// reports what f+1 of them agreed on. Nonces are wall-clock milliseconds kept rising within the process; when the
 /// replicas refuse one as not above their last, the command is signed once more just above it.
 /// </summary>
-public sealed class AdminCommandSubmitter
+public sealed partial class AdminCommandSubmitter
 {
     private readonly DeploymentConfig _config;
     private readonly ECDsa _administrator;

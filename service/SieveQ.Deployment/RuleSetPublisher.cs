@@ -63,24 +63,44 @@ public static class RuleSetPublisher
         ArgumentNullException.ThrowIfNull(administrator);
         ArgumentNullException.ThrowIfNull(state);
         var admin = CheckAdministrator(administrator, config);
-        LoadedRuleSet loaded;
         try
         {
-            loaded = RuleSetLoader.LoadFile(file, admin);
+            RuleSetLoader.LoadFile(file, admin);
         }
         catch (RuleSetException e)
         {
             throw new RuleSetPublishException($"{Path.GetFileName(file)} refused before sending: {e.Message}", e);
         }
-        var json = File.ReadAllBytes(file);
-        var sidecar = File.ReadAllBytes(file + SignatureSidecar.Extension);
+        return BuildPush(Path.GetFileName(file), File.ReadAllBytes(file), File.ReadAllBytes(file + SignatureSidecar.Extension), administrator, config, state);
+    }
+
+    /// <summary>
+    /// Checks a rule set and its signature sidecar as a replica would, with the administrator key as the pinned key,
+    /// and builds the signed activation command from the running version. <paramref name="label"/> names the document in errors.
+    /// </summary>
+    public static (byte[] Command, CompiledRuleSet RuleSet) BuildPush(string label, byte[] json, byte[] sidecar, ECDsa administrator, DeploymentConfig config, RulesState state)
+    {
+        ArgumentNullException.ThrowIfNull(json);
+        ArgumentNullException.ThrowIfNull(sidecar);
+        ArgumentNullException.ThrowIfNull(administrator);
+        ArgumentNullException.ThrowIfNull(state);
+        var admin = CheckAdministrator(administrator, config);
         if (json.Length > EnvelopeLimits.MaxRuleSetDocumentBytes)
         {
-            throw new RuleSetPublishException($"{Path.GetFileName(file)} is {json.Length} bytes; a rule set pushed through the ordering may have at most {EnvelopeLimits.MaxRuleSetDocumentBytes}");
+            throw new RuleSetPublishException($"{label} is {json.Length} bytes; a rule set pushed through the ordering may have at most {EnvelopeLimits.MaxRuleSetDocumentBytes}");
+        }
+        LoadedRuleSet loaded;
+        try
+        {
+            loaded = RuleSetLoader.Load(json, sidecar, admin);
+        }
+        catch (RuleSetException e)
+        {
+            throw new RuleSetPublishException($"{label} refused before sending: {e.Message}", e);
         }
         if (loaded.Compiled.Version <= state.ActiveVersion)
         {
-            throw new RuleSetPublishException($"{Path.GetFileName(file)} is version {loaded.Compiled.Version}; version {state.ActiveVersion} is running, so a push needs a higher version (or use `sieveq rules rollback`)");
+            throw new RuleSetPublishException($"{label} is version {loaded.Compiled.Version}; version {state.ActiveVersion} is running, so a push needs a higher version (or use `sieveq rules rollback`)");
         }
         var region = RuleSetCommandCodec.EncodeRegion(RuleSetOp.Activate, state.ActiveVersion, loaded.Compiled.Version, NextNonce(state), json, sidecar);
         return (RuleSetCommandCodec.Sign(region, administrator), loaded.Compiled);

@@ -8,7 +8,8 @@ namespace SieveQ.AdminUi.BrowserTests;
 
 /// <summary>
 /// The console as an operator meets it, in Chromium, against one `sieveq up` deployment shared by the class:
-/// sign-in and lockout, live figures under the demo traffic, a quarantine and its audit record, a viewer refused
+/// sign-in and lockout, live figures under the demo traffic, a quarantine and its audit record, a rule set checked,
+/// pushed and rolled back, a viewer refused
 /// every change through the page and by posting directly, and axe-core on every page.
 /// </summary>
 public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixture<LocalDeployment>
@@ -89,10 +90,14 @@ public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixt
         await InteractiveAsync(page);
         await page.GetByLabel("Reason (recorded in the audit log)").FillAsync("browser test quarantine");
         await page.GetByRole(AriaRole.Button, new() { Name = "Quarantine sender 1" }).ClickAsync();
-        // `up` without a rule set gives the controller no administrator command key: it records the request and says it is not applied.
-        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("recorded in the audit log");
-        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("not applied: this controller holds no administrator command key");
+        // `up --rules` gives the controller the administrator command key: the replicas apply the quarantine.
+        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("quarantine of sender 1 recorded in the audit log", new() { Timeout = 40_000 });
+        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("; applied");
         await ScreenshotAsync(page, "senders-quarantined");
+        // Readmitted, so the class's other tests see sender 1's demo traffic again.
+        await page.GetByRole(AriaRole.Button, new() { Name = "Readmit sender 1" }).ClickAsync();
+        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("readmit of sender 1 recorded in the audit log", new() { Timeout = 40_000 });
+        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("; applied");
         await page.GotoAsync("/audit");
         await InteractiveAsync(page);
         var row = page.GetByTestId("audit").Locator("tr", new() { HasText = "quarantine-sender" }).First;
@@ -108,8 +113,9 @@ public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixt
         var page = await SignInAsync("viewer1");
         await page.GotoAsync("/audit");
         await InteractiveAsync(page);
-        var before = await page.GetByTestId("audit").Locator("tbody tr").CountAsync();
+        // The first row's text waits for the table to be filled; the count would not.
         var head = await page.GetByTestId("audit").Locator("tbody tr").First.TextContentAsync();
+        var before = await page.GetByTestId("audit").Locator("tbody tr").CountAsync();
 
         await page.GotoAsync("/senders");
         await InteractiveAsync(page);
@@ -121,15 +127,14 @@ public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixt
 
         // Directly, with the viewer's own cookie: without the antiforgery token, then with a valid one.
         var api = page.Context.APIRequest;
-        foreach (var action in new[] { "senders/2/quarantine", "senders/2/readmit", "pre-sqs/0/quarantine", "pre-sqs/0/readmit" })
+        foreach (var action in new[] { "senders/2/quarantine", "senders/2/readmit", "pre-sqs/0/quarantine", "pre-sqs/0/readmit", "rule-sets/push", "rule-sets/rollback" })
         {
             // The role is checked before the token: refused for the role either way.
-            var noToken = await api.PostAsync($"/api/{action}", new() { Form = FormWith(api, ("reason", "direct")), MaxRedirects = 0 });
+            var noToken = await api.PostAsync($"/api/{action}", Post(api, action, ("reason", "direct")));
             Assert.Equal((int)HttpStatusCode.Forbidden, noToken.Status);
             var token = await page.Locator("form[action='/account/logout'] input[name='__RequestVerificationToken']").GetAttributeAsync("value");
             Assert.False(string.IsNullOrEmpty(token));
-            var withToken = await api.PostAsync($"/api/{action}",
-                new() { Form = FormWith(api, ("reason", "direct"), ("__RequestVerificationToken", token!)), MaxRedirects = 0 });
+            var withToken = await api.PostAsync($"/api/{action}", Post(api, action, ("reason", "direct"), ("__RequestVerificationToken", token!)));
             Assert.Equal((int)HttpStatusCode.Forbidden, withToken.Status);
         }
         // Nobody signed in: 401.
@@ -144,6 +149,56 @@ public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixt
         await Assertions.Expect(page.GetByTestId("audit").Locator("tbody tr").First).ToHaveTextAsync(head!);
         Assert.DoesNotContain("viewer1", await page.GetByTestId("audit").TextContentAsync() ?? "", StringComparison.Ordinal);
         Assert.True(before > 0);
+        await page.Context.CloseAsync();
+    }
+
+    [Fact]
+    public async Task An_operator_checks_pushes_and_rolls_back_a_rule_set_and_the_running_version_and_the_drops_follow()
+    {
+        var page = await SignInAsync("operator1");
+        await page.GotoAsync("/rule-sets");
+        await InteractiveAsync(page);
+        var agreed = page.GetByTestId("agreed-version");
+        await Assertions.Expect(agreed).ToContainTextAsync("Running version 1 ", new() { Timeout = 20_000 });
+        await page.Locator("#rule-set-file").SetInputFilesAsync(new FilePayload
+        {
+            Name = "demo-v2.json",
+            MimeType = "application/json",
+            Buffer = System.Text.Encoding.UTF8.GetBytes(LocalDeployment.RuleSet(2, stopSender2: true)),
+        });
+        await Assertions.Expect(page.GetByTestId("upload-status")).ToContainTextAsync("demo-v2.json");
+        await page.Locator("#samples").FillAsync("1 100 reading 42\n2 100 reading 43");
+        await page.GetByRole(AriaRole.Button, new() { Name = "Check and dry run" }).ClickAsync();
+        await Assertions.Expect(page.GetByTestId("check-result")).ToContainTextAsync("the rule set passes every check", new() { Timeout = 20_000 });
+        // The diff against version 1, which the controller has from `up`.
+        await Assertions.Expect(page.GetByTestId("rule-set-diff")).ToContainTextAsync("stop-sender-2");
+        var rows = page.GetByTestId("dry-run").Locator("tbody tr");
+        await Assertions.Expect(rows.Nth(0)).ToContainTextAsync("demo-routes");
+        await Assertions.Expect(rows.Nth(1)).ToContainTextAsync("stop-sender-2");
+        await ScreenshotAsync(page, "rule-set-review");
+
+        await page.Locator("#rule-set-reason").FillAsync("browser test push");
+        await page.GetByRole(AriaRole.Button, new() { Name = "Push the rule set" }).ClickAsync();
+        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("APPLIED: activated version 2", new() { Timeout = 40_000 });
+        await Assertions.Expect(agreed).ToContainTextAsync("Running version 2 ", new() { Timeout = 20_000 });
+        await ScreenshotAsync(page, "rule-set-pushed");
+        // The live figures follow: sender 2's demo messages are now dropped at stage (f), the rules.
+        await page.GotoAsync("/");
+        await InteractiveAsync(page);
+        var ruleDrops = page.GetByTestId("drops").Locator("tr", new() { HasText = "(f) rules" }).Locator("td").Nth(1);
+        await Assertions.Expect(ruleDrops).ToBeVisibleAsync(new() { Timeout = 20_000 });
+        var dropsThen = await ruleDrops.TextContentAsync();
+        await Assertions.Expect(ruleDrops).Not.ToHaveTextAsync(dropsThen!, new() { Timeout = 20_000 });
+
+        await page.GotoAsync("/rule-sets");
+        await InteractiveAsync(page);
+        await page.GetByRole(AriaRole.Button, new() { Name = "Roll back the rule set" }).ClickAsync();
+        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("APPLIED: rolled back to version 1", new() { Timeout = 40_000 });
+        await Assertions.Expect(agreed).ToContainTextAsync("Running version 1 ", new() { Timeout = 20_000 });
+        await page.GotoAsync("/audit");
+        await InteractiveAsync(page);
+        await Assertions.Expect(page.GetByTestId("audit").Locator("tr", new() { HasText = "push-rule-set" }).First).ToContainTextAsync("console user 'operator1': browser test push");
+        await Assertions.Expect(page.GetByTestId("audit").Locator("tr", new() { HasText = "rollback-rule-set" }).First).ToContainTextAsync("applied: rolled back to version 1");
         await page.Context.CloseAsync();
     }
 
@@ -260,6 +315,18 @@ public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixt
         var loginResult = await login.RunAxe();
         Assert.DoesNotContain(loginResult.Violations, v => v.Impact is "serious" or "critical");
         await login.Context.CloseAsync();
+    }
+
+    /// <summary>A form post as a browser would send it: a rule-set push is multipart, with the file.</summary>
+    private static APIRequestContextOptions Post(IAPIRequestContext api, string action, params (string Name, string Value)[] fields)
+    {
+        if (action != "rule-sets/push")
+        {
+            return new() { Form = FormWith(api, fields), MaxRedirects = 0 };
+        }
+        var form = FormWith(api, fields);
+        form.Set("document", new FilePayload { Name = "v9.json", MimeType = "application/json", Buffer = System.Text.Encoding.UTF8.GetBytes(LocalDeployment.RuleSet(9, stopSender2: true)) });
+        return new() { Multipart = form, MaxRedirects = 0 };
     }
 
     private static IFormData FormWith(IAPIRequestContext api, params (string Name, string Value)[] fields)

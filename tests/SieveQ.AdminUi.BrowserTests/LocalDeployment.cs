@@ -16,6 +16,31 @@ public sealed partial class LocalDeployment : IAsyncLifetime
     private readonly List<string> _output = [];
 
     public string Directory { get; } = System.IO.Directory.CreateTempSubdirectory("sieveq-console-").FullName;
+
+    /// <summary>The deployment's initial rule set (version 1), outside its directory as an operator's file would be.</summary>
+    private readonly string _rules = Path.Combine(Path.GetTempPath(), $"sieveq-console-rules-{Guid.NewGuid():N}.json");
+
+    /// <summary>
+    /// The demo's routes (senders 1 and 2 to receiver 100) as a rule set, so `up` pins an administrator key and the
+    /// controller can order commands; <paramref name="stopSender2"/> puts a rule that denies sender 2's messages first.
+    /// </summary>
+    public static string RuleSet(int version, bool stopSender2)
+    {
+        var stop = stopSender2 ? """{ "name": "stop-sender-2", "action": "deny", "from": { "senders": [2] }, "to": { "receivers": [100] } },""" : "";
+        return $$"""
+            {
+              "schema": "sieveq-ruleset/v1",
+              "version": {{version}},
+              "name": "{{(stopSender2 ? "demo-without-sender-2" : "demo")}}",
+              "senders": [{ "id": 1 }, { "id": 2 }],
+              "receivers": [{ "id": 100 }],
+              "rules": [
+                {{stop}}
+                { "name": "demo-routes", "action": "allow", "from": { "senders": [1, 2] }, "to": { "receivers": [100] } }
+              ]
+            }
+            """;
+    }
     public Uri ConsoleUrl { get; private set; } = null!;
     public string AdministratorPassword { get; private set; } = "";
     public Dictionary<string, string> Passwords { get; } = [];
@@ -34,7 +59,8 @@ public sealed partial class LocalDeployment : IAsyncLifetime
     public async Task InitializeAsync()
     {
         var psi = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
-        foreach (var a in new[] { SieveqDll, "up", "--dir", Directory, "--rate", "200" })
+        await File.WriteAllTextAsync(_rules, RuleSet(1, stopSender2: false));
+        foreach (var a in new[] { SieveqDll, "up", "--dir", Directory, "--rate", "200", "--rules", _rules })
         {
             psi.ArgumentList.Add(a);
         }
@@ -119,6 +145,7 @@ public sealed partial class LocalDeployment : IAsyncLifetime
             }
         }
         _up?.Dispose();
+        File.Delete(_rules);
         try
         {
             System.IO.Directory.Delete(Directory, recursive: true);

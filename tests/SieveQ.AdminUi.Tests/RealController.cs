@@ -5,6 +5,7 @@ using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.AdminUi.Hosting;
 using SieveQ.Controller;
 using SieveQ.Controller.Access;
+using SieveQ.Controller.RuleSets;
 using SieveQ.Deployment;
 
 namespace SieveQ.AdminUi.Tests;
@@ -14,6 +15,7 @@ internal sealed class RealController : IAsyncDisposable
 {
     private readonly string _dir = System.IO.Directory.CreateTempSubdirectory("sieveq-console-ctl-").FullName;
     private readonly ECDsa _key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
+    private readonly ECDsa _administrator = ECDsa.Create(ECCurve.NamedCurves.nistP256);
 
     public static IReadOnlyList<ComponentHealth> Components { get; } =
     [
@@ -31,6 +33,9 @@ internal sealed class RealController : IAsyncDisposable
     public string Directory => _dir;
 
     public ControllerHost Host { get; private set; } = null!;
+
+    /// <summary>The deployment's side of rule-set switches, in memory: version 3 runs, 2 is kept (as <see cref="Components"/> say).</summary>
+    public FakeRuleSetOrdering Ordering { get; private set; } = null!;
     public ControllerGateway Gateway { get; private set; } = null!;
 
     public static async Task<RealController> StartAsync()
@@ -41,14 +46,23 @@ internal sealed class RealController : IAsyncDisposable
         var port = ((IPEndPoint)probe.LocalEndpoint).Port;
         probe.Stop();
         c.Host = ControllerHost.Create(new Uri($"http://127.0.0.1:{port}"), [new PinnedCaller("console", ManagementRole.Operator, c._key.ExportSubjectPublicKeyInfo())],
-            Path.Combine(c._dir, "audit"), _ => Task.FromResult(Components), NullLoggerFactory.Instance);
+            Path.Combine(c._dir, "audit"), _ => Task.FromResult(Components), NullLoggerFactory.Instance, ruleSets: c.RuleSetDesk());
         await c.Host.StartAsync();
         c.Gateway = new ControllerGateway(new ManagementClient(c.Host.Url, c._key));
         return c;
     }
 
+    private RuleSetDesk RuleSetDesk()
+    {
+        Ordering = new FakeRuleSetOrdering(_administrator) { State = new RulesState(3, 2, 0) };
+        var archive = new RuleSetArchive(Path.Combine(_dir, "rule-sets"));
+        archive.Keep(Rules.RuleSetLoader.CompileUnsigned(System.Text.Encoding.UTF8.GetBytes(TestRuleSets.Json(3))));
+        return new RuleSetDesk(Ordering, archive);
+    }
+
     public async ValueTask DisposeAsync()
     {
+        _administrator.Dispose();
         Gateway.Dispose();
         await Host.StopAsync();
         await Host.DisposeAsync();

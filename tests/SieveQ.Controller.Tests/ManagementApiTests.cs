@@ -9,15 +9,19 @@ public sealed class ManagementApiTests
 {
     /// <summary>Every method, its lowest role, and a body for it.</summary>
     public static TheoryData<string> Methods => [ControllerNames.Status, ControllerNames.AuditTail, ControllerNames.QuarantineSender, ControllerNames.ReadmitSender,
-        ControllerNames.RecordConsoleChange];
+        ControllerNames.RecordConsoleChange, ControllerNames.PushRuleSet, ControllerNames.RollbackRuleSet, ControllerNames.DryRunRuleSet];
 
     private static ManagementRole Required(string method) =>
-        method is ControllerNames.QuarantineSender or ControllerNames.ReadmitSender or ControllerNames.RecordConsoleChange ? ManagementRole.Operator : ManagementRole.Viewer;
+        method is ControllerNames.QuarantineSender or ControllerNames.ReadmitSender or ControllerNames.RecordConsoleChange
+            or ControllerNames.PushRuleSet or ControllerNames.RollbackRuleSet or ControllerNames.DryRunRuleSet ? ManagementRole.Operator : ManagementRole.Viewer;
 
     private static IMessage Body(string method) => method switch
     {
         ControllerNames.Status => new ControllerStatusRequest(),
         ControllerNames.AuditTail => new AuditTailRequest { Count = 5 },
+        ControllerNames.PushRuleSet => new RuleSetPushRequest { Document = ByteString.CopyFromUtf8(TestRuleSets.Json(2)), Reason = "test" },
+        ControllerNames.RollbackRuleSet => new RuleSetRollbackRequest { Reason = "test" },
+        ControllerNames.DryRunRuleSet => new RuleSetDryRunRequest { Document = ByteString.CopyFromUtf8(TestRuleSets.Json(2)) },
         ControllerNames.RecordConsoleChange => new ConsoleChangeRequest { Action = "console-set-role", Target = "console user 'a' set the role of account 'b'", Outcome = "role viewer -> operator" },
         _ => new SenderActionRequest { Sender = 3, Reason = "test" },
     };

@@ -8,7 +8,7 @@ namespace SieveQ.AdminUi.Access;
 
 /// <summary>
 /// Sign-in and sign-out as plain form posts (the cookie must be set on an HTTP response, not over a circuit), and
-/// the senders' and pre-SQs' change endpoints and the password change for scripts and direct posts. Form endpoints validate the antiforgery token
+/// the senders', pre-SQs' and rule sets' change endpoints and the password change for scripts and direct posts. Form endpoints validate the antiforgery token
 /// (UseAntiforgery); the change endpoints also require the operator policy.
 /// </summary>
 public static class AccountEndpoints
@@ -35,6 +35,15 @@ public static class AccountEndpoints
         routes.MapPost("/api/pre-sqs/{preSq}/readmit", (uint preSq, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
             ChangeAsync(actions.ReadmitPreSqAsync(context.User, preSq, reason, context.RequestAborted)))
             .RequireAuthorization(ConsolePolicies.Operator);
+        routes.MapPost("/api/rule-sets/push", async (IFormFile? document, IFormFile? signature, [FromForm] string? reason, HttpContext context, RuleSetChanges.RuleSetActions actions) =>
+        {
+            var json = await ReadCappedAsync(document, RuleSetChanges.RuleSetActions.MaxDocumentBytes, context.RequestAborted).ConfigureAwait(false);
+            var sig = await ReadCappedAsync(signature, RuleSetChanges.RuleSetActions.MaxSignatureBytes, context.RequestAborted).ConfigureAwait(false);
+            return await ChangeAsync(actions.PushAsync(context.User, json, sig, reason, context.RequestAborted)).ConfigureAwait(false);
+        }).RequireAuthorization(ConsolePolicies.Operator).WithMetadata(new RequestSizeLimitAttribute(RuleSetChanges.RuleSetActions.MaxDocumentBytes + 64 * 1024));
+        routes.MapPost("/api/rule-sets/rollback", ([FromForm] string? reason, HttpContext context, RuleSetChanges.RuleSetActions actions) =>
+            ChangeAsync(actions.RollbackAsync(context.User, reason, context.RequestAborted)))
+            .RequireAuthorization(ConsolePolicies.Operator);
         routes.MapPost("/api/account/password", async ([FromForm] string? current, [FromForm] string? password, [FromForm] string? confirmation,
             HttpContext context, AccountActions accounts) =>
         {
@@ -42,6 +51,24 @@ public static class AccountEndpoints
             return result.Refused ? Results.Json(result, statusCode: StatusCodes.Status403Forbidden) : result.Done ? Results.Ok(result) : Results.BadRequest(result);
         }).RequireAuthorization(ConsolePolicies.Viewer);
         routes.MapGet("/healthz", () => Results.Text("ok")).AllowAnonymous();
+    }
+
+    /// <summary>An uploaded file's bytes; one over <paramref name="cap"/> is read only up to one byte past it, for the refusal to name.</summary>
+    private static async Task<byte[]> ReadCappedAsync(IFormFile? file, int cap, CancellationToken ct)
+    {
+        if (file is null)
+        {
+            return [];
+        }
+        using var buffer = new MemoryStream();
+        await using var stream = file.OpenReadStream();
+        var chunk = new byte[16 * 1024];
+        int read;
+        while (buffer.Length <= cap && (read = await stream.ReadAsync(chunk, ct).ConfigureAwait(false)) > 0)
+        {
+            buffer.Write(chunk, 0, read);
+        }
+        return buffer.ToArray();
     }
 
     private static async Task<IResult> ChangeAsync(Task<ActionResult> action)

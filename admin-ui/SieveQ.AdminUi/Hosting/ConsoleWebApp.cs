@@ -61,6 +61,7 @@ public static class ConsoleWebApp
         builder.Services.AddHostedService(sp => sp.GetRequiredService<LiveFigures>());
         builder.Services.AddScoped<PartyActions>();
         builder.Services.AddScoped<AccountActions>();
+        builder.Services.AddScoped<RuleSetChanges.RuleSetActions>();
 
         builder.Services.AddDataProtection().PersistKeysToFileSystem(new DirectoryInfo(deployment.Resolve(config.DataProtectionDirectory)))
             .SetApplicationName("SieveQ.AdminUi");

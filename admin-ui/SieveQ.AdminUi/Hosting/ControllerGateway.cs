@@ -17,6 +17,9 @@ public interface IControllerGateway
     Task<ManagementActionReply> QuarantinePreSqAsync(uint preSq, string reason, CancellationToken ct);
     Task<ManagementActionReply> ReadmitPreSqAsync(uint preSq, string reason, CancellationToken ct);
     Task<ManagementActionReply> RecordConsoleChangeAsync(string action, string target, string outcome, CancellationToken ct);
+    Task<ManagementActionReply> PushRuleSetAsync(ReadOnlyMemory<byte> document, ReadOnlyMemory<byte> signature, string reason, CancellationToken ct);
+    Task<ManagementActionReply> RollbackRuleSetAsync(string reason, CancellationToken ct);
+    Task<RuleSetDryRunReply> DryRunRuleSetAsync(RuleSetDryRunRequest request, CancellationToken ct);
 }
 
 public sealed class ControllerGateway(ManagementClient client) : IControllerGateway, IDisposable
@@ -29,5 +32,9 @@ public sealed class ControllerGateway(ManagementClient client) : IControllerGate
     public Task<ManagementActionReply> ReadmitPreSqAsync(uint preSq, string reason, CancellationToken ct) => client.ReadmitPreSqAsync(preSq, reason, ct);
     public Task<ManagementActionReply> RecordConsoleChangeAsync(string action, string target, string outcome, CancellationToken ct) =>
         client.RecordConsoleChangeAsync(action, target, outcome, ct);
+    public Task<ManagementActionReply> PushRuleSetAsync(ReadOnlyMemory<byte> document, ReadOnlyMemory<byte> signature, string reason, CancellationToken ct) =>
+        client.PushRuleSetAsync(document, signature, reason, ct);
+    public Task<ManagementActionReply> RollbackRuleSetAsync(string reason, CancellationToken ct) => client.RollbackRuleSetAsync(reason, ct);
+    public Task<RuleSetDryRunReply> DryRunRuleSetAsync(RuleSetDryRunRequest request, CancellationToken ct) => client.DryRunRuleSetAsync(request, ct);
     public void Dispose() => client.Dispose();
 }
