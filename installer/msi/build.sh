@@ -6,7 +6,7 @@
 # Environment:
 #   SIEVEQ_VERSION         ProductVersion of the package (major.minor.build), default 1.0.0
 #   SIEVEQ_MSI_OUT         output file, default installer/msi/build/SieveQ.msi
-#   SIEVEQ_MSI_SKIP_PUBLISH=1  reuse build/publish if it exists (check.sh builds a second version this way)
+#   SIEVEQ_MSI_SKIP_PUBLISH=1  reuse build/publish and build/publish-console if they exist (check.sh builds a second version this way)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
