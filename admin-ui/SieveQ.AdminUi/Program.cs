@@ -7,13 +7,21 @@ using SieveQ.Deployment;
 // generated and printed once, when its account is created, and never again (docs/console.md).
 var deployment = new Option<DirectoryInfo>("--deployment") { Description = "Deployment directory (holding deployment.json, controller.json, console.json).", Required = true };
 
-var serve = new Command("serve", "Run the web console until SIGTERM, Ctrl-C or a service stop.") { deployment };
+var url = new Option<string?>("--url") { Description = "Listen URL (http:// on a loopback address; default: console.json's)." };
+var controllerUrl = new Option<string?>("--controller") { Description = "The controller's URL (default: the one in the deployment's controller.json)." };
+var controllerPin = new Option<string?>("--controller-pin") { Description = "With an https:// --controller: its TLS key pin (base64 SHA-256 of the SubjectPublicKeyInfo, as in controller.json)." };
+var serve = new Command("serve", "Run the web console until SIGTERM, Ctrl-C or a service stop.") { deployment, url, controllerUrl, controllerPin };
 serve.SetAction(async (parse, ct) =>
 {
     WebApplication app;
     try
     {
-        app = ConsoleWebApp.Build(parse.GetValue(deployment)!.FullName, []);
+        if (parse.GetValue(controllerPin) is not null && parse.GetValue(controllerUrl) is null)
+        {
+            throw new DeploymentException("--controller-pin needs --controller");
+        }
+        var settings = new ConsoleServeSettings(parse.GetValue(url), parse.GetValue(controllerUrl), parse.GetValue(controllerPin));
+        app = ConsoleWebApp.Build(parse.GetValue(deployment)!.FullName, settings, []);
     }
     catch (DeploymentException e)
     {

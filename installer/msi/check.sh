@@ -13,6 +13,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 build="$here/build"
 publish="$build/publish"
+console_publish="$build/publish-console"
+console_manifest="$console_publish/SieveQ.AdminUi.staticwebassets.endpoints.json"
 msi="$build/SieveQ.msi"
 msi2="$build/SieveQ-1.0.1.msi"
 upgrade_code='{6F1C2B52-3E0B-4C5D-9A43-2D5E8B7C9A10}'
@@ -125,9 +127,9 @@ check "Upgrade: older versions removed first (RemoveExistingProducts after Insta
 t_feature() {
     local got
     got="$(awk -F'\t' '{ print $1 "|" $2 "|" $6 }' "$tables/Feature" | LC_ALL=C sort | tr '\n' ' ')"
-    [[ "$got" == "Agent||1 PreSq||1 ReplicaSq||1 " ]] || { echo "features: $got"; return 1; }
+    [[ "$got" == "Agent||1 Console||1 Controller||1 PreSq||1 ReplicaSq||1 " ]] || { echo "features: $got"; return 1; }
 }
-check "Feature: exactly Agent, PreSq, ReplicaSq (top level, installed by default)" t_feature
+check "Feature: exactly Agent, Console, Controller, PreSq, ReplicaSq (top level, installed by default)" t_feature
 
 t_directory() {
     local row
@@ -139,39 +141,81 @@ t_directory() {
 }
 check "Directory: ProgramFiles64Folder\\SieveQ, WindowsFolder\\PolicyDefinitions(\\en-US), CommonAppDataFolder\\SieveQ\\deployment" t_directory
 
-# Program files: every published file once, with its size, in a component of INSTALLFOLDER.
+# Program files: every published file once, with its size, in a component of its folder: the CLI's publish in
+# INSTALLFOLDER, the console's (with its wwwroot\ subfolders) in INSTALLFOLDER\console.
+# dir_path ID: a Directory row's path below INSTALLFOLDER ("" for INSTALLFOLDER itself).
+dir_path() {
+    awk -F'\t' -v id="$1" '
+        { parent[$1] = $2; n = $3; sub(/^[^|]*\|/, "", n); name[$1] = n }
+        END {
+            p = ""; d = id
+            while (d != "INSTALLFOLDER") {
+                if (!(d in parent)) { print "?"; exit }
+                p = (p == "" ? name[d] : name[d] "/" p); d = parent[d]
+            }
+            print p
+        }' "$tables/Directory"
+}
 t_files() {
-    local n_pub n_prog bad=0 name size comp dir
-    n_pub="$(find "$publish" -maxdepth 1 -type f | wc -l)"
+    local n_pub n_prog rel name size comp dir want found c
+    n_pub=$(( $(find "$publish" -type f | wc -l) + $(find "$console_publish" -type f | wc -l) ))
     n_prog="$(grep -cP '^f[0-9A-F]{32}\tc[0-9A-F]{32}\t' "$tables/File")"
-    [[ "$n_pub" -gt 100 && "$n_pub" == "$n_prog" ]] || { echo "$n_prog program files in the MSI, $n_pub published"; return 1; }
-    while IFS=$'\t' read -r name size; do
+    [[ "$n_pub" -gt 200 && "$n_pub" == "$n_prog" ]] || { echo "$n_prog program files in the MSI, $n_pub published"; return 1; }
+    declare -A paths=()
+    while IFS=$'\t' read -r rel size; do
+        name="${rel##*/}"
+        want="$(dirname "$rel")"; [[ "$want" == . ]] && want=""
         comp="$(awk -F'\t' -v n="$name" -v s="$size" '$3 == n && $4 == s { print $2 }' "$tables/File")"
-        [[ -n "$comp" ]] || { echo "published $name ($size bytes) not in File"; bad=1; break; }
-        dir="$(awk -F'\t' -v c="$comp" '$1 == c { print $3 }' "$tables/Component")"
-        [[ "$dir" == INSTALLFOLDER ]] || { echo "$name installed to $dir"; bad=1; break; }
-    done < <(find "$publish" -maxdepth 1 -type f -printf '%f\t%s\n')
-    [[ $bad == 0 ]] || return 1
-    for name in sieveq.exe sieveq.dll sieveq.runtimeconfig.json sieveq.deps.json coreclr.dll hostfxr.dll; do
+        [[ -n "$comp" ]] || { echo "published $rel ($size bytes) not in File"; return 1; }
+        # A file of that name and size in both publishes (coreclr.dll...): one of them must be in this folder.
+        found=""
+        for c in $comp; do
+            dir="$(awk -F'\t' -v c="$c" '$1 == c { print $3 }' "$tables/Component")"
+            [[ -z "${paths[$dir]+x}" ]] && paths[$dir]="$(dir_path "$dir")"
+            [[ "${paths[$dir]}" == "$want" ]] && found=1
+        done
+        [[ -n "$found" ]] || { echo "$rel installed to '${paths[$dir]}'"; return 1; }
+    done < <(find "$publish" -type f -printf '%P\t%s\n'; find "$console_publish" -type f -printf 'console/%P\t%s\n')
+    for name in sieveq.exe sieveq.dll sieveq.runtimeconfig.json sieveq.deps.json coreclr.dll hostfxr.dll \
+                SieveQ.AdminUi.exe SieveQ.AdminUi.dll SieveQ.AdminUi.runtimeconfig.json SieveQ.AdminUi.deps.json \
+                SieveQ.AdminUi.staticwebassets.endpoints.json MudBlazor.dll; do
         [[ -n "$(awk -F'\t' -v n="$name" '$3 == n' "$tables/File")" ]] || { echo "no $name"; return 1; }
     done
 }
-check "File: the whole self-contained win-x64 publish (sieveq.exe, sieveq.dll, runtime) under INSTALLFOLDER, sizes match" t_files
+check "File: the CLI's self-contained win-x64 publish under INSTALLFOLDER, the console's (its runtime, wwwroot\\...) under INSTALLFOLDER\\console, each file in its folder, sizes match" t_files
+
+# The console serves what its endpoints manifest lists, from wwwroot\ beside it: every listed asset must be
+# published and packaged, and the build tree's manifest (paths into the source tree and the NuGet cache) must not.
+t_console_assets() {
+    local n=0 asset
+    [[ -f "$console_manifest" ]] || { echo "no $console_manifest"; return 1; }
+    [[ ! -e "$console_publish/SieveQ.AdminUi.staticwebassets.runtime.json" ]] || { echo "the build tree's static web assets manifest is published"; return 1; }
+    grep -q 'staticwebassets.runtime.json' <(cut -f3 "$tables/File") && { echo "File has a staticwebassets.runtime.json"; return 1; }
+    while IFS= read -r asset; do
+        n=$((n + 1))
+        [[ -f "$console_publish/wwwroot/$asset" ]] || { echo "the manifest lists $asset, not in the publish's wwwroot"; return 1; }
+    done < <(grep -oP '"AssetFile":\s*"\K[^"]+' "$console_manifest" | sort -u)
+    [[ $n -gt 0 ]] || { echo "the manifest lists no asset"; return 1; }
+    grep -q '^_framework/blazor.web.js$' <(grep -oP '"AssetFile":\s*"\K[^"]+' "$console_manifest") || { echo "no _framework/blazor.web.js asset"; return 1; }
+    grep -q '^_content/MudBlazor/MudBlazor.min.js$' <(grep -oP '"AssetFile":\s*"\K[^"]+' "$console_manifest") || { echo "no MudBlazor script"; return 1; }
+}
+check "File: the console's static assets manifest and every asset it lists (Blazor's and MudBlazor's scripts and styles) under wwwroot\\; no build-tree manifest" t_console_assets
 
 t_role_files() {
     local exe_size row
     exe_size="$(stat -c %s "$publish/sieveq.exe")"
     for row in "AgentExe	AgentService	sieveq-agent.exe	$exe_size" "PreSqExe	PreSqService	sieveq-pre-sq.exe	$exe_size" \
-               "ReplicaSqExe	ReplicaSqService	sieveq-replica-sq.exe	$exe_size" \
+               "ReplicaSqExe	ReplicaSqService	sieveq-replica-sq.exe	$exe_size" "ControllerExe	ControllerService	sieveq-controller.exe	$exe_size" \
+               "ConsoleExe	ConsoleService	sieveq-console.exe	$(stat -c %s "$console_publish/SieveQ.AdminUi.exe")" \
                "SieveQAdmx	PolicyAdmx	SieveQ.admx	$(stat -c %s "$repo/installer/policy/SieveQ.admx")" \
                "SieveQAdml	PolicyAdml	SieveQ.adml	$(stat -c %s "$repo/installer/policy/en-US/SieveQ.adml")"; do
         grep -qxF "$row" < <(cut -f1-4 "$tables/File") || { echo "no File row '$row'"; return 1; }
     done
-    for row in "PolicyAdmx	PolicyDefinitions" "PolicyAdml	PolicyDefinitionsEnUs"; do
+    for row in "PolicyAdmx	PolicyDefinitions" "PolicyAdml	PolicyDefinitionsEnUs" "ConsoleService	CONSOLEFOLDER" "ControllerService	INSTALLFOLDER"; do
         grep -qxF "$row" < <(cut -f1,3 "$tables/Component") || { echo "no Component row '$row'"; return 1; }
     done
 }
-check "File: one app host per service (sieveq-agent.exe, sieveq-pre-sq.exe, sieveq-replica-sq.exe), SieveQ.admx, en-US\\SieveQ.adml" t_role_files
+check "File: one app host per service (sieveq-agent.exe, sieveq-pre-sq.exe, sieveq-replica-sq.exe, sieveq-controller.exe; console\\sieveq-console.exe the console's), SieveQ.admx, en-US\\SieveQ.adml" t_role_files
 
 t_components() {
     local n id guid dir attr rest
@@ -191,38 +235,51 @@ t_components() {
 check "Component: all 64-bit, unique GUIDs, the same GUIDs in two builds" t_components
 
 t_feature_components() {
-    local c f expect got bad=""
+    local c f expect got bad="" rel h
+    declare -A console_only=()
+    # The console's files: their components' ids are c + the hash of their path below INSTALLFOLDER (build.sh).
+    while IFS= read -r rel; do
+        h="$(printf '%s' "console/$rel" | sha1sum | cut -c1-32 | tr a-f A-F)"
+        console_only["c$h"]=1
+    done < <(find "$console_publish" -type f -printf '%P\n')
+    [[ ${#console_only[@]} -gt 100 ]] || { echo "only ${#console_only[@]} console files"; return 1; }
     for c in $(cut -f1 "$tables/Component"); do
         case "$c" in
             AgentService | PolicyAdmx | PolicyAdml) expect="Agent" ;;
             PreSqService) expect="PreSq" ;;
             ReplicaSqService) expect="ReplicaSq" ;;
-            *) expect="Agent PreSq ReplicaSq" ;;
+            ControllerService) expect="Controller" ;;
+            ConsoleService) expect="Console" ;;
+            InstallerSettings | DataFolder | DeploymentFolder) expect="Agent Console Controller PreSq ReplicaSq" ;;
+            *) if [[ -n "${console_only[$c]:-}" ]]; then expect="Console"; else expect="Agent Controller PreSq ReplicaSq"; fi ;;
         esac
         got="$(awk -F'\t' -v c="$c" '$2 == c { print $1 }' "$tables/FeatureComponents" | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')"
         [[ "$got" == "$expect" ]] || { bad="$c in '$got', expected '$expect'"; break; }
     done
     [[ -z "$bad" ]] || { echo "$bad"; return 1; }
 }
-check "FeatureComponents: program files shared by the three features, each service in its own feature, ADMX/ADML with Agent" t_feature_components
+check "FeatureComponents: the CLI's files shared by Agent, Controller, PreSq, ReplicaSq; the console's (wwwroot too) only in Console; settings and data folders in all five; each service in its own feature, ADMX/ADML with Agent" t_feature_components
 
 t_service_install() {
     local row
     for row in \
         "AgentServiceInstall	SieveQAgent	SieveQ Agent	16	3	1					agent --deployment \"[SIEVEQ_DEPLOYMENT_DIR].\" --name \"[SIEVEQ_AGENT_NAME]\"	AgentService" \
         "PreSqServiceInstall	SieveQPreSq	SieveQ Pre-SQ Gateway	16	3	1					pre-sq --deployment \"[SIEVEQ_DEPLOYMENT_DIR].\" --id [SIEVEQ_PRESQ_ID]	PreSqService" \
-        "ReplicaSqServiceInstall	SieveQReplicaSq	SieveQ Replica-SQ	16	3	1					replica-sq --deployment \"[SIEVEQ_DEPLOYMENT_DIR].\" --id [SIEVEQ_REPLICA_ID]	ReplicaSqService"; do
+        "ReplicaSqServiceInstall	SieveQReplicaSq	SieveQ Replica-SQ	16	3	1					replica-sq --deployment \"[SIEVEQ_DEPLOYMENT_DIR].\" --id [SIEVEQ_REPLICA_ID]	ReplicaSqService" \
+        "ControllerServiceInstall	SieveQController	SieveQ Controller	16	3	1					controller --deployment \"[SIEVEQ_DEPLOYMENT_DIR].\"	ControllerService" \
+        "ConsoleServiceInstall	SieveQConsole	SieveQ Console	16	3	1					serve --deployment \"[SIEVEQ_DEPLOYMENT_DIR].\"[SIEVEQ_CONSOLE_OPTIONS]	ConsoleService"; do
         grep -qxF "$row" < <(cut -f1-12 "$tables/ServiceInstall") || { echo "no ServiceInstall row '$row'"; return 1; }
     done
-    [[ "$(wc -l <"$tables/ServiceInstall")" == 3 ]] || { echo "$(wc -l <"$tables/ServiceInstall") rows"; return 1; }
+    [[ "$(wc -l <"$tables/ServiceInstall")" == 5 ]] || { echo "$(wc -l <"$tables/ServiceInstall") rows"; return 1; }
 }
-check "ServiceInstall: SieveQAgent, SieveQPreSq, SieveQReplicaSq (own process, demand start, LocalSystem) with their arguments" t_service_install
+check "ServiceInstall: SieveQAgent, SieveQPreSq, SieveQReplicaSq, SieveQController, SieveQConsole (own process, demand start, LocalSystem) with their arguments" t_service_install
 
 t_service_control() {
     local row
     # Event 162 = stop on install (2) + stop on uninstall (32) + delete on uninstall (128); Wait 1.
     for row in "AgentServiceControl	SieveQAgent	162		1	AgentService" "PreSqServiceControl	SieveQPreSq	162		1	PreSqService" \
-               "ReplicaSqServiceControl	SieveQReplicaSq	162		1	ReplicaSqService"; do
+               "ReplicaSqServiceControl	SieveQReplicaSq	162		1	ReplicaSqService" \
+               "ControllerServiceControl	SieveQController	162		1	ControllerService" "ConsoleServiceControl	SieveQConsole	162		1	ConsoleService"; do
         grep -qxF "$row" "$tables/ServiceControl" || { echo "no ServiceControl row '$row'"; return 1; }
     done
 }
@@ -236,18 +293,30 @@ check "CreateFolder: ProgramData\\SieveQ and ProgramData\\SieveQ\\deployment" t_
 
 t_remembered() {
     local v frp cf seq
-    for v in DeploymentDir AgentName PreSqId ReplicaId; do
+    for v in DeploymentDir AgentName PreSqId ReplicaId ConsoleUrl ControllerUrl ControllerPin; do
         grep -qP "^Saved$v\t2\tSOFTWARE\\\\SieveQ\\\\Installer\t$v\t18$" "$tables/RegLocator" || { echo "no 64-bit RegLocator for $v"; return 1; }
         grep -qP "\t2\tSOFTWARE\\\\SieveQ\\\\Installer\t$v\t\[SIEVEQ_" "$tables/Registry" || { echo "no Registry value $v"; return 1; }
     done
     cf="$(awk -F'\t' '$1 == "CostFinalize" { print $3 }' "$tables/InstallExecuteSequence")"
-    for v in UseSavedDeploymentDir UseSavedAgentName UseSavedPreSqId UseSavedReplicaId DefaultAgentName DefaultPreSqId DefaultReplicaId; do
+    for v in UseSavedDeploymentDir UseSavedAgentName UseSavedPreSqId UseSavedReplicaId DefaultAgentName DefaultPreSqId DefaultReplicaId \
+             UseSavedConsoleUrl UseSavedControllerUrl UseSavedControllerPin ConsoleOptionUrl ConsoleOptionController ConsoleOptionPin; do
         seq="$(awk -F'\t' -v a="$v" '$1 == a { print $3 }' "$tables/InstallExecuteSequence")"
         [[ -n "$seq" && "$seq" -gt 50 && "$seq" -lt "$cf" ]] || { echo "$v at '$seq' (AppSearch 50, CostFinalize $cf)"; return 1; }
     done
     grep -qxF "DefaultPreSqId	2099	SIEVEQ_PRESQ_ID	4	" "$tables/CustomAction" || { echo "no default pre-SQ id 4"; return 1; }
+    # The console's options: each only when its setting has a value, appended after the saved values are read.
+    local row
+    for row in "ConsoleOptionUrl	2099	SIEVEQ_CONSOLE_OPTIONS	 --url \"[SIEVEQ_CONSOLE_URL]\"	" \
+               "ConsoleOptionController	2099	SIEVEQ_CONSOLE_OPTIONS	[SIEVEQ_CONSOLE_OPTIONS] --controller \"[SIEVEQ_CONTROLLER_URL]\"	" \
+               "ConsoleOptionPin	2099	SIEVEQ_CONSOLE_OPTIONS	[SIEVEQ_CONSOLE_OPTIONS] --controller-pin \"[SIEVEQ_CONTROLLER_PIN]\"	"; do
+        grep -qxF "$row" "$tables/CustomAction" || { echo "no CustomAction row '$row'"; return 1; }
+    done
+    for row in "ConsoleOptionUrl	SIEVEQ_CONSOLE_URL	61" "ConsoleOptionController	SIEVEQ_CONTROLLER_URL	62" "ConsoleOptionPin	SIEVEQ_CONTROLLER_PIN	63" \
+               "UseSavedConsoleUrl	NOT SIEVEQ_CONSOLE_URL AND SIEVEQ_SAVED_CONSOLE_URL	58"; do
+        grep -qxF "$row" "$tables/InstallExecuteSequence" || { echo "no InstallExecuteSequence row '$row'"; return 1; }
+    done
 }
-check "silent-install properties: remembered in HKLM\\SOFTWARE\\SieveQ\\Installer, read back before CostFinalize, defaults last" t_remembered
+check "silent-install properties (the console's too): remembered in HKLM\\SOFTWARE\\SieveQ\\Installer, read back before CostFinalize, defaults last; the console's options only when set" t_remembered
 
 # ---------------------------------------------------------------------------------------------- signing
 signed="$tmp/SieveQ-signed.msi"
@@ -372,15 +441,26 @@ t_installed_files() {
     [[ -d "$pf" ]] || { echo "no $pf"; return 1; }
     n_pub="$(find "$publish" -maxdepth 1 -type f | wc -l)"
     n_pf="$(find "$pf" -maxdepth 1 -type f | wc -l)"
-    [[ "$n_pf" == $((n_pub + 3)) ]] || { echo "$n_pf files in Program Files\\SieveQ, expected $((n_pub + 3))"; return 1; }
+    [[ "$n_pf" == $((n_pub + 4)) ]] || { echo "$n_pf files in Program Files\\SieveQ, expected $((n_pub + 4))"; return 1; }
+    n_pub="$(find "$console_publish" -type f | wc -l)"
+    n_pf="$(find "$pf/console" -type f | wc -l)"
+    [[ "$n_pf" == $((n_pub + 1)) ]] || { echo "$n_pf files in Program Files\\SieveQ\\console, expected $((n_pub + 1))"; return 1; }
     for f in sieveq.exe sieveq.dll coreclr.dll; do cmp -s "$publish/$f" "$pf/$f" || { echo "$f differs or missing"; return 1; }; done
-    for f in sieveq-agent.exe sieveq-pre-sq.exe sieveq-replica-sq.exe; do cmp -s "$publish/sieveq.exe" "$pf/$f" || { echo "$f differs or missing"; return 1; }; done
+    for f in SieveQ.AdminUi.exe SieveQ.AdminUi.dll coreclr.dll SieveQ.AdminUi.staticwebassets.endpoints.json; do
+        cmp -s "$console_publish/$f" "$pf/console/$f" || { echo "console\\$f differs or missing"; return 1; }
+    done
+    for f in sieveq-agent.exe sieveq-pre-sq.exe sieveq-replica-sq.exe sieveq-controller.exe; do cmp -s "$publish/sieveq.exe" "$pf/$f" || { echo "$f differs or missing"; return 1; }; done
+    cmp -s "$console_publish/SieveQ.AdminUi.exe" "$pf/console/sieveq-console.exe" || { echo "console\\sieveq-console.exe differs or missing"; return 1; }
+    # Every asset the console's manifest lists, in its folder below console\wwwroot.
+    while IFS= read -r f; do
+        cmp -s "$console_publish/wwwroot/$f" "$pf/console/wwwroot/$f" || { echo "console/wwwroot/$f differs or missing"; return 1; }
+    done < <(grep -oP '"AssetFile":\s*"\K[^"]+' "$console_manifest" | sort -u)
     cmp -s "$repo/installer/policy/SieveQ.admx" "$poldefs/SieveQ.admx" || { echo "no PolicyDefinitions\\SieveQ.admx"; return 1; }
     cmp -s "$repo/installer/policy/en-US/SieveQ.adml" "$poldefs/en-US/SieveQ.adml" || { echo "no PolicyDefinitions\\en-US\\SieveQ.adml"; return 1; }
     [[ -d "$WINEPREFIX/drive_c/ProgramData/SieveQ/deployment" ]] || { echo "no ProgramData\\SieveQ\\deployment"; return 1; }
     product_registered "$pc1" || { echo "product $pc1 not registered"; return 1; }
 }
-wcheck "Wine: files in Program Files\\SieveQ (publish + 3 service hosts), windows\\PolicyDefinitions(\\en-US), ProgramData\\SieveQ\\deployment; product registered" t_installed_files
+wcheck "Wine: files in Program Files\\SieveQ (publish + 4 service hosts), Program Files\\SieveQ\\console (the console's publish with wwwroot\\ + its service host), windows\\PolicyDefinitions(\\en-US), ProgramData\\SieveQ\\deployment; product registered" t_installed_files
 t_runs() {
     local out
     out="$(cd "$tmp" && timeout 120 wine64 'C:\Program Files\SieveQ\sieveq.exe' version 2>&1 | tr -d '\r')"
@@ -396,6 +476,10 @@ wcheck "Wine: service SieveQPreSq registered: sieveq-pre-sq.exe pre-sq $dd_defau
     t_service SieveQPreSq sieveq-pre-sq.exe "pre-sq $dd_default --id 4"
 wcheck "Wine: service SieveQReplicaSq registered: sieveq-replica-sq.exe replica-sq $dd_default --id 0" \
     t_service SieveQReplicaSq sieveq-replica-sq.exe "replica-sq $dd_default --id 0"
+wcheck "Wine: service SieveQController registered: sieveq-controller.exe controller $dd_default" \
+    t_service SieveQController sieveq-controller.exe "controller $dd_default"
+wcheck "Wine: service SieveQConsole registered: sieveq-console.exe serve $dd_default (no console settings given: none passed)" \
+    t_service SieveQConsole "console\\sieveq-console.exe" "serve $dd_default"
 
 # --- A2: a service started and stopped through service control. The agent is the role that can reach running under
 # Wine 8.0: it loads no private key until an application first sends, whereas pre-SQ and replica-SQ load their ECDSA
@@ -435,7 +519,7 @@ t_service_refused() {
 wcheck "Wine: sc start SieveQAgent with an empty deployment folder: the program talks to the SCM (no error 1053), refuses to start and the service is STOPPED" t_service_refused
 t_service_runs() {
     local s
-    if [[ ! -f "$linux_sieveq" ]]; then
+    if [[ ! -f "$linux_sieveq" || ! -f "$build/artifacts-linux/bin/SieveQ.AdminUi/release/SieveQ.AdminUi.dll" ]]; then
         dotnet build "$repo/service/SieveQ.Cli" -c Release --artifacts-path "$build/artifacts-linux" -nologo -v quiet >"$tmp/linux-build.log" 2>&1 \
             || { echo "Linux build for deploy init: $(tail -n 3 "$tmp/linux-build.log" | tr '\n' ' ')"; return 1; }
     fi
@@ -460,6 +544,60 @@ t_service_stops() {
     ! agent_process || { echo "sieveq-agent.exe still runs"; return 1; }
 }
 wcheck "Wine: sc stop SieveQAgent: STOPPED with exit code 0, the process gone" t_service_stops
+
+# --- A3: the controller as a service, on the same deployment. Its controller.json names no caller: a caller's pinned
+# key is an ECDSA P-256 public key, which the controller imports at start, and Wine 8.0's CNG cannot (see README).
+controller_process() { pgrep -f 'sieveq-controller\.exe' >/dev/null; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+controller_port=""
+t_controller_runs() {
+    local s i
+    [[ -f "$agent_deployment/deployment.json" ]] || { echo "no deployment (deploy init above)"; return 1; }
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+        controller_port=$((20000 + RANDOM % 40000))
+        port_open "$controller_port" || break
+    done
+    printf '{ "url": "http://127.0.0.1:%s", "callers": [] }\n' "$controller_port" >"$agent_deployment/controller.json"
+    timeout 60 wine64 sc start SieveQController >"$tmp/sc-start.out" 2>&1 || { echo "sc start: $(tr -d '\r' <"$tmp/sc-start.out" | tr '\n' ' ')"; return 1; }
+    s="$(wait_state SieveQController RUNNING 60)" || { echo "not RUNNING after 60 s: $s"; return 1; }
+    # RUNNING comes before the controller is up: its management API listening on the port, and the start recorded
+    # in its audit log, show it is.
+    for ((i = 0; i < 60; i++)); do port_open "$controller_port" && break; sleep 1; done
+    port_open "$controller_port" || { echo "nothing listens on 127.0.0.1:$controller_port 60 s after the start ($(sc_state SieveQController))"; return 1; }
+    [[ -n "$(find "$agent_deployment/data/controller/audit" -type f -size +0 2>/dev/null)" ]] || { echo "no audit log in data\\controller\\audit"; return 1; }
+    controller_process || { echo "no sieveq-controller.exe process"; return 1; }
+}
+wcheck "Wine: sc start SieveQController (controller.json on the deployment): RUNNING, its management API listens, its audit log is written" t_controller_runs
+t_controller_stops() {
+    local s
+    timeout 60 wine64 sc stop SieveQController >"$tmp/sc-stop.out" 2>&1 || { echo "sc stop: $(tr -d '\r' <"$tmp/sc-stop.out" | tr '\n' ' ')"; return 1; }
+    s="$(wait_state SieveQController STOPPED 60)" || { echo "not STOPPED 60 s after sc stop: $s"; return 1; }
+    [[ "$s" == "STOPPED exit=0 " ]] || { echo "sc query after the stop: $s"; return 1; }
+    sleep 2
+    ! controller_process || { echo "sieveq-controller.exe still runs"; return 1; }
+    ! port_open "$controller_port" || { echo "127.0.0.1:$controller_port still listens"; return 1; }
+}
+wcheck "Wine: sc stop SieveQController: STOPPED with exit code 0, the process gone, the port closed" t_controller_stops
+
+
+# --- A4: the console. It cannot serve under Wine 8.0: at start it imports its management key (ECDSA P-256, the key it
+# signs its calls to the controller with), which Wine's CNG cannot (NTE_INVALID_PARAMETER 0x80090027; see README).
+# What is checked: the installed console\sieveq-console.exe starts from its installed folder with the service's arguments, reads the
+# deployment's files and its console.json (made by `init` from the Linux build), and stops exactly at that import.
+linux_console="$build/artifacts-linux/bin/SieveQ.AdminUi/release/SieveQ.AdminUi.dll"
+t_console_wine_limit() {
+    local out
+    dotnet "$linux_console" init --deployment "$agent_deployment" >"$tmp/console-init.log" 2>&1 \
+        || { echo "console init (Linux build): $(tail -n 3 "$tmp/console-init.log" | tr '\n' ' ')"; return 1; }
+    [[ -f "$agent_deployment/console.json" && -f "$agent_deployment/keys/management-console.pem" ]] || { echo "init made no console.json or key"; return 1; }
+    # --controller: so that controller.json's pinned keys (ECDSA too) are not read first.
+    out="$(cd "$tmp" && timeout 120 wine64 'C:\Program Files\SieveQ\console\sieveq-console.exe' serve \
+        --deployment 'C:\ProgramData\SieveQ\deployment\.' --controller http://127.0.0.1:9 2>&1 | tr -d '\r')"
+    grep -qF 'management-console.pem: not an ECDSA private key in PEM (Unknown error (0x80090027))' <<<"$out" \
+        || { echo "expected the refusal at the ECDSA key import, got: $(tail -n 3 <<<"$out" | tr '\n' ' ' | cut -c1-300)"; return 1; }
+}
+wcheck "Wine: the installed console (console\\sieveq-console.exe serve) starts from its folder and stops at Wine's limit: its ECDSA management key cannot be imported (0x80090027), so it is not served here" t_console_wine_limit
+
 # The uninstall below removes ProgramData\SieveQ only when it is empty, as it left it.
 # (dotfiles too: deploy init writes a .gitignore that keeps the deployment's keys out of any repository)
 find "${agent_deployment:?}" -mindepth 1 -delete
@@ -475,32 +613,37 @@ t_removed() {
     [[ ! -e "$pf" ]] || { echo "Program Files\\SieveQ still has $(find "$pf" -type f | wc -l) files"; return 1; }
     [[ ! -e "$poldefs/SieveQ.admx" && ! -e "$poldefs/en-US/SieveQ.adml" ]] || { echo "ADMX/ADML left"; return 1; }
     [[ ! -e "$WINEPREFIX/drive_c/ProgramData/SieveQ" ]] || { echo "empty ProgramData\\SieveQ left"; return 1; }
-    t_no_service SieveQAgent SieveQPreSq SieveQReplicaSq || return 1
+    t_no_service SieveQAgent SieveQPreSq SieveQReplicaSq SieveQController SieveQConsole || return 1
     ! reg_exists 'HKLM\Software\SieveQ\Installer' || { echo "HKLM\\Software\\SieveQ\\Installer left"; return 1; }
     local pc
     for pc in "$@"; do ! product_registered "$pc" || { echo "product $pc still registered"; return 1; }; done
 }
 wcheck "Wine: msiexec /x /qn succeeds" t_uninstall "$install_msi" uninstall-b.log
-wcheck "Wine: uninstall removed the files, the three services, the empty ProgramData folders, the settings key and the product" t_removed "$pc1"
+wcheck "Wine: uninstall removed the files (wwwroot\\ too), the five services, the empty ProgramData folders, the settings key and the product" t_removed "$pc1"
 
 # --- C: some features, silent-install properties
-props=(ADDLOCAL=PreSq,ReplicaSq SIEVEQ_PRESQ_ID=5 SIEVEQ_REPLICA_ID=2 SIEVEQ_AGENT_NAME=host-17 'SIEVEQ_DEPLOYMENT_DIR=C:\SieveQ Deploy')
-wcheck "Wine: msiexec /i ADDLOCAL=PreSq,ReplicaSq SIEVEQ_PRESQ_ID=5 SIEVEQ_REPLICA_ID=2 SIEVEQ_DEPLOYMENT_DIR=\"C:\\SieveQ Deploy\" succeeds" \
+console_pin='AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8='
+props=(ADDLOCAL=PreSq,ReplicaSq,Console SIEVEQ_PRESQ_ID=5 SIEVEQ_REPLICA_ID=2 SIEVEQ_AGENT_NAME=host-17 'SIEVEQ_DEPLOYMENT_DIR=C:\SieveQ Deploy'
+       SIEVEQ_CONSOLE_URL=http://127.0.0.1:5080 SIEVEQ_CONTROLLER_URL=https://10.1.2.3:7443 SIEVEQ_CONTROLLER_PIN=$console_pin)
+wcheck "Wine: msiexec /i ADDLOCAL=PreSq,ReplicaSq,Console SIEVEQ_PRESQ_ID=5 SIEVEQ_REPLICA_ID=2 SIEVEQ_DEPLOYMENT_DIR=\"C:\\SieveQ Deploy\" SIEVEQ_CONSOLE_URL SIEVEQ_CONTROLLER_URL SIEVEQ_CONTROLLER_PIN succeeds" \
     t_install "$msi" install-c.log "${props[@]}"
 dd_custom='--deployment "C:\SieveQ Deploy\."'
+console_custom="serve $dd_custom --url \"http://127.0.0.1:5080\" --controller \"https://10.1.2.3:7443\" --controller-pin \"$console_pin\""
 t_props() {
     t_service SieveQPreSq sieveq-pre-sq.exe "pre-sq $dd_custom --id 5" || return 1
     t_service SieveQReplicaSq sieveq-replica-sq.exe "replica-sq $dd_custom --id 2" || return 1
-    t_no_service SieveQAgent || return 1
-    [[ ! -e "$pf/sieveq-agent.exe" && ! -e "$poldefs/SieveQ.admx" ]] || { echo "Agent feature files installed"; return 1; }
+    t_service SieveQConsole "console\\sieveq-console.exe" "$console_custom" || return 1
+    t_no_service SieveQAgent SieveQController || return 1
+    [[ ! -e "$pf/sieveq-agent.exe" && ! -e "$pf/sieveq-controller.exe" && ! -e "$poldefs/SieveQ.admx" ]] || { echo "Agent or Controller feature files installed"; return 1; }
+    [[ -f "$pf/console/wwwroot/_content/MudBlazor/MudBlazor.min.js" && -f "$pf/console/SieveQ.AdminUi.dll" ]] || { echo "the console's files not installed"; return 1; }
     [[ -d "$WINEPREFIX/drive_c/SieveQ Deploy" ]] || { echo "no C:\\SieveQ Deploy"; return 1; }
     [[ "$(reg_value 'HKLM\Software\SieveQ\Installer' PreSqId)" == 5 ]] || { echo "PreSqId not remembered"; return 1; }
 }
-wcheck "Wine: only SieveQPreSq and SieveQReplicaSq, with the given ids and deployment folder (created); no agent, no ADMX" t_props
+wcheck "Wine: only SieveQPreSq, SieveQReplicaSq and SieveQConsole, with the given ids, console URL, controller URL and pin, and deployment folder (created); no agent, no controller, no ADMX" t_props
 
 # --- D: major upgrade to 1.0.1 without the SIEVEQ_* properties. Wine 8.0 has no MigrateFeatureStates (it skips the
 # action), so it would add the Agent feature back: the feature list is given again; the tables check covers migration.
-wcheck "Wine: upgrade: msiexec /i SieveQ 1.0.1 /qn ADDLOCAL=PreSq,ReplicaSq (no SIEVEQ_* properties) succeeds" t_install "$msi2" install-d.log ADDLOCAL=PreSq,ReplicaSq
+wcheck "Wine: upgrade: msiexec /i SieveQ 1.0.1 /qn ADDLOCAL=PreSq,ReplicaSq,Console (no SIEVEQ_* properties) succeeds" t_install "$msi2" install-d.log ADDLOCAL=PreSq,ReplicaSq,Console
 t_upgraded() {
     ! product_registered "$pc1" || { echo "1.0.0 ($pc1) still registered"; return 1; }
     product_registered "$pc2" || { echo "1.0.1 ($pc2) not registered"; return 1; }
@@ -508,10 +651,11 @@ t_upgraded() {
         || { echo "DisplayVersion $(reg_value "HKLM\\Software\\Microsoft\\Windows\\CurrentVersion\\Uninstall\\$pc2" DisplayVersion)"; return 1; }
     t_service SieveQPreSq sieveq-pre-sq.exe "pre-sq $dd_custom --id 5" || return 1
     t_service SieveQReplicaSq sieveq-replica-sq.exe "replica-sq $dd_custom --id 2" || return 1
-    t_no_service SieveQAgent || return 1
+    t_service SieveQConsole "console\\sieveq-console.exe" "$console_custom" || return 1
+    t_no_service SieveQAgent SieveQController || return 1
     cmp -s "$publish/sieveq.dll" "$pf/sieveq.dll" || { echo "sieveq.dll missing after the upgrade"; return 1; }
 }
-wcheck "Wine: upgrade replaced 1.0.0 (one product registered) and kept the ids and deployment folder" t_upgraded
+wcheck "Wine: upgrade replaced 1.0.0 (one product registered) and kept the ids, the console's settings and the deployment folder" t_upgraded
 
 # --- E: downgrade refused
 t_downgrade() {

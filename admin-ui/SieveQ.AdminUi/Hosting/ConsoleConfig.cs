@@ -41,9 +41,9 @@ public sealed record ConsoleConfig
     {
         var path = PathIn(deploymentDirectory);
         var cfg = BoundedJsonFile.Read<ConsoleConfig>(path, MaxBytes, Options, "no console configuration (`sieveq up` or `SieveQ.AdminUi init` creates one)");
-        if (cfg is null || !Uri.TryCreate(cfg.Url, UriKind.Absolute, out var u) || u.Scheme != Uri.UriSchemeHttp || !IPAddress.TryParse(u.Host, out var ip) || !IPAddress.IsLoopback(ip))
+        if (cfg is null || !IsLoopbackHttp(cfg.Url))
         {
-            throw new DeploymentException($"{path}: url must be http:// on a loopback address (TLS for remote access is not built; docs/console.md)");
+            throw new DeploymentException($"{path}: {UrlRule}");
         }
         if (cfg.MaxFailedLogins is < 1 or > 100 || cfg.LockoutMinutes is < 1 or > 24 * 60 || cfg.SessionMinutes is < 1 or > 24 * 60)
         {
@@ -51,6 +51,15 @@ public sealed record ConsoleConfig
         }
         return cfg;
     }
+
+    /// <summary>This configuration listening on <paramref name="url"/> instead (`serve --url`, the installed service's setting).</summary>
+    public ConsoleConfig WithUrl(string url) =>
+        IsLoopbackHttp(url) ? this with { Url = url } : throw new DeploymentException($"--url '{url}': {UrlRule}");
+
+    private const string UrlRule = "url must be http:// on a loopback address (TLS for remote access is not built; docs/console.md)";
+
+    private static bool IsLoopbackHttp(string? url) =>
+        Uri.TryCreate(url, UriKind.Absolute, out var u) && u.Scheme == Uri.UriSchemeHttp && IPAddress.TryParse(u.Host, out var ip) && IPAddress.IsLoopback(ip);
 
     public void Save(string deploymentDirectory)
     {

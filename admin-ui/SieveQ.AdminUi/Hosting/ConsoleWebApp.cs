@@ -18,11 +18,28 @@ namespace SieveQ.AdminUi.Hosting;
 /// </summary>
 public static class ConsoleWebApp
 {
-    public static WebApplication Build(string deploymentDirectory, string[] args)
+    public static WebApplication Build(string deploymentDirectory, string[] args) => Build(deploymentDirectory, ConsoleServeSettings.FromFiles, args);
+
+    public static WebApplication Build(string deploymentDirectory, ConsoleServeSettings settings, string[] args)
     {
+        ArgumentNullException.ThrowIfNull(settings);
         var deployment = DeploymentFile.Load(deploymentDirectory);
         var config = ConsoleConfig.Load(deployment.BaseDirectory);
-        var controller = ControllerConfig.Load(deployment.BaseDirectory);
+        if (settings.Url is { } url)
+        {
+            config = config.WithUrl(url);
+        }
+        var controller = settings.ControllerUrl is { } controllerUrl
+            ? new ControllerConfig { Url = controllerUrl, TlsPin = settings.ControllerPin, Callers = [] }
+            : ControllerConfig.Load(deployment.BaseDirectory);
+        try
+        {
+            controller.Pin();
+        }
+        catch (DeploymentException e)
+        {
+            throw new DeploymentException($"--controller: {e.Message}", e);
+        }
         var key = ManagementKeyFile.Read(deployment.Resolve(config.KeyFile));
         var users = ConsoleUserStore.Open(deployment.Resolve(config.UsersFile), config);
 
