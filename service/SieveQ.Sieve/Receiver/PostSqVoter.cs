@@ -35,6 +35,10 @@ public sealed class PostSqVoter
     private readonly IDeliveryCursorStore _store;
     private readonly PostSqOptions _options;
     private readonly SortedDictionary<int, SenderSlots> _senders = [];
+    // Senders outside the enrolment the voter was given (enrolled later, through the ordering): the replicas that
+    // named each, until f+1 did (then one correct replica took its messages, so it is enrolled) and it is vouched for.
+    private readonly Dictionary<int, HashSet<int>> _unlisted = [];
+    private readonly HashSet<int> _vouched = [];
     private readonly DropCounters _drops = new(Component);
     private long _fetchNonce;
     private readonly long[] _bodyBytes;
@@ -202,9 +206,42 @@ public sealed class PostSqVoter
     /// <summary>The signed acknowledgement the host submits for ordering (through any pre-SQ or its own ordering client).</summary>
     public byte[] BuildAcknowledgement(ECDsa receiverKey) => ReceiverAckCodec.Encode(_receiver, CommittedCursors(), receiverKey);
 
+    /// <summary>Senders outside the given enrolment that f+1 replicas named (bounded by <see cref="PostSqOptions.MaxSenders"/>).</summary>
+    public int VouchedSenders => _vouched.Count;
+
+    /// <summary>
+    /// Whether f+1 replicas named a sender the enrolment given at start does not list. The votes that name it before
+    /// then are dropped (the replicas send again what was not acknowledged); the candidates are bounded by
+    /// <see cref="PostSqOptions.MaxUnlistedSenders"/>, so f faulty replicas naming invented senders hold little.
+    /// </summary>
+    private bool Vouched(int replica, int sender)
+    {
+        if (_vouched.Contains(sender))
+        {
+            return true;
+        }
+        if (!_unlisted.TryGetValue(sender, out var named))
+        {
+            if (_unlisted.Count >= _options.MaxUnlistedSenders || _vouched.Count >= _options.MaxSenders)
+            {
+                return false;
+            }
+            named = [];
+            _unlisted.Add(sender, named);
+        }
+        named.Add(replica);
+        if (named.Count < _f + 1)
+        {
+            return false;
+        }
+        _unlisted.Remove(sender);
+        _vouched.Add(sender);
+        return true;
+    }
+
     private bool Vote(int replica, OutputItem item)
     {
-        if (_options.EnrolledSenders is { } enrolled && !enrolled.Contains(item.Sender))
+        if (_options.EnrolledSenders is { } enrolled && !enrolled.Contains(item.Sender) && !Vouched(replica, item.Sender))
         {
             _drops.Count(SieveStage.Vote, DropReason.NotEnrolled);
             return false;
