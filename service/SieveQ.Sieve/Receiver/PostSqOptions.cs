@@ -24,8 +24,8 @@ public sealed record PostSqOptions
     public IReadOnlySet<int>? EnrolledSenders { get; init; }
 
     /// <summary>
-    /// Senders outside <see cref="EnrolledSenders"/> (enrolled later, through the ordering) the voter remembers being
-    /// named by fewer than f+1 replicas; a sender is voted on once f+1 replicas named it.
+    /// Senders outside <see cref="EnrolledSenders"/> (enrolled later, through the ordering) the voter remembers each
+    /// replica naming while fewer than f+1 replicas did; a sender is voted on once f+1 replicas named it.
     /// </summary>
     public int MaxUnlistedSenders { get; init; } = 64;
 

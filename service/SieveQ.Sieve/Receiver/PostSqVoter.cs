@@ -39,6 +39,8 @@ public sealed class PostSqVoter
     // named each, until f+1 did (then one correct replica took its messages, so it is enrolled) and it is vouched for.
     private readonly Dictionary<int, HashSet<int>> _unlisted = [];
     private readonly HashSet<int> _vouched = [];
+    // Each replica's nominations, oldest first, at most MaxUnlistedSenders: a faulty replica evicts only its own.
+    private readonly Queue<int>[] _nominations;
     private readonly DropCounters _drops = new(Component);
     private long _fetchNonce;
     private readonly long[] _bodyBytes;
@@ -62,6 +64,7 @@ public sealed class PostSqVoter
         _store = store;
         _options = options ?? new PostSqOptions();
         _bodyBytes = new long[_n];
+        _nominations = Enumerable.Range(0, _n).Select(_ => new Queue<int>()).ToArray();
         foreach (var c in store.Load())
         {
             _senders[c.Sender] = new SenderSlots { Expected = c.DeliveredUpTo + 1, Committed = c.DeliveredUpTo };
@@ -211,8 +214,9 @@ public sealed class PostSqVoter
 
     /// <summary>
     /// Whether f+1 replicas named a sender the enrolment given at start does not list. The votes that name it before
-    /// then are dropped (the replicas send again what was not acknowledged); the candidates are bounded by
-    /// <see cref="PostSqOptions.MaxUnlistedSenders"/>, so f faulty replicas naming invented senders hold little.
+    /// then are dropped (the replicas send again what was not acknowledged). Each replica's nominations are bounded by
+    /// <see cref="PostSqOptions.MaxUnlistedSenders"/> (its oldest forgotten first), so f faulty replicas naming
+    /// invented senders hold little and cannot crowd out the senders correct replicas name.
     /// </summary>
     private bool Vouched(int replica, int sender)
     {
@@ -220,21 +224,42 @@ public sealed class PostSqVoter
         {
             return true;
         }
+        if (replica < 0 || replica >= _n || _vouched.Count >= _options.MaxSenders)
+        {
+            return false;
+        }
         if (!_unlisted.TryGetValue(sender, out var named))
         {
-            if (_unlisted.Count >= _options.MaxUnlistedSenders || _vouched.Count >= _options.MaxSenders)
-            {
-                return false;
-            }
             named = [];
             _unlisted.Add(sender, named);
         }
-        named.Add(replica);
+        if (named.Add(replica))
+        {
+            var mine = _nominations[replica];
+            mine.Enqueue(sender);
+            if (mine.Count > _options.MaxUnlistedSenders)
+            {
+                var oldest = mine.Dequeue();
+                if (_unlisted.TryGetValue(oldest, out var others) && others.Remove(replica) && others.Count == 0)
+                {
+                    _unlisted.Remove(oldest);
+                }
+            }
+        }
         if (named.Count < _f + 1)
         {
             return false;
         }
         _unlisted.Remove(sender);
+        foreach (var r in named)
+        {
+            var kept = _nominations[r].Where(s => s != sender).ToArray();
+            _nominations[r].Clear();
+            foreach (var s in kept)
+            {
+                _nominations[r].Enqueue(s);
+            }
+        }
         _vouched.Add(sender);
         return true;
     }
