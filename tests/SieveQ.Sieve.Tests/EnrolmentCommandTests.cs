@@ -241,6 +241,10 @@ public sealed class EnrolmentCommandTests : IClassFixture<TestWorld>, IDisposabl
         Assert.Equal("sender-7", decoded.Claim!.Name);
         Assert.Null(EnrolmentProof.Problem(decoded.Claim));
         Assert.True(bytes.Length <= AdminCommandCodec.MaxLength);
+        // The figures docs/sieve-protocol.md gives.
+        Assert.Equal(78, AdminCommandCodec.Length);
+        Assert.Equal(474, AdminCommandCodec.MaxLength);
+        Assert.Equal(337, SenderEnrolmentTable.MaxEntryBytes);
         Assert.Throws<MalformedEnvelopeException>(() => AdminCommandCodec.Decode(bytes.AsMemory(0, bytes.Length - 1)));
     }
 }
