@@ -38,7 +38,6 @@ public sealed class ReplicaSqHost : IAsyncDisposable
     private readonly HeldProgress _heldProgress = new(HeldProgress.DefaultStallAfterMs);
     private readonly int _n;
     private readonly IReadOnlyList<int> _receiverIds;
-    private readonly IReadOnlyList<int> _senderIds;
     private readonly IReadOnlyList<int> _preSqIds;
     private readonly PartyKeys _keys;
     private readonly IdentityKey _identity;
@@ -68,9 +67,10 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         _stallAfterMs = OrderingProgress.DefaultStallAfterMs(deployment.Cluster.Protocol);
         _n = deployment.Config.N;
         _receiverIds = deployment.Enrolment.Receivers.Select(r => r.Id).Order().ToArray();
-        _senderIds = deployment.Enrolment.Senders.Select(r => r.Id).Order().ToArray();
         _preSqIds = deployment.Enrolment.PreSqs.Select(r => r.Id).Order().ToArray();
         _keys = keys;
+        // Senders enrolled or revoked through the ordering: the sieve keeps the directory in step with agreed state.
+        keys.CurrentSender = enrolled.Sender;
         _identity = identity;
         _enrolled = enrolled;
         _options = options;
@@ -223,11 +223,13 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         var sieve = ReadModel;
         var queues = _receiverIds.Select(r => (r, sieve.QueueLength(r), sieve.QueueBytes(r))).ToArray();
         var preSqs = _preSqIds.Select(p => (p, sieve.PreSqSuspicion(p), sieve.IsPreSqQuarantined(p))).ToArray();
-        var quarantinedSenders = _senderIds.Count(sieve.IsSenderQuarantined);
+        var quarantinedSenders = _enrolled.CurrentSenderIds().Count(sieve.IsSenderQuarantined);
         var held = (sieve.HeldCount, sieve.HeldBytes);
         var processed = sieve.Processed;
         var drops = sieve.Drops?.NonZero() ?? [];
         RuleCounters.Add(c, sieve);
+        c["enrolment.version"] = sieve.EnrolmentVersion;
+        c["enrolment.entries"] = sieve.EnrolmentEntries;
         foreach (var (receiver, length, bytes) in queues)
         {
             c[$"queue.{receiver}"] = length;

@@ -12,7 +12,7 @@ namespace SieveQ.Deployment;
 public sealed record AdminCommandReport(bool Applied, string Status, string? Via);
 
 /// <summary>
-/// Signs administrator commands (quarantine or readmit a sender or pre-SQ) with the deployment's administrator key
+/// Signs administrator commands (quarantine or readmit a sender or pre-SQ, enrol or revoke a sender) with the deployment's administrator key
 /// and hands each to a pre-SQ, trying the next one when a pre-SQ cannot be reached. The replicas decide; this only
 /// reports what f+1 of them agreed on. Nonces are wall-clock milliseconds kept rising within the process; when the
 /// replicas refuse one as not above their last, the command is signed once more just above it.
@@ -44,18 +44,25 @@ public sealed partial class AdminCommandSubmitter
     }
 
     /// <summary>Orders one command; one at a time, so nonces leave in the order they were made.</summary>
-    public async Task<AdminCommandReport> ApplyAsync(AdminOp op, int target, CancellationToken ct = default)
+    public Task<AdminCommandReport> ApplyAsync(AdminOp op, int target, CancellationToken ct = default) =>
+        ApplyAsync(nonce => AdminCommandCodec.Sign(op, target, nonce, _administrator), ct);
+
+    /// <summary>Orders the enrolment of a sender under <paramref name="sender"/> (0: the next free id the replicas pick).</summary>
+    public Task<AdminCommandReport> EnrolSenderAsync(int sender, SenderEnrolmentClaim claim, CancellationToken ct = default) =>
+        ApplyAsync(nonce => AdminCommandCodec.SignEnrolment(sender, nonce, claim, _administrator), ct);
+
+    private async Task<AdminCommandReport> ApplyAsync(Func<long, byte[]> sign, CancellationToken ct)
     {
         await _one.WaitAsync(ct).ConfigureAwait(false);
         try
         {
             var nonce = Math.Max(DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(), _lastNonce + 1);
-            var (result, via, failure) = await SubmitAsync(AdminCommandCodec.Sign(op, target, nonce, _administrator), ct).ConfigureAwait(false);
+            var (result, via, failure) = await SubmitAsync(sign(nonce), ct).ConfigureAwait(false);
             if (result is { Applied: false } && result.LastNonce >= nonce)
             {
                 // Our clock is behind the last command applied (another controller, or a clock set back): go above it.
                 nonce = result.LastNonce + 1;
-                (result, via, failure) = await SubmitAsync(AdminCommandCodec.Sign(op, target, nonce, _administrator), ct).ConfigureAwait(false);
+                (result, via, failure) = await SubmitAsync(sign(nonce), ct).ConfigureAwait(false);
             }
             _lastNonce = Math.Max(_lastNonce, nonce);
             return result is null

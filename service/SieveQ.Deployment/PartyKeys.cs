@@ -57,18 +57,43 @@ public sealed class PartyKeys : IDisposable
         return new PartyKeys(role, id, enrolment, deployment.MacEpoch, agreement, signing);
     }
 
+    /// <summary>
+    /// Where a replica or pre-SQ finds the senders enrolled now (the static enrolment with the changes ordered since);
+    /// unset, the static enrolment. A sender it does not name has no ring, whatever was derived for it before, so a
+    /// revoked sender's ring is never used again.
+    /// </summary>
+    public Func<int, EnrolledSender?>? CurrentSender { get; set; }
+
     /// <summary>The ring this party shares with <paramref name="peer"/> on <paramref name="channel"/>; null when the peer is not enrolled.</summary>
-    public MacKeyRing? Ring(MacChannel channel, int peer) => _rings.GetOrAdd((channel, peer), k => Derive(k.Item1, k.Item2));
+    public MacKeyRing? Ring(MacChannel channel, int peer)
+    {
+        var peerIsSender = (channel == MacChannel.SenderPreSq && Role == PartyRole.PreSq) || (channel == MacChannel.ReplicaSender && Role == PartyRole.Replica);
+        if (peerIsSender && CurrentSender is { } current && current(peer) is null)
+        {
+            return null;
+        }
+        if (_rings.TryGetValue((channel, peer), out var ring) && ring is not null)
+        {
+            return ring;
+        }
+        // Not cached while absent: a sender enrolled through the ordering gets its ring as soon as it is known. Ids are
+        // never bound to a second key, so a cached ring stays right.
+        ring = Derive(channel, peer);
+        return ring is null ? null : _rings.GetOrAdd((channel, peer), ring);
+    }
+
+    private byte[]? SenderAgreementKey(int sender) =>
+        CurrentSender is { } current ? current(sender)?.AgreementPublicKey : _enrolment.Senders.FirstOrDefault(s => s.Id == sender)?.AgreementPublicKey;
 
     private MacKeyRing? Derive(MacChannel channel, int peer)
     {
         var (first, second, peerKey) = channel switch
         {
             MacChannel.SenderPreSq when Role == PartyRole.Sender => (Id, peer, _enrolment.PreSqs.FirstOrDefault(p => p.Id == peer)?.AgreementPublicKey),
-            MacChannel.SenderPreSq when Role == PartyRole.PreSq => (peer, Id, _enrolment.Senders.FirstOrDefault(s => s.Id == peer)?.AgreementPublicKey),
+            MacChannel.SenderPreSq when Role == PartyRole.PreSq => (peer, Id, SenderAgreementKey(peer)),
             MacChannel.ReplicaReceiver when Role == PartyRole.Replica => (Id, peer, _enrolment.Receivers.FirstOrDefault(r => r.Id == peer)?.AgreementPublicKey),
             MacChannel.ReplicaReceiver when Role == PartyRole.Receiver => (peer, Id, _enrolment.Replicas.FirstOrDefault(r => r.Id == peer)?.AgreementPublicKey),
-            MacChannel.ReplicaSender when Role == PartyRole.Replica => (Id, peer, _enrolment.Senders.FirstOrDefault(s => s.Id == peer)?.AgreementPublicKey),
+            MacChannel.ReplicaSender when Role == PartyRole.Replica => (Id, peer, SenderAgreementKey(peer)),
             MacChannel.ReplicaSender when Role == PartyRole.Sender => (peer, Id, _enrolment.Replicas.FirstOrDefault(r => r.Id == peer)?.AgreementPublicKey),
             _ => throw new InvalidOperationException($"a {Role} has no {channel} keys"),
         };

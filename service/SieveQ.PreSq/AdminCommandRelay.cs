@@ -32,7 +32,7 @@ internal sealed class AdminCommandRelay : IDisposable
     }
 
     /// <summary>A submission is one command plus protobuf framing.</summary>
-    public const int MaxSubmissionBytes = AdminCommandCodec.Length + 64;
+    public const int MaxSubmissionBytes = AdminCommandCodec.MaxLength + 64;
 
     /// <summary>The result bytes (kind 0x13) f+1 replicas agreed on; <see cref="GrpcCallException"/> when refused before ordering.</summary>
     public async Task<byte[]> SubmitAsync(ReadOnlyMemory<byte> command, CancellationToken ct)

@@ -39,6 +39,7 @@ public sealed class PreSqHost : IAsyncDisposable
     private readonly OrderingForwarder _forwarder;
     private readonly SenderStreams _streams;
     private readonly AckResponseSubscriber _relay;
+    private readonly EnrolmentFollower _enrolment;
     private readonly RuleSetCommandRelay _ruleSetCommands;
     private readonly AdminCommandRelay _adminCommands;
     private readonly WebApplication _web;
@@ -48,7 +49,7 @@ public sealed class PreSqHost : IAsyncDisposable
 
     private PreSqHost(int id, int f, Uri address, PartyKeys keys, IdentityKey identity, PublicKeyDirectory enrolled, PreSqFilter filter,
         SieveLoop loop, OrderingForwarder forwarder, SenderStreams streams, AckResponseSubscriber relay, PreSqMetrics metrics,
-        SourceConnectionLimiter limiter, PrefaceDeadline preface, WebApplicationBuilder web, PreSqHostOptions options, byte[]? administratorSpki)
+        SourceConnectionLimiter limiter, PrefaceDeadline preface, WebApplicationBuilder web, PreSqHostOptions options, byte[]? administratorSpki, ILoggerFactory logs)
     {
         Id = id;
         _f = f;
@@ -63,6 +64,8 @@ public sealed class PreSqHost : IAsyncDisposable
         _streams = streams;
         _relay = relay;
         Metrics = metrics;
+        keys.CurrentSender = enrolled.Sender;
+        _enrolment = new EnrolmentFollower(id, forwarder, enrolled, filter.Whitelist, options.EnrolmentPollInterval, metrics, logs.CreateLogger($"pre-sq-{id}.enrolment"));
         ConnectionLimiter = limiter;
         metrics.Gauge("open_streams", "{stream}", "Open Exchange streams", () => streams.OpenStreams);
         metrics.Gauge("bound_senders", "{sender}", "Senders whose ACKRES have a stream to go to", () => streams.BoundSenders);
@@ -144,7 +147,7 @@ public sealed class PreSqHost : IAsyncDisposable
 
         var web = HardenedWebApplication.CreateBuilder(typeof(PreSqHost).Assembly, logs, address, options.KestrelLimits, limiter, preface, certificate);
         return new PreSqHost(id, deployment.Config.F, address, keys, identity, new PublicKeyDirectory(deployment.Enrolment), filter, loop, forwarder, streams,
-            relay, metrics, limiter, preface, web, options, AdministratorSpki(deployment.Config)) { TlsPin = entry.Pin() };
+            relay, metrics, limiter, preface, web, options, AdministratorSpki(deployment.Config), logs) { TlsPin = entry.Pin() };
     }
 
     /// <summary>The pinned administrator key, so that forged rule-set commands are refused before they take ordering capacity.</summary>
@@ -168,6 +171,7 @@ public sealed class PreSqHost : IAsyncDisposable
     {
         _loop.Start();
         _relay.Start();
+        _enrolment.Start();
         await _web.StartAsync(ct).ConfigureAwait(false);
         _serving = true;
     }
@@ -207,6 +211,7 @@ public sealed class PreSqHost : IAsyncDisposable
         };
         reply.Counters.Add(Metrics.Snapshot());
         reply.Counters["passed"] = _filter.PassedCount;
+        reply.Counters["enrolment_version"] = _enrolment.Version;
         reply.Counters["grpc_request_deadline_expired"] = SieveQ.Transport.GrpcRequestDeadline.Expired;
         reply.Counters["sequence_readopted"] = _filter.Readoptions;
         reply.Counters["untaken_forgotten"] = _filter.UntakenForgotten;
@@ -237,6 +242,7 @@ public sealed class PreSqHost : IAsyncDisposable
         {
             await _web.DisposeAsync().ConfigureAwait(false);
             await _relay.DisposeAsync().ConfigureAwait(false);
+            await _enrolment.DisposeAsync().ConfigureAwait(false);
             await _loop.DisposeAsync().ConfigureAwait(false);
             await _forwarder.DisposeAsync().ConfigureAwait(false);
             _ruleSetCommands.Dispose();

@@ -130,6 +130,9 @@ public sealed record PreSqHostOptions
     /// </summary>
     public TimeSpan UnansweredAfter { get; init; } = TimeSpan.FromSeconds(10);
 
+    /// <summary>How often the pre-SQ asks the replicas (through the ordering) whether senders were enrolled or revoked.</summary>
+    public TimeSpan EnrolmentPollInterval { get; init; } = TimeSpan.FromSeconds(1);
+
     /// <summary>Window, grant and batching of the pure filter.</summary>
     public PreSqOptions Filter { get; init; } = new();
 
@@ -145,6 +148,7 @@ public sealed record PreSqHostOptions
         Positive(MaxConnections, nameof(MaxConnections));
         Positive(MaxConnectionsPerSource, nameof(MaxConnectionsPerSource));
         Positive(KeepAliveTimeout.TotalMilliseconds, nameof(KeepAliveTimeout));
+        Positive(EnrolmentPollInterval.TotalMilliseconds, nameof(EnrolmentPollInterval));
         Positive(RequestHeadersTimeout.TotalMilliseconds, nameof(RequestHeadersTimeout));
         Positive(MinRequestBodyBytesPerSecond, nameof(MinRequestBodyBytesPerSecond));
         Positive(MinResponseBytesPerSecond, nameof(MinResponseBytesPerSecond));

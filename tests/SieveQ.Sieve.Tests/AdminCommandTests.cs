@@ -194,13 +194,17 @@ public sealed class AdminCommandTests : IClassFixture<TestWorld>, IDisposable
         // The nonce travelled too: the last command replayed at the restored replica is refused.
         Assert.False(Agreed(Decide([restored], Carrier, Command(AdminOp.QuarantinePreSq, 10, 11))).Applied);
 
-        // A snapshot from before administrator commands existed (no administrative section) reads as empty.
+        // A snapshot from before administrator commands existed (no administrative section, nor the enrolment table
+        // after it) reads as empty.
         var fresh = NewReplica();
         var legacy = fresh.TakeSnapshot();
         var empty = new AdministrativeLayout();
-        restored.RestoreSnapshot(legacy.AsSpan(0, legacy.Length - empty.Length));
+        restored.RestoreSnapshot(legacy.AsSpan(0, legacy.Length - empty.Length - empty.EnrolmentTableLength));
         Assert.False(restored.IsSenderQuarantined(1));
         Assert.Equal(legacy, restored.TakeSnapshot());
+        // One from before the enrolment table existed keeps its administrative section.
+        restored.RestoreSnapshot(snapshot.AsSpan(0, snapshot.Length - empty.EnrolmentTableLength));
+        Assert.True(restored.IsPreSqQuarantinedByAdministrator(10));
 
         var truncated = snapshot.AsSpan(0, snapshot.Length - 1).ToArray();
         Assert.Throws<MalformedEnvelopeException>(() => restored.RestoreSnapshot(truncated));
@@ -231,5 +235,8 @@ public sealed class AdminCommandTests : IClassFixture<TestWorld>, IDisposable
     private readonly record struct AdministrativeLayout()
     {
         public int Length => 8 + 4 + 4;
+
+        /// <summary>An empty enrolment-change table: version and count.</summary>
+        public int EnrolmentTableLength => 8 + 4;
     }
 }

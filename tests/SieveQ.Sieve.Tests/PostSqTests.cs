@@ -338,6 +338,30 @@ public sealed class PostSqTests
     }
 
     /// <summary>
+    /// A sender enrolled through the ordering after the receiver started: voted on once f+1 replicas named it, even
+    /// while a faulty replica floods the voter with invented senders; one replica alone never gets state kept for one.
+    /// </summary>
+    [Fact]
+    public void A_sender_outside_the_enrolment_is_voted_on_once_f_plus_one_replicas_named_it()
+    {
+        var c = Cluster.Create(1, []);
+        var voter = new PostSqVoter(Receiver, 1, r => c.Rings[r], new InMemoryDeliveryCursorStore(), new PostSqOptions { EnrolledSenders = new HashSet<int> { 1 } });
+        var invented = Enumerable.Range(1_000, 500).Select(s => new QueuedItem(s, 1, 1, TaggedHash.DataDigest("x"u8), "x"u8.ToArray())).ToList();
+        var item = new QueuedItem(7, 1, 1, TaggedHash.DataDigest("new"u8), "new"u8.ToArray());
+        byte[] From(int replica, params QueuedItem[] items) => ReplicaOutputRenderer.Render(new OutboxBatch(Receiver, 1, items), replica, true, c.Rings[replica]);
+
+        voter.OnReplicaOutput(From(0, item), 0);
+        voter.OnReplicaOutput(From(3, [.. invented]), 0);
+        Assert.Equal(0, voter.TrackedSenders);
+        // The second replica naming sender 7 makes f+1: its vote counts, and the first replica's retransmission completes the slot.
+        Assert.Empty(voter.OnReplicaOutput(From(1, item), 0).Deliveries);
+        var step = voter.OnReplicaOutput(From(0, item), 0);
+        Assert.Equal([7], step.Deliveries.Select(d => d.Sender));
+        Assert.Equal(1, voter.VouchedSenders);
+        Assert.Equal(1, voter.TrackedSenders);
+    }
+
+    /// <summary>
     /// Issue 16, item 4: a faulty replica vouches for its own bodies, so without a budget it could park a body in
     /// every slot of every sender's window. Its bodies stop at the budget; the honest replicas' are unaffected, a
     /// quorum's body is fetched when its own was refused, and delivery gives the budget back.

@@ -170,7 +170,14 @@ internal static class DeployCommands
         role.AcceptOnlyFromAmong("sender", "receiver", "pre-sq", "replica");
         var id = new Option<int>("--id") { Description = "The endpoint's id.", Required = true };
         var f = new Option<int>("--f") { Description = "f for a new enrolment file.", DefaultValueFactory = _ => 1 };
-        var cmd = new Command("enrol", "Add an endpoint's public keys to the enrolment (the controller's record every replica is given).") { enrolment, request, role, id, f };
+        var cmd = new Command("enrol", "Add an endpoint's public keys to the enrolment file (read at start); `enrol request|sender|revoke` change senders through the ordering instead, without restart.")
+        {
+            enrolment, request, role, id, f,
+        };
+        foreach (var sub in EnrolCommands.Build())
+        {
+            cmd.Subcommands.Add(sub);
+        }
         cmd.SetAction(parse => Run(() =>
         {
             var file = parse.GetValue(enrolment)!.FullName;

@@ -9,6 +9,12 @@ public enum AdminOp : byte
     ReadmitSender = 2,
     QuarantinePreSq = 3,
     ReadmitPreSq = 4,
+
+    /// <summary>Enrol a new sender (its keys and proof of possession travel in the command); applied without restart.</summary>
+    EnrolSender = 5,
+
+    /// <summary>Revoke a sender for good: its id is never enrolled again, its traffic is refused, its held state released.</summary>
+    RevokeSender = 6,
 }
 
 /// <summary>
@@ -20,30 +26,77 @@ public enum AdminOp : byte
 /// </summary>
 public sealed record AdminCommand(AdminOp Op, int Target, long Nonce, ReadOnlyMemory<byte> SignedRegion, ReadOnlyMemory<byte> Signature)
 {
-    public bool TargetsSender => Op is AdminOp.QuarantineSender or AdminOp.ReadmitSender;
+    public bool TargetsSender => Op is AdminOp.QuarantineSender or AdminOp.ReadmitSender or AdminOp.EnrolSender or AdminOp.RevokeSender;
 
     public bool Quarantines => Op is AdminOp.QuarantineSender or AdminOp.QuarantinePreSq;
+
+    /// <summary>Enrolment and revocation change who may send; they are signed under their own domain.</summary>
+    public bool ChangesEnrolment => Op is AdminOp.EnrolSender or AdminOp.RevokeSender;
+
+    /// <summary>The new sender's name, keys and proof (<see cref="AdminOp.EnrolSender"/> only).</summary>
+    public SenderEnrolmentClaim? Claim { get; init; }
+
+    /// <summary>With <see cref="AdminOp.EnrolSender"/>, this target asks the replicas for the next free sender id.</summary>
+    public const int NextFreeId = 0;
 }
 
 /// <summary>
 /// Layout: <c>u8 kind=0x06 | u8 op | u32 target | u64 nonce | 64 signature</c>, the signature ECDSA P-256 / SHA-256
 /// (IEEE P1363) by the administrator key over <c>"SIEVEQ/ADMIN-COMMAND/v1" || everything before it</c>. Ops:
 /// 1 quarantine sender, 2 readmit sender, 3 quarantine pre-SQ, 4 readmit pre-SQ. The nonce is at least 1.
+/// Ops 5 (enrol sender) and 6 (revoke sender) are signed over <c>"SIEVEQ/ADMIN-ENROLMENT/v1" || everything before
+/// the signature</c> instead; op 5 carries, between the nonce and the signature, <c>u32 len | name (UTF-8) | u32 len |
+/// signature SPKI | u32 len | agreement SPKI | 64 proof</c> (<see cref="EnrolmentProof"/>), and its target 0 asks for
+/// the next free sender id.
 /// </summary>
 public static class AdminCommandCodec
 {
-    /// <summary>Bytes of a whole command.</summary>
+    /// <summary>Bytes of a whole command of ops 1 to 4 and 6.</summary>
     public const int Length = RegionLength + EnvelopeLimits.SignatureBytes;
 
+    /// <summary>Bytes of the largest command (an enrolment with the longest name and keys).</summary>
+    public const int MaxLength = Length + 12 + EnrolmentProof.MaxNameBytes + (2 * EnrolmentProof.MaxKeyBytes) + EnvelopeLimits.SignatureBytes;
+
     private const int RegionLength = 1 + 1 + 4 + 8;
+
+    /// <summary>A complete enrolment command signed by <paramref name="administrator"/>; <paramref name="sender"/> 0 asks for the next free id.</summary>
+    public static byte[] SignEnrolment(int sender, long nonce, SenderEnrolmentClaim claim, ECDsa administrator)
+    {
+        ArgumentNullException.ThrowIfNull(claim);
+        ArgumentNullException.ThrowIfNull(administrator);
+        ArgumentOutOfRangeException.ThrowIfNegative(sender);
+        ArgumentOutOfRangeException.ThrowIfLessThan(nonce, 1);
+        if (EnrolmentProof.NameProblem(claim.Name) is { } problem)
+        {
+            throw new ArgumentException(problem, nameof(claim));
+        }
+        if (claim.SignaturePublicKey.Length is < 1 or > EnrolmentProof.MaxKeyBytes || claim.AgreementPublicKey.Length is < 1 or > EnrolmentProof.MaxKeyBytes
+            || claim.Proof.Length != EnvelopeLimits.SignatureBytes)
+        {
+            throw new ArgumentException($"enrolment: keys of 1 to {EnrolmentProof.MaxKeyBytes} bytes and a {EnvelopeLimits.SignatureBytes}-byte proof", nameof(claim));
+        }
+        using var w = new CanonicalWriter(MaxLength);
+        w.U8((byte)StructureKind.AdminCommand);
+        w.U8((byte)AdminOp.EnrolSender);
+        w.Id(sender);
+        w.Seq(nonce);
+        w.Bytes(System.Text.Encoding.UTF8.GetBytes(claim.Name));
+        w.Bytes(claim.SignaturePublicKey.Span);
+        w.Bytes(claim.AgreementPublicKey.Span);
+        w.Raw(claim.Proof.Span);
+        var region = w.ToArray();
+        var signature = administrator.SignData(TaggedHash.Concat(DomainTags.AdminEnrolment, region), HashAlgorithmName.SHA256,
+            DSASignatureFormat.IeeeP1363FixedFieldConcatenation);
+        return [.. region, .. signature];
+    }
 
     /// <summary>A complete command signed by <paramref name="administrator"/>.</summary>
     public static byte[] Sign(AdminOp op, int target, long nonce, ECDsa administrator)
     {
         ArgumentNullException.ThrowIfNull(administrator);
-        if (!Enum.IsDefined(op))
+        if (!Enum.IsDefined(op) || op == AdminOp.EnrolSender)
         {
-            throw new ArgumentException($"administrator command: op {(byte)op} is not defined", nameof(op));
+            throw new ArgumentException($"administrator command: op {(byte)op} is not defined here (an enrolment is made with SignEnrolment)", nameof(op));
         }
         ArgumentOutOfRangeException.ThrowIfNegative(target);
         ArgumentOutOfRangeException.ThrowIfLessThan(nonce, 1);
@@ -53,7 +106,7 @@ public static class AdminCommandCodec
         w.Id(target);
         w.Seq(nonce);
         var region = w.ToArray();
-        var signature = administrator.SignData(TaggedHash.Concat(DomainTags.AdminCommand, region), HashAlgorithmName.SHA256,
+        var signature = administrator.SignData(TaggedHash.Concat(Domain(op), region), HashAlgorithmName.SHA256,
             DSASignatureFormat.IeeeP1363FixedFieldConcatenation);
         return [.. region, .. signature];
     }
@@ -66,25 +119,54 @@ public static class AdminCommandCodec
         var opByte = r.U8("op");
         if (!Enum.IsDefined((AdminOp)opByte))
         {
-            throw new MalformedEnvelopeException($"administrator command: op {opByte} is not 1 to 4 (quarantine/readmit sender, quarantine/readmit pre-SQ)");
+            throw new MalformedEnvelopeException($"administrator command: op {opByte} is not 1 to 6 (quarantine/readmit sender, quarantine/readmit pre-SQ, enrol/revoke sender)");
         }
+        var op = (AdminOp)opByte;
         var target = r.Id("target");
         var nonce = r.Seq("nonce");
         if (nonce < 1)
         {
             throw new MalformedEnvelopeException("administrator command: the nonce must be positive");
         }
+        SenderEnrolmentClaim? claim = null;
+        if (op == AdminOp.EnrolSender)
+        {
+            var nameBytes = r.Bytes(EnrolmentProof.MaxNameBytes, "sender name");
+            string name;
+            try
+            {
+                name = new System.Text.UTF8Encoding(false, throwOnInvalidBytes: true).GetString(nameBytes);
+            }
+            catch (System.Text.DecoderFallbackException e)
+            {
+                throw new MalformedEnvelopeException("administrator command: the sender name is not UTF-8", e);
+            }
+            var signingLength = r.Count(EnrolmentProof.MaxKeyBytes, "signature public key length");
+            var signingAt = r.Position;
+            r.Take(signingLength, "signature public key");
+            var agreementLength = r.Count(EnrolmentProof.MaxKeyBytes, "agreement public key length");
+            var agreementAt = r.Position;
+            r.Take(agreementLength, "agreement public key");
+            var proofAt = r.Position;
+            r.Take(EnvelopeLimits.SignatureBytes, "proof of possession");
+            claim = new SenderEnrolmentClaim(name, bytes.Slice(signingAt, signingLength), bytes.Slice(agreementAt, agreementLength),
+                bytes.Slice(proofAt, EnvelopeLimits.SignatureBytes));
+        }
+        var region = r.Position;
         r.Take(EnvelopeLimits.SignatureBytes, "signature");
         r.End("administrator command");
-        return new AdminCommand((AdminOp)opByte, target, nonce, bytes[..RegionLength], bytes.Slice(RegionLength, EnvelopeLimits.SignatureBytes));
+        return new AdminCommand(op, target, nonce, bytes[..region], bytes.Slice(region, EnvelopeLimits.SignatureBytes)) { Claim = claim };
     }
 
     /// <summary>The bytes the administrator signature covers.</summary>
     public static byte[] SignedBytes(AdminCommand command)
     {
         ArgumentNullException.ThrowIfNull(command);
-        return TaggedHash.Concat(DomainTags.AdminCommand, command.SignedRegion.Span);
+        return TaggedHash.Concat(Domain(command.Op), command.SignedRegion.Span);
     }
+
+    /// <summary>Changes of who may send are signed under their own purpose, so no quarantine signature can ever pass for one.</summary>
+    private static byte[] Domain(AdminOp op) => op is AdminOp.EnrolSender or AdminOp.RevokeSender ? DomainTags.AdminEnrolment : DomainTags.AdminCommand;
 
     /// <summary>How the op reads in results, logs and the audit trail.</summary>
     public static string Describe(AdminOp op, int target) => op switch
@@ -93,6 +175,8 @@ public static class AdminCommandCodec
         AdminOp.ReadmitSender => $"readmit sender {target}",
         AdminOp.QuarantinePreSq => $"quarantine pre-SQ {target}",
         AdminOp.ReadmitPreSq => $"readmit pre-SQ {target}",
+        AdminOp.EnrolSender => target == AdminCommand.NextFreeId ? "enrol a sender under the next free id" : $"enrol sender {target}",
+        AdminOp.RevokeSender => $"revoke sender {target}",
         _ => $"op {(byte)op} on {target}",
     };
 }

@@ -29,6 +29,8 @@ public static class DomainTags
     public static readonly byte[] ReplicaSnapshot = Ascii("SIEVEQ/REPLICA-SNAPSHOT/v2");
     public static readonly byte[] RuleSetCommand = Ascii("SIEVEQ/RULESET-COMMAND/v1");
     public static readonly byte[] AdminCommand = Ascii("SIEVEQ/ADMIN-COMMAND/v1");
+    public static readonly byte[] AdminEnrolment = Ascii("SIEVEQ/ADMIN-ENROLMENT/v1");
+    public static readonly byte[] EnrolRequest = Ascii("SIEVEQ/ENROL-REQUEST/v1");
 
     private static byte[] Ascii(string s) => Encoding.ASCII.GetBytes(s);
 }

@@ -29,7 +29,7 @@ public static class OrderingRequestCodec
         {
             if (i.Length == 0 || !IsItemKind(i.Span[0]))
             {
-                throw new ArgumentException("ordering items must be sender messages, ACKREQs, WARNREQs, receiver acks, rule-set commands or administrator commands", nameof(items));
+                throw new ArgumentException("ordering items must be sender messages, ACKREQs, WARNREQs, receiver acks, rule-set commands, administrator commands or enrolment queries", nameof(items));
             }
             w.Bytes(i.Span);
         }
@@ -67,5 +67,6 @@ public static class OrderingRequestCodec
     }
 
     private static bool IsItemKind(byte b) => (StructureKind)b is StructureKind.SenderMessage or StructureKind.AckRequest
-        or StructureKind.LoadWarning or StructureKind.ReceiverAck or StructureKind.RuleSetCommand or StructureKind.AdminCommand;
+        or StructureKind.LoadWarning or StructureKind.ReceiverAck or StructureKind.RuleSetCommand or StructureKind.AdminCommand
+        or StructureKind.EnrolmentQuery;
 }

@@ -36,6 +36,11 @@ public static class SieveMetrics
         }
     }
 
+    public static readonly Counter<long> EnrolmentChanges = Meter.CreateCounter<long>("sieveq.enrolment_changes", "{change}", "Senders enrolled or revoked through the ordering, by component and change (enrol, revoke)");
+
+    public static void EnrolmentChange(string component, bool enrolled) =>
+        EnrolmentChanges.Add(1, new KeyValuePair<string, object?>("component", component), new KeyValuePair<string, object?>("change", enrolled ? "enrol" : "revoke"));
+
     public static void Pass(string component, long count = 1)
     {
         if (Passed.Enabled)

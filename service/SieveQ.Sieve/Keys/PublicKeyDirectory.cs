@@ -6,18 +6,28 @@ namespace SieveQ.Sieve.Keys;
 /// Verification side of an <see cref="Enrolment"/>: checks ECDSA signatures of senders and receivers.
 /// Parsed public keys are cached per thread because .NET does not promise that one key object may
 /// verify on several threads at once, and the replica host verifies on a worker pool.
+/// <para>
+/// Senders enrolled or revoked through the ordering are laid over the static enrolment with
+/// <see cref="SetEnrolmentChanges"/> (an immutable swap, so readers on any thread see one whole table). A revoked id
+/// is never enrolled again, so a parsed key cached for an id stays that id's key; the lookup always asks the current
+/// table first, so a revoked sender's cached key is never used.
+/// </para>
 /// </summary>
 public sealed class PublicKeyDirectory : IDisposable
 {
-    private readonly Dictionary<int, byte[]> _senderKeys;
+    private readonly Dictionary<int, byte[]> _staticSenderKeys;
     private readonly Dictionary<int, byte[]> _receiverKeys;
+    private readonly Dictionary<int, EnrolledSender> _staticSenders;
+    private Dictionary<int, EnrolledSender> _senders;
     private readonly ThreadLocal<Dictionary<(bool Receiver, int Id), ECDsa>> _parsed = new(() => [], trackAllValues: true);
 
     public PublicKeyDirectory(Enrolment enrolment)
     {
         ArgumentNullException.ThrowIfNull(enrolment);
         Enrolment = enrolment;
-        _senderKeys = enrolment.Senders.ToDictionary(s => s.Id, s => s.SignaturePublicKey);
+        _staticSenderKeys = enrolment.Senders.ToDictionary(s => s.Id, s => s.SignaturePublicKey);
+        _staticSenders = enrolment.Senders.ToDictionary(s => s.Id);
+        _senders = _staticSenders;
         _receiverKeys = enrolment.Receivers.ToDictionary(s => s.Id, s => s.SignaturePublicKey);
         PreSqIds = enrolment.PreSqs.Select(p => p.Id).Order().ToArray();
     }
@@ -27,11 +37,46 @@ public sealed class PublicKeyDirectory : IDisposable
     /// <summary>Enrolled pre-SQ ids, ascending (the order replicas pick reassignment targets in).</summary>
     public IReadOnlyList<int> PreSqIds { get; }
 
-    public int SenderCount => _senderKeys.Count;
+    /// <summary>Senders of the static enrolment (what the state budget is sized for, with the enrolment-change allowance).</summary>
+    public int SenderCount => _staticSenderKeys.Count;
+
+    /// <summary>Senders enrolled now: the static enrolment less revocations, plus enrolments through the ordering.</summary>
+    public int CurrentSenderCount => Volatile.Read(ref _senders).Count;
+
+    /// <summary>The sender enrolled now under <paramref name="id"/> (static or through the ordering), or null.</summary>
+    public EnrolledSender? Sender(int id) => Volatile.Read(ref _senders).GetValueOrDefault(id);
+
+    /// <summary>Whether the static enrolment names the id (revoked or not).</summary>
+    public bool IsStaticSender(int id) => _staticSenders.ContainsKey(id);
+
+    /// <summary>
+    /// Replaces the changes laid over the static enrolment: an entry with a sender enrols it, a null entry revokes
+    /// the id. Whoever holds the agreed table calls this after every change and restore.
+    /// </summary>
+    public void SetEnrolmentChanges(IEnumerable<KeyValuePair<int, EnrolledSender?>> changes)
+    {
+        ArgumentNullException.ThrowIfNull(changes);
+        var senders = new Dictionary<int, EnrolledSender>(_staticSenders);
+        foreach (var (id, e) in changes)
+        {
+            if (e is null)
+            {
+                senders.Remove(id);
+            }
+            else
+            {
+                senders[id] = e;
+            }
+        }
+        Volatile.Write(ref _senders, senders);
+    }
+
+    /// <summary>Ids of the senders enrolled now, ascending.</summary>
+    public IReadOnlyList<int> CurrentSenderIds() => [.. Volatile.Read(ref _senders).Keys.Order()];
 
     public int ReceiverCount => _receiverKeys.Count;
 
-    public bool IsSender(int id) => _senderKeys.ContainsKey(id);
+    public bool IsSender(int id) => Volatile.Read(ref _senders).ContainsKey(id);
 
     public bool IsReceiver(int id) => _receiverKeys.ContainsKey(id);
 
@@ -65,14 +110,23 @@ public sealed class PublicKeyDirectory : IDisposable
 
     private ECDsa? Key(bool receiver, int id)
     {
+        byte[]? spki;
+        if (receiver)
+        {
+            _receiverKeys.TryGetValue(id, out spki);
+        }
+        else
+        {
+            spki = Sender(id)?.SignaturePublicKey;
+        }
+        if (spki is null)
+        {
+            return null;
+        }
         var cache = _parsed.Value!;
         if (cache.TryGetValue((receiver, id), out var k))
         {
             return k;
-        }
-        if (!(receiver ? _receiverKeys : _senderKeys).TryGetValue(id, out var spki))
-        {
-            return null;
         }
         var key = ECDsa.Create();
         try

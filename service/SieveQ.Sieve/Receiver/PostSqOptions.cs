@@ -24,6 +24,12 @@ public sealed record PostSqOptions
     public IReadOnlySet<int>? EnrolledSenders { get; init; }
 
     /// <summary>
+    /// Senders outside <see cref="EnrolledSenders"/> (enrolled later, through the ordering) the voter remembers each
+    /// replica naming while fewer than f+1 replicas did; a sender is voted on once f+1 replicas named it.
+    /// </summary>
+    public int MaxUnlistedSenders { get; init; } = 64;
+
+    /// <summary>
     /// Bytes of bodies one replica may have waiting in undelivered slots. A faulty replica vouches for its own
     /// bodies' digests, so without this it could fill the window of every sender with 1 MiB bodies; beyond it a
     /// body is dropped (counted) and, once f+1 replicas vote for its digest, fetched from one of them.

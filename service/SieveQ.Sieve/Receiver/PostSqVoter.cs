@@ -35,6 +35,12 @@ public sealed class PostSqVoter
     private readonly IDeliveryCursorStore _store;
     private readonly PostSqOptions _options;
     private readonly SortedDictionary<int, SenderSlots> _senders = [];
+    // Senders outside the enrolment the voter was given (enrolled later, through the ordering): the replicas that
+    // named each, until f+1 did (then one correct replica took its messages, so it is enrolled) and it is vouched for.
+    private readonly Dictionary<int, HashSet<int>> _unlisted = [];
+    private readonly HashSet<int> _vouched = [];
+    // Each replica's nominations, oldest first, at most MaxUnlistedSenders: a faulty replica evicts only its own.
+    private readonly Queue<int>[] _nominations;
     private readonly DropCounters _drops = new(Component);
     private long _fetchNonce;
     private readonly long[] _bodyBytes;
@@ -58,6 +64,7 @@ public sealed class PostSqVoter
         _store = store;
         _options = options ?? new PostSqOptions();
         _bodyBytes = new long[_n];
+        _nominations = Enumerable.Range(0, _n).Select(_ => new Queue<int>()).ToArray();
         foreach (var c in store.Load())
         {
             _senders[c.Sender] = new SenderSlots { Expected = c.DeliveredUpTo + 1, Committed = c.DeliveredUpTo };
@@ -202,9 +209,64 @@ public sealed class PostSqVoter
     /// <summary>The signed acknowledgement the host submits for ordering (through any pre-SQ or its own ordering client).</summary>
     public byte[] BuildAcknowledgement(ECDsa receiverKey) => ReceiverAckCodec.Encode(_receiver, CommittedCursors(), receiverKey);
 
+    /// <summary>Senders outside the given enrolment that f+1 replicas named (bounded by <see cref="PostSqOptions.MaxSenders"/>).</summary>
+    public int VouchedSenders => _vouched.Count;
+
+    /// <summary>
+    /// Whether f+1 replicas named a sender the enrolment given at start does not list. The votes that name it before
+    /// then are dropped (the replicas send again what was not acknowledged). Each replica's nominations are bounded by
+    /// <see cref="PostSqOptions.MaxUnlistedSenders"/> (its oldest forgotten first), so f faulty replicas naming
+    /// invented senders hold little and cannot crowd out the senders correct replicas name.
+    /// </summary>
+    private bool Vouched(int replica, int sender)
+    {
+        if (_vouched.Contains(sender))
+        {
+            return true;
+        }
+        if (replica < 0 || replica >= _n || _vouched.Count >= _options.MaxSenders)
+        {
+            return false;
+        }
+        if (!_unlisted.TryGetValue(sender, out var named))
+        {
+            named = [];
+            _unlisted.Add(sender, named);
+        }
+        if (named.Add(replica))
+        {
+            var mine = _nominations[replica];
+            mine.Enqueue(sender);
+            if (mine.Count > _options.MaxUnlistedSenders)
+            {
+                var oldest = mine.Dequeue();
+                if (_unlisted.TryGetValue(oldest, out var others) && others.Remove(replica) && others.Count == 0)
+                {
+                    _unlisted.Remove(oldest);
+                }
+            }
+        }
+        if (named.Count < _f + 1)
+        {
+            return false;
+        }
+        _unlisted.Remove(sender);
+        foreach (var r in named)
+        {
+            var kept = _nominations[r].Where(s => s != sender).ToArray();
+            _nominations[r].Clear();
+            foreach (var s in kept)
+            {
+                _nominations[r].Enqueue(s);
+            }
+        }
+        _vouched.Add(sender);
+        return true;
+    }
+
     private bool Vote(int replica, OutputItem item)
     {
-        if (_options.EnrolledSenders is { } enrolled && !enrolled.Contains(item.Sender))
+        if (_options.EnrolledSenders is { } enrolled && !enrolled.Contains(item.Sender) && !Vouched(replica, item.Sender))
         {
             _drops.Count(SieveStage.Vote, DropReason.NotEnrolled);
             return false;

@@ -42,11 +42,20 @@ public sealed class ItemAuthenticator
                 case StructureKind.SenderMessage:
                     var message = SenderMessageCodec.Decode(item);
                     var verdict = _senderCheck.Verify(message);
+                    if (verdict == SignatureVerdict.UnknownSender)
+                    {
+                        // Depends on the enrolment when it ran, which an enrolment ordered before this item changes: left to execution.
+                        break;
+                    }
                     // Only an authentic message can reach the rules, so forged ones buy no scanning.
                     _cache.Put(key, verdict, verdict == SignatureVerdict.Valid && _prescan is not null ? _prescan.Prescan(message.Data) : default);
                     break;
                 case StructureKind.AckRequest:
-                    _cache.Put(key, Check(AckRequestCodec.Decode(item)));
+                    var ackVerdict = Check(AckRequestCodec.Decode(item));
+                    if (ackVerdict != SignatureVerdict.UnknownSender)
+                    {
+                        _cache.Put(key, ackVerdict);
+                    }
                     break;
                 case StructureKind.ReceiverAck:
                     _cache.Put(key, Check(ReceiverAckCodec.Decode(item)));

@@ -55,6 +55,12 @@ public sealed class SieveReadModel
     public ImmutableSortedSet<int> AdminQuarantinedPreSqs { get; init; } = [];
 
     /// <summary>The highest administrator-command nonce applied (agreed state): the next command must carry a higher one.</summary>
+    /// <summary>Enrolment changes applied through the ordering (agreed).</summary>
+    public long EnrolmentVersion { get; init; }
+
+    /// <summary>Entries of the enrolment-change table (enrolled and revoked ids; agreed, bounded by maxEnrolmentChanges).</summary>
+    public int EnrolmentEntries { get; init; }
+
     public long AdminLastNonce { get; init; }
 
     public long AdminCommandsApplied { get; init; }

@@ -93,6 +93,10 @@ public sealed partial class SieveReplicaApplication
         {
             return Refused($"nonce {command.Nonce} is not above the last applied administrator command's ({_admin.LastNonce}): a replay or an overtaken command");
         }
+        if (command.ChangesEnrolment)
+        {
+            return ApplyEnrolmentChange(command);
+        }
         var what = AdminCommandCodec.Describe(command.Op, command.Target);
         if (command.TargetsSender ? !_keys.IsSender(command.Target) : !_keys.IsPreSq(command.Target))
         {

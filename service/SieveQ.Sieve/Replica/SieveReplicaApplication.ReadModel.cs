@@ -57,6 +57,8 @@ public sealed partial class SieveReplicaApplication
             AdminQuarantinedSenders = previous.AdminQuarantinedSenders.SetEquals(_admin.QuarantinedSenders) ? previous.AdminQuarantinedSenders : [.. _admin.QuarantinedSenders],
             AdminQuarantinedPreSqs = previous.AdminQuarantinedPreSqs.SetEquals(_admin.QuarantinedPreSqs) ? previous.AdminQuarantinedPreSqs : [.. _admin.QuarantinedPreSqs],
             AdminLastNonce = _admin.LastNonce,
+            EnrolmentVersion = _enrolment.Version,
+            EnrolmentEntries = _enrolment.Entries.Count,
             AdminCommandsApplied = _adminCommandsApplied,
             AdminCommandsRefused = _adminCommandsRefused,
             Drops = _drops,

@@ -9,8 +9,8 @@ public sealed partial class SieveReplicaApplication
     /// little-endian): the snapshot tag, then <c>i64 now | i64 processed | i64 lastCapacityNotice</c>,
     /// the senders, pre-SQs and receiver queues (each <c>u32 count</c> then <c>u32 id | record</c> in
     /// ascending id order), the reorder buffer, the rules' own state (<c>u32 len | bytes</c>) and the administrative
-    /// state (<see cref="AdministrativeState"/>; absent in snapshots taken before administrator commands existed,
-    /// read as empty).
+    /// state (<see cref="AdministrativeState"/>) and the enrolment changes (<see cref="SenderEnrolmentTable"/>); each of
+    /// the last two is absent in snapshots taken before it existed, read as empty.
     /// </summary>
     public byte[] TakeSnapshot()
     {
@@ -40,6 +40,7 @@ public sealed partial class SieveReplicaApplication
         _reorder.WriteTo(w);
         w.Bytes(_rules.SnapshotState());
         _admin.WriteTo(w);
+        _enrolment.WriteTo(w);
         return w.ToArray();
     }
 
@@ -60,6 +61,7 @@ public sealed partial class SieveReplicaApplication
         var reorder = ReorderBuffer.ReadFrom(ref r);
         var rules = r.Bytes(int.MaxValue, "rules state");
         var admin = r.Remaining == 0 ? new AdministrativeState() : AdministrativeState.ReadFrom(ref r);
+        var enrolment = r.Remaining == 0 ? new SenderEnrolmentTable() : SenderEnrolmentTable.ReadFrom(ref r, SenderEnrolmentTable.MaxEntriesLimit);
         r.End("replica snapshot");
         _rules.RestoreState(rules);
         _now = now;
@@ -70,6 +72,8 @@ public sealed partial class SieveReplicaApplication
         _receivers = receivers;
         _reorder = reorder;
         _admin = admin;
+        _enrolment = enrolment;
+        _keys.SetEnrolmentChanges(enrolment.Entries);
         _pendingOutputs.Clear();
         // Outputs of executions the snapshot replaced describe a state that no longer exists.
         _outbox.Drain();

@@ -143,6 +143,10 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         {
             return ExecuteAdminCommand(payload, adminCommand, ref t);
         }
+        if (EnrolmentQueryIn(payload) is { } query)
+        {
+            return ExecuteEnrolmentQuery(query, ref t);
+        }
         var fromPreSq = _keys.IsPreSq(request.From);
         var preSqQuarantined = fromPreSq && PreSqOf(request.From).Suspicion.IsQuarantined(_now, _options.PreSqSuspicion);
         var preSqQuarantinedByAdministrator = fromPreSq && _admin.QuarantinedPreSqs.Contains(request.From);

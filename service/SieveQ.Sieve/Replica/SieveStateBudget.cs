@@ -37,8 +37,11 @@ public static class SieveStateBudget
     public static long WorstCaseBytes(ReplicaSieveOptions options, int senders, int receivers, int preSqs, long rulesBytes = RulesAllowanceBytes)
     {
         ArgumentNullException.ThrowIfNull(options);
+        // Senders enrolled through the ordering get records too, and their keys sit in the enrolment table.
+        senders += options.MaxEnrolmentChanges;
         return FixedBytes
             + (senders * SenderRecordBytes(options))
+            + ((long)options.MaxEnrolmentChanges * SenderEnrolmentTable.MaxEntryBytes)
             + ((long)preSqs * RecordBytes)
             + (receivers * (RecordBytes + ((long)senders * RouteBytes)))
             + options.QueuedBytesTotal

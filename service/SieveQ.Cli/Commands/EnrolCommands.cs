@@ -1,0 +1,131 @@
+using System.CommandLine;
+using System.Security.Cryptography;
+using SieveQ.Deployment;
+using SieveQ.Sieve.Envelope;
+
+namespace SieveQ.Cli.Commands;
+
+/// <summary>
+/// `sieveq enrol request|sender|revoke`: enrolment of senders through the ordering, with no restart. The sender's host
+/// makes its own keys and a request with proof of possession; the administrator signs an enrolment (or a revocation)
+/// that a pre-SQ carries into the ordering; what f+1 replicas agreed on is printed. Exit codes: 0 applied, 1 error
+/// (unreadable request or key, no pre-SQ reachable), 3 refused by the replicas.
+/// </summary>
+internal static class EnrolCommands
+{
+    private static readonly TimeSpan SubmitTimeout = TimeSpan.FromSeconds(30);
+
+    public static IEnumerable<Command> Build() => [Request(), Sender(), Revoke()];
+
+    private static Command Request()
+    {
+        var name = new Option<string>("--name") { Description = "The sender's name (letters, digits, '-', '_', '.'; name it sender-ID to open it from the SDK under id ID).", Required = true };
+        var output = new Option<DirectoryInfo>("--out") { Description = "Directory for the private keys (owner-only PEM) and the request (NAME.enrol-request.json).", Required = true };
+        var cmd = new Command("request", "On the sender's host: create its key pair and an enrolment request with proof of possession.") { name, output };
+        cmd.SetAction(parse =>
+        {
+            try
+            {
+                var dir = parse.GetValue(output)!.FullName;
+                var n = parse.GetValue(name)!;
+                var request = SenderEnrolmentRequest.Create(dir, n);
+                var path = Path.Combine(dir, SenderEnrolmentRequest.FileName(n));
+                File.WriteAllText(path, request.ToJson());
+                Console.WriteLine($"keys {n}-sign and {n}-agree created in {dir} (owner-only); request written to {path}");
+                return 0;
+            }
+            catch (Exception e) when (e is DeploymentException or ArgumentException or IOException or UnauthorizedAccessException or CryptographicException)
+            {
+                Console.Error.WriteLine($"error: {e.Message}");
+                return 1;
+            }
+        });
+        return cmd;
+    }
+
+    private static Command Sender()
+    {
+        var request = new Option<FileInfo>("--request") { Description = "The sender's request (written by `sieveq enrol request`).", Required = true };
+        var id = new Option<int>("--id") { Description = "The sender id to enrol it under (default: the next free id, picked by the replicas)." };
+        var (deployment, key) = Common();
+        var cmd = new Command("sender", "Enrol a sender through the ordering: every replica and pre-SQ takes it without restart.") { request, id, deployment, key };
+        cmd.SetAction(async (parse, ct) =>
+        {
+            SenderEnrolmentRequest r;
+            try
+            {
+                r = SenderEnrolmentRequest.Load(parse.GetValue(request)!.FullName);
+            }
+            catch (DeploymentException e)
+            {
+                await Console.Error.WriteLineAsync($"error: {e.Message}").ConfigureAwait(false);
+                return 1;
+            }
+            var target = parse.GetValue(id);
+            if (target < 0)
+            {
+                await Console.Error.WriteLineAsync("error: --id must not be negative").ConfigureAwait(false);
+                return 2;
+            }
+            return await SubmitAsync(parse.GetValue(deployment)!, parse.GetValue(key)!, (s, c) => s.EnrolSenderAsync(target, r.Claim(), c), ct).ConfigureAwait(false);
+        });
+        return cmd;
+    }
+
+    private static Command Revoke()
+    {
+        var sender = new Option<int>("--sender") { Description = "The sender's id.", Required = true };
+        var (deployment, key) = Common();
+        var cmd = new Command("revoke", "Revoke a sender through the ordering: its traffic is refused from then on and its id is never enrolled again.")
+        {
+            sender, deployment, key,
+        };
+        cmd.SetAction(async (parse, ct) =>
+            await SubmitAsync(parse.GetValue(deployment)!, parse.GetValue(key)!, (s, c) => s.ApplyAsync(AdminOp.RevokeSender, parse.GetValue(sender), c), ct)
+                .ConfigureAwait(false));
+        return cmd;
+    }
+
+    private static (Option<DirectoryInfo> Deployment, Option<FileInfo> Key) Common() =>
+        (DeploymentOption.Required("Deployment directory (deployment.json)."), new Option<FileInfo>("--key")
+        {
+            Description = "Administrator private key (PEM, ECDSA P-256); the deployment's pinned administrator key (keys/administrator.pem in a local deployment).",
+            Required = true,
+        });
+
+    private static async Task<int> SubmitAsync(DirectoryInfo dir, FileInfo keyFile, Func<AdminCommandSubmitter, CancellationToken, Task<AdminCommandReport>> submit,
+        CancellationToken ct)
+    {
+        try
+        {
+            var cfg = DeploymentFile.Load(dir.FullName);
+            using var admin = ECDsa.Create();
+            try
+            {
+                admin.ImportFromPem(await File.ReadAllTextAsync(keyFile.FullName, ct).ConfigureAwait(false));
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException or ArgumentException or CryptographicException)
+            {
+                throw new DeploymentException($"cannot use {keyFile.FullName} as the administrator key: {e.Message}", e);
+            }
+            var report = await submit(new AdminCommandSubmitter(cfg, admin, SubmitTimeout), ct).ConfigureAwait(false);
+            if (report.Applied)
+            {
+                Console.WriteLine($"APPLIED (agreed by f+1 replica-SQs, via {report.Via}): {report.Status}");
+                return 0;
+            }
+            if (report.Via is null)
+            {
+                await Console.Error.WriteLineAsync($"error: {report.Status}").ConfigureAwait(false);
+                return 1;
+            }
+            await Console.Error.WriteLineAsync($"REFUSED by the replica-SQs (via {report.Via}): {report.Status}").ConfigureAwait(false);
+            return 3;
+        }
+        catch (DeploymentException e)
+        {
+            await Console.Error.WriteLineAsync($"error: {e.Message}").ConfigureAwait(false);
+            return 1;
+        }
+    }
+}
