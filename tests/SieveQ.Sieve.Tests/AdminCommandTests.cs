@@ -55,31 +55,19 @@ public sealed class AdminCommandTests : IClassFixture<TestWorld>, IDisposable
         return replicas.Select(r => r.Execute(at, [request]).Replies[0]).ToList();
     }
 
-    private static AdminCommandResult Agreed(List<byte[]> replies)
-    {
-        Assert.All(replies, r => Assert.Equal(replies[0], r));
-        return AdminCommandResultCodec.Decode(replies[0]);
-    }
-
-    private static ExecuteResult Tally(List<byte[]> replies)
-    {
-        Assert.All(replies, r => Assert.Equal(replies[0], r));
-        return ExecuteResultCodec.Decode(replies[0]);
-    }
-
     [Fact]
     public void A_quarantined_sender_is_refused_untaken_on_every_replica_and_its_message_is_taken_once_after_readmission()
     {
         var replicas = Enumerable.Range(0, TestWorld.N).Select(_ => NewReplica()).ToList();
-        Assert.Equal(new ExecuteResult(1, 0, 0), Tally(Decide(replicas, 10, _w.Message(1, 1, 100, "before"))));
+        Assert.Equal(new ExecuteResult(1, 0, 0), TestWorld.AgreedExecuteResult(Decide(replicas, 10, _w.Message(1, 1, 100, "before"))));
 
-        var quarantined = Agreed(Decide(replicas, Carrier, Command(AdminOp.QuarantineSender, 1, 5)));
+        var quarantined = TestWorld.AgreedAdminResult(Decide(replicas, Carrier, Command(AdminOp.QuarantineSender, 1, 5)));
         Assert.True(quarantined.Applied, quarantined.Reason);
         Assert.Equal(5, quarantined.LastNonce);
         Assert.Equal("quarantine sender 1: applied", quarantined.Reason);
 
         var during = _w.Message(1, 2, 100, "during");
-        var refused = Tally(Decide(replicas, 10, during, _w.Message(2, 1, 100, "another sender")));
+        var refused = TestWorld.AgreedExecuteResult(Decide(replicas, 10, during, _w.Message(2, 1, 100, "another sender")));
         Assert.Equal(1, refused.Accepted);
         Assert.Equal(1, refused.Dropped);
         Assert.Equal([new UntakenMessage(1, 2)], refused.Untaken);
@@ -92,11 +80,11 @@ public sealed class AdminCommandTests : IClassFixture<TestWorld>, IDisposable
             Assert.Equal([1], r.ReadModel.AdminQuarantinedSenders);
         });
 
-        var readmitted = Agreed(Decide(replicas, Carrier, Command(AdminOp.ReadmitSender, 1, 6)));
+        var readmitted = TestWorld.AgreedAdminResult(Decide(replicas, Carrier, Command(AdminOp.ReadmitSender, 1, 6)));
         Assert.True(readmitted.Applied, readmitted.Reason);
         // The retransmission of the refused message is taken now, once; a second copy is a replay.
-        Assert.Equal(new ExecuteResult(1, 0, 0), Tally(Decide(replicas, 10, during)));
-        Assert.Equal(new ExecuteResult(0, 0, 1), Tally(Decide(replicas, 11, during)));
+        Assert.Equal(new ExecuteResult(1, 0, 0), TestWorld.AgreedExecuteResult(Decide(replicas, 10, during)));
+        Assert.Equal(new ExecuteResult(0, 0, 1), TestWorld.AgreedExecuteResult(Decide(replicas, 11, during)));
         Assert.All(replicas, r => Assert.False(r.IsSenderQuarantined(1)));
         var snapshots = replicas.Select(r => r.TakeSnapshot()).ToList();
         Assert.All(snapshots, s => Assert.Equal(snapshots[0], s));
@@ -113,25 +101,25 @@ public sealed class AdminCommandTests : IClassFixture<TestWorld>, IDisposable
         }
         Assert.True(replica.IsSenderQuarantined(3));
         Assert.False(replica.IsSenderQuarantinedByAdministrator(3));
-        Assert.True(Agreed(Decide([replica], Carrier, Command(AdminOp.ReadmitSender, 3, 1))).Applied);
+        Assert.True(TestWorld.AgreedAdminResult(Decide([replica], Carrier, Command(AdminOp.ReadmitSender, 3, 1))).Applied);
         Assert.False(replica.IsSenderQuarantined(3));
         Assert.Equal(0, replica.SenderSuspicion(3));
-        Assert.Equal(new ExecuteResult(1, 0, 0), Tally(Decide([replica], 10, _w.Message(3, 1, 101, "welcome back"))));
+        Assert.Equal(new ExecuteResult(1, 0, 0), TestWorld.AgreedExecuteResult(Decide([replica], 10, _w.Message(3, 1, 101, "welcome back"))));
     }
 
     [Fact]
     public void A_quarantined_pre_sq_carries_nothing_and_its_readmission_restores_it()
     {
         var replicas = Enumerable.Range(0, TestWorld.N).Select(_ => NewReplica()).ToList();
-        Assert.True(Agreed(Decide(replicas, 10, Command(AdminOp.QuarantinePreSq, 10, 1))).Applied);
+        Assert.True(TestWorld.AgreedAdminResult(Decide(replicas, 10, Command(AdminOp.QuarantinePreSq, 10, 1))).Applied);
         var m = _w.Message(2, 1, 101, "through the quarantined pre-SQ");
-        Assert.Equal(new ExecuteResult(0, 0, 1), Tally(Decide(replicas, 10, m)));
+        Assert.Equal(new ExecuteResult(0, 0, 1), TestWorld.AgreedExecuteResult(Decide(replicas, 10, m)));
         Assert.All(replicas, r => Assert.True(r.IsPreSqQuarantined(10)));
-        Assert.Equal(new ExecuteResult(1, 0, 0), Tally(Decide(replicas, 11, m)));
+        Assert.Equal(new ExecuteResult(1, 0, 0), TestWorld.AgreedExecuteResult(Decide(replicas, 11, m)));
 
         // The quarantined pre-SQ may still carry an administrator command: it is the command's signature that counts.
-        Assert.True(Agreed(Decide(replicas, 10, Command(AdminOp.ReadmitPreSq, 10, 2))).Applied);
-        Assert.Equal(new ExecuteResult(1, 0, 0), Tally(Decide(replicas, 10, _w.Message(2, 2, 101, "readmitted"))));
+        Assert.True(TestWorld.AgreedAdminResult(Decide(replicas, 10, Command(AdminOp.ReadmitPreSq, 10, 2))).Applied);
+        Assert.Equal(new ExecuteResult(1, 0, 0), TestWorld.AgreedExecuteResult(Decide(replicas, 10, _w.Message(2, 2, 101, "readmitted"))));
     }
 
     [Fact]
@@ -139,27 +127,27 @@ public sealed class AdminCommandTests : IClassFixture<TestWorld>, IDisposable
     {
         var replicas = Enumerable.Range(0, TestWorld.N).Select(_ => NewReplica()).ToList();
         var quarantine = Command(AdminOp.QuarantineSender, 2, 100);
-        Assert.True(Agreed(Decide(replicas, Carrier, quarantine)).Applied);
+        Assert.True(TestWorld.AgreedAdminResult(Decide(replicas, Carrier, quarantine)).Applied);
 
-        var replay = Agreed(Decide(replicas, 10, quarantine));
+        var replay = TestWorld.AgreedAdminResult(Decide(replicas, 10, quarantine));
         Assert.False(replay.Applied);
         Assert.Contains("nonce 100 is not above", replay.Reason, StringComparison.Ordinal);
-        var older = Agreed(Decide(replicas, Carrier, Command(AdminOp.ReadmitSender, 2, 99)));
+        var older = TestWorld.AgreedAdminResult(Decide(replicas, Carrier, Command(AdminOp.ReadmitSender, 2, 99)));
         Assert.False(older.Applied);
         Assert.Equal(100, older.LastNonce);
 
-        var forged = Agreed(Decide(replicas, Carrier, Command(AdminOp.ReadmitSender, 2, 101, _intruder)));
+        var forged = TestWorld.AgreedAdminResult(Decide(replicas, Carrier, Command(AdminOp.ReadmitSender, 2, 101, _intruder)));
         Assert.Equal("refused: not signed by the deployment's administrator key", forged.Reason);
         var tampered = Command(AdminOp.QuarantineSender, 1, 102);
         tampered[2] ^= 1;
-        Assert.False(Agreed(Decide(replicas, Carrier, tampered)).Applied);
+        Assert.False(TestWorld.AgreedAdminResult(Decide(replicas, Carrier, tampered)).Applied);
 
-        var unknownSender = Agreed(Decide(replicas, Carrier, Command(AdminOp.QuarantineSender, 77, 103)));
+        var unknownSender = TestWorld.AgreedAdminResult(Decide(replicas, Carrier, Command(AdminOp.QuarantineSender, 77, 103)));
         Assert.Equal("refused: quarantine sender 77: not enrolled", unknownSender.Reason);
-        var unknownPreSq = Agreed(Decide(replicas, Carrier, Command(AdminOp.QuarantinePreSq, 1, 104)));
+        var unknownPreSq = TestWorld.AgreedAdminResult(Decide(replicas, Carrier, Command(AdminOp.QuarantinePreSq, 1, 104)));
         Assert.Equal("refused: quarantine pre-SQ 1: not enrolled", unknownPreSq.Reason);
 
-        var mixed = Agreed(Decide(replicas, 10, Command(AdminOp.ReadmitSender, 2, 105), _w.Message(3, 1, 100, "riding along")));
+        var mixed = TestWorld.AgreedAdminResult(Decide(replicas, 10, Command(AdminOp.ReadmitSender, 2, 105), _w.Message(3, 1, 100, "riding along")));
         Assert.Contains("only item", mixed.Reason, StringComparison.Ordinal);
 
         Assert.All(replicas, r =>
@@ -170,7 +158,7 @@ public sealed class AdminCommandTests : IClassFixture<TestWorld>, IDisposable
             Assert.Equal(7, r.AdminCommandsRefused);
         });
         var unpinned = NewReplica(pinned: false);
-        var none = Agreed(Decide([unpinned], Carrier, Command(AdminOp.QuarantineSender, 1, 1)));
+        var none = TestWorld.AgreedAdminResult(Decide([unpinned], Carrier, Command(AdminOp.QuarantineSender, 1, 1)));
         Assert.False(none.Applied);
         Assert.Contains("pins no administrator key", none.Reason, StringComparison.Ordinal);
         Assert.False(unpinned.IsSenderQuarantined(1));
@@ -180,8 +168,8 @@ public sealed class AdminCommandTests : IClassFixture<TestWorld>, IDisposable
     public void The_administrative_state_survives_a_snapshot_round_trip()
     {
         var replica = NewReplica();
-        Assert.True(Agreed(Decide([replica], Carrier, Command(AdminOp.QuarantineSender, 1, 10))).Applied);
-        Assert.True(Agreed(Decide([replica], Carrier, Command(AdminOp.QuarantinePreSq, 10, 11))).Applied);
+        Assert.True(TestWorld.AgreedAdminResult(Decide([replica], Carrier, Command(AdminOp.QuarantineSender, 1, 10))).Applied);
+        Assert.True(TestWorld.AgreedAdminResult(Decide([replica], Carrier, Command(AdminOp.QuarantinePreSq, 10, 11))).Applied);
         var snapshot = replica.TakeSnapshot();
 
         var restored = NewReplica();
@@ -192,7 +180,7 @@ public sealed class AdminCommandTests : IClassFixture<TestWorld>, IDisposable
         Assert.True(restored.ReadModel.IsSenderQuarantined(1));
         Assert.Equal(11, restored.ReadModel.AdminLastNonce);
         // The nonce travelled too: the last command replayed at the restored replica is refused.
-        Assert.False(Agreed(Decide([restored], Carrier, Command(AdminOp.QuarantinePreSq, 10, 11))).Applied);
+        Assert.False(TestWorld.AgreedAdminResult(Decide([restored], Carrier, Command(AdminOp.QuarantinePreSq, 10, 11))).Applied);
 
         // A snapshot from before administrator commands existed (no administrative section, nor the enrolment table
         // after it) reads as empty.

@@ -81,36 +81,24 @@ public sealed class EnrolmentCommandTests : IClassFixture<TestWorld>, IDisposabl
         return replicas.Select(r => r.Execute(at, [request]).Replies[0]).ToList();
     }
 
-    private static AdminCommandResult Agreed(List<byte[]> replies)
-    {
-        Assert.All(replies, r => Assert.Equal(replies[0], r));
-        return AdminCommandResultCodec.Decode(replies[0]);
-    }
-
-    private static ExecuteResult Tally(List<byte[]> replies)
-    {
-        Assert.All(replies, r => Assert.Equal(replies[0], r));
-        return ExecuteResultCodec.Decode(replies[0]);
-    }
-
     [Fact]
     public void An_enrolled_sender_is_taken_on_every_replica_without_restart_and_refused_after_revocation()
     {
         var replicas = Replicas();
         // Not enrolled yet: the replicas refuse it at the whitelist.
-        Assert.Equal(new ExecuteResult(0, 0, 1), Tally(Decide(replicas, 10, NewSenderMessage(1, "too early"))));
+        Assert.Equal(new ExecuteResult(0, 0, 1), TestWorld.AgreedExecuteResult(Decide(replicas, 10, NewSenderMessage(1, "too early"))));
 
-        var enrolled = Agreed(Decide(replicas, Carrier, Enrol(NewSender, 5)));
+        var enrolled = TestWorld.AgreedAdminResult(Decide(replicas, Carrier, Enrol(NewSender, 5)));
         Assert.True(enrolled.Applied, enrolled.Reason);
         Assert.Equal("enrol sender 7 ('sender-7'): applied (enrolment version 1)", enrolled.Reason);
         Assert.All(replicas, r => Assert.True(r.IsSenderEnrolled(NewSender)));
 
-        Assert.Equal(new ExecuteResult(1, 0, 0), Tally(Decide(replicas, 10, NewSenderMessage(1, "hello"))));
+        Assert.Equal(new ExecuteResult(1, 0, 0), TestWorld.AgreedExecuteResult(Decide(replicas, 10, NewSenderMessage(1, "hello"))));
         // Held ahead of a gap, then released by the revocation.
-        Assert.Equal(new ExecuteResult(0, 1, 0), Tally(Decide(replicas, 10, NewSenderMessage(3, "ahead"))));
+        Assert.Equal(new ExecuteResult(0, 1, 0), TestWorld.AgreedExecuteResult(Decide(replicas, 10, NewSenderMessage(3, "ahead"))));
         Assert.All(replicas, r => Assert.Equal(1, r.HeldCount));
 
-        var revoked = Agreed(Decide(replicas, Carrier, AdminCommandCodec.Sign(AdminOp.RevokeSender, NewSender, 6, _admin)));
+        var revoked = TestWorld.AgreedAdminResult(Decide(replicas, Carrier, AdminCommandCodec.Sign(AdminOp.RevokeSender, NewSender, 6, _admin)));
         Assert.True(revoked.Applied, revoked.Reason);
         Assert.Equal("revoke sender 7: applied (enrolment version 2; 1 held messages released)", revoked.Reason);
         Assert.All(replicas, r =>
@@ -120,11 +108,11 @@ public sealed class EnrolmentCommandTests : IClassFixture<TestWorld>, IDisposabl
             Assert.Equal(0, r.QueueBytes(100) - r.ReadModel.QueueBytes(100));
         });
         var before = replicas[0].Drops[SieveStage.Whitelist, DropReason.NotWhitelisted];
-        Assert.Equal(new ExecuteResult(0, 0, 1), Tally(Decide(replicas, 10, NewSenderMessage(2, "after"))));
+        Assert.Equal(new ExecuteResult(0, 0, 1), TestWorld.AgreedExecuteResult(Decide(replicas, 10, NewSenderMessage(2, "after"))));
         Assert.Equal(before + 1, replicas[0].Drops[SieveStage.Whitelist, DropReason.NotWhitelisted]);
 
         // A revoked id is burned: enrolling it again is refused.
-        var again = Agreed(Decide(replicas, Carrier, Enrol(NewSender, 7)));
+        var again = TestWorld.AgreedAdminResult(Decide(replicas, Carrier, Enrol(NewSender, 7)));
         Assert.False(again.Applied);
         Assert.Contains("id 7 is taken (revoked, and ids are never reused)", again.Reason, StringComparison.Ordinal);
         var snapshots = replicas.Select(r => r.TakeSnapshot()).ToList();
@@ -135,8 +123,8 @@ public sealed class EnrolmentCommandTests : IClassFixture<TestWorld>, IDisposabl
     public void A_static_sender_can_be_revoked()
     {
         var replicas = Replicas();
-        Assert.True(Agreed(Decide(replicas, Carrier, AdminCommandCodec.Sign(AdminOp.RevokeSender, 2, 1, _admin))).Applied);
-        Assert.Equal(new ExecuteResult(0, 0, 1), Tally(Decide(replicas, 10, _w.Message(2, 1, 100, "revoked"))));
+        Assert.True(TestWorld.AgreedAdminResult(Decide(replicas, Carrier, AdminCommandCodec.Sign(AdminOp.RevokeSender, 2, 1, _admin))).Applied);
+        Assert.Equal(new ExecuteResult(0, 0, 1), TestWorld.AgreedExecuteResult(Decide(replicas, 10, _w.Message(2, 1, 100, "revoked"))));
         Assert.All(replicas, r => Assert.False(r.IsSenderEnrolled(2)));
     }
 
@@ -144,7 +132,7 @@ public sealed class EnrolmentCommandTests : IClassFixture<TestWorld>, IDisposabl
     public void Next_free_id_is_above_every_sender_and_receiver_id()
     {
         var replicas = Replicas();
-        var r = Agreed(Decide(replicas, Carrier, Enrol(AdminCommand.NextFreeId, 1)));
+        var r = TestWorld.AgreedAdminResult(Decide(replicas, Carrier, Enrol(AdminCommand.NextFreeId, 1)));
         Assert.True(r.Applied, r.Reason);
         // Receivers 100 and 101 are the highest ids of the test enrolment.
         Assert.StartsWith("enrol sender 102 ", r.Reason, StringComparison.Ordinal);
@@ -158,7 +146,7 @@ public sealed class EnrolmentCommandTests : IClassFixture<TestWorld>, IDisposabl
     public void A_refused_enrolment_says_why_and_leaves_the_agreed_state_unchanged(string refusal)
     {
         var replicas = Replicas(new ReplicaSieveOptions { MaxEnrolmentChanges = 1 });
-        Assert.True(Agreed(Decide(replicas, Carrier, Enrol(8, 10, Claim("first")))).Applied);
+        Assert.True(TestWorld.AgreedAdminResult(Decide(replicas, Carrier, Enrol(8, 10, Claim("first")))).Applied);
         var before = replicas.Select(r => r.TakeSnapshot()).ToList();
         using var otherKey = ECDsa.Create(ECCurve.NamedCurves.nistP256);
         var (command, reason) = refusal switch
@@ -171,7 +159,7 @@ public sealed class EnrolmentCommandTests : IClassFixture<TestWorld>, IDisposabl
             "static id" => (Enrol(1, 11), "refused: enrol sender 1 ('sender-7'): id 1 is taken (enrolled)"),
             _ => (Enrol(NewSender, 11), "refused: enrol sender 7: the enrolment-change table is full (1 entries, maxEnrolmentChanges)"),
         };
-        var result = Agreed(Decide(replicas, Carrier, sameTime: true, command));
+        var result = TestWorld.AgreedAdminResult(Decide(replicas, Carrier, sameTime: true, command));
         Assert.False(result.Applied);
         Assert.Equal(reason, result.Reason);
         Assert.Equal(10, result.LastNonce);
@@ -186,7 +174,7 @@ public sealed class EnrolmentCommandTests : IClassFixture<TestWorld>, IDisposabl
         var quarantine = AdminCommandCodec.Sign(AdminOp.QuarantineSender, 2, 1, _admin);
         quarantine[1] = (byte)AdminOp.RevokeSender;
         var replicas = Replicas();
-        var result = Agreed(Decide(replicas, Carrier, quarantine));
+        var result = TestWorld.AgreedAdminResult(Decide(replicas, Carrier, quarantine));
         Assert.False(result.Applied);
         Assert.All(replicas, r => Assert.True(r.IsSenderEnrolled(2)));
     }
@@ -195,8 +183,8 @@ public sealed class EnrolmentCommandTests : IClassFixture<TestWorld>, IDisposabl
     public void The_table_survives_a_snapshot_and_restores_the_key_directory()
     {
         var source = NewReplica();
-        Assert.True(Agreed(Decide([source], Carrier, Enrol(NewSender, 1))).Applied);
-        Assert.True(Agreed(Decide([source], Carrier, AdminCommandCodec.Sign(AdminOp.RevokeSender, 3, 2, _admin))).Applied);
+        Assert.True(TestWorld.AgreedAdminResult(Decide([source], Carrier, Enrol(NewSender, 1))).Applied);
+        Assert.True(TestWorld.AgreedAdminResult(Decide([source], Carrier, AdminCommandCodec.Sign(AdminOp.RevokeSender, 3, 2, _admin))).Applied);
         var snapshot = source.TakeSnapshot();
 
         var restored = NewReplica();
@@ -205,7 +193,7 @@ public sealed class EnrolmentCommandTests : IClassFixture<TestWorld>, IDisposabl
         Assert.False(restored.IsSenderEnrolled(3));
         Assert.Equal(2, restored.EnrolmentVersion);
         Assert.Equal(snapshot, restored.TakeSnapshot());
-        Assert.Equal(new ExecuteResult(1, 0, 0), Tally(Decide([restored], 10, NewSenderMessage(1, "after state transfer"))));
+        Assert.Equal(new ExecuteResult(1, 0, 0), TestWorld.AgreedExecuteResult(Decide([restored], 10, NewSenderMessage(1, "after state transfer"))));
     }
 
     [Fact]
@@ -217,7 +205,7 @@ public sealed class EnrolmentCommandTests : IClassFixture<TestWorld>, IDisposabl
         Assert.Empty(unchanged.Entries);
         for (var i = 0; i < EnrolmentViewCodec.MaxEntries + 2; i++)
         {
-            Assert.True(Agreed(Decide(replicas, Carrier, Enrol(200 + i, 1 + i, Claim($"s{i}")))).Applied);
+            Assert.True(TestWorld.AgreedAdminResult(Decide(replicas, Carrier, Enrol(200 + i, 1 + i, Claim($"s{i}")))).Applied);
         }
         var replies = Decide(replicas, 10, EnrolmentViewCodec.EncodeQuery(0, 0));
         Assert.All(replies, r => Assert.Equal(replies[0], r));

@@ -123,4 +123,20 @@ public sealed class TestWorld : IDisposable
             k.Dispose();
         }
     }
+
+    /// <summary>The administrator command's result every replica gave: they must all be the same bytes.</summary>
+    public static AdminCommandResult AgreedAdminResult(List<byte[]> replies)
+    {
+        ArgumentNullException.ThrowIfNull(replies);
+        Assert.All(replies, r => Assert.Equal(replies[0], r));
+        return AdminCommandResultCodec.Decode(replies[0]);
+    }
+
+    /// <summary>The execution result every replica gave: they must all be the same bytes.</summary>
+    public static ExecuteResult AgreedExecuteResult(List<byte[]> replies)
+    {
+        ArgumentNullException.ThrowIfNull(replies);
+        Assert.All(replies, r => Assert.Equal(replies[0], r));
+        return ExecuteResultCodec.Decode(replies[0]);
+    }
 }

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using Google.Protobuf;
 using SieveQ.Deployment;
 using SieveQ.Protocol;
@@ -35,8 +34,7 @@ internal sealed class PreSqFloodStreams(int ratePerSecond)
 
     private async Task FloodOneAsync(int preSq, Uri url, TlsPin? pin, int rate, Func<int, byte[]> frame, CancellationToken stop)
     {
-        var clock = Stopwatch.StartNew();
-        long sent = 0;
+        var pace = new AttackPace(rate);
         while (!stop.IsCancellationRequested)
         {
             using var channel = GrpcChannel.ForAddress(url, pin);
@@ -47,15 +45,8 @@ internal sealed class PreSqFloodStreams(int ratePerSecond)
                 var discarding = DiscardAsync(call, stop);
                 while (!stop.IsCancellationRequested && !discarding.IsCompleted)
                 {
-                    var due = (long)(clock.Elapsed.TotalSeconds * rate) + 1;
-                    if (sent >= due)
-                    {
-                        await Task.Delay(TimeSpan.FromMilliseconds(1), stop).ConfigureAwait(false);
-                        continue;
-                    }
-                    // Catching up after a pause is bounded: a late attacker does not burst a minute's worth at once.
-                    sent = Math.Max(sent, due - rate / 10);
-                    for (; sent < due; sent++)
+                    var (_, count) = await pace.NextAsync(stop).ConfigureAwait(false);
+                    for (var i = 0; i < count; i++)
                     {
                         await call.WriteAsync(new SenderFrame { Canonical = ByteString.CopyFrom(frame(preSq)) }, stop, flush: false).ConfigureAwait(false);
                         Interlocked.Increment(ref _written);

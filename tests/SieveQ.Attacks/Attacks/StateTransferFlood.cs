@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Bft.Hosting.Config;
 using SieveQ.Bft.Hosting.Crypto;
@@ -89,21 +88,13 @@ internal sealed class StateTransferFlood(int rate) : Attack
     private async Task FloodAsync(AttackTarget target, CancellationToken stop)
     {
         var interval = target.Context.Cluster.Protocol.CheckpointInterval;
-        var clock = Stopwatch.StartNew();
-        long sent = 0;
+        var pace = new AttackPace(rate);
         try
         {
             while (!stop.IsCancellationRequested)
             {
-                var due = (long)(clock.Elapsed.TotalSeconds * rate) + 1;
-                if (sent >= due)
-                {
-                    await Task.Delay(TimeSpan.FromMilliseconds(1), stop).ConfigureAwait(false);
-                    continue;
-                }
-                // Catching up after a pause is bounded: a late attacker does not burst a second's worth at once.
-                sent = Math.Max(sent, due - rate / 10);
-                for (; sent < due; sent++)
+                var (first, count) = await pace.NextAsync(stop).ConfigureAwait(false);
+                for (var sent = first; sent < first + count; sent++)
                 {
                     var link = _links[(int)(sent % _links.Count)];
                     var round = sent / _links.Count;
