@@ -535,14 +535,16 @@ t_service_runs() {
     agent_process || { echo "SCM says RUNNING but no sieveq-agent.exe process"; return 1; }
 }
 wcheck "Wine: with a deployment (made by deploy init on Linux), sc start SieveQAgent: RUNNING, and still running 10 s later" t_service_runs
-t_service_stops() {
-    local s
-    timeout 60 wine64 sc stop SieveQAgent >"$tmp/sc-stop.out" 2>&1 || { echo "sc stop: $(tr -d '\r' <"$tmp/sc-stop.out" | tr '\n' ' ')"; return 1; }
-    s="$(wait_state SieveQAgent STOPPED 60)" || { echo "not STOPPED 60 s after sc stop: $s"; return 1; }
+# sc stop SERVICE: STOPPED with exit code 0, and 2 s later RUNNING (a check of its process) no longer true.
+stop_service() { # SERVICE RUNNING
+    local s name=$1 running=$2
+    timeout 60 wine64 sc stop "$name" >"$tmp/sc-stop.out" 2>&1 || { echo "sc stop: $(tr -d '\r' <"$tmp/sc-stop.out" | tr '\n' ' ')"; return 1; }
+    s="$(wait_state "$name" STOPPED 60)" || { echo "not STOPPED 60 s after sc stop: $s"; return 1; }
     [[ "$s" == "STOPPED exit=0 " ]] || { echo "sc query after the stop: $s"; return 1; }
     sleep 2
-    ! agent_process || { echo "sieveq-agent.exe still runs"; return 1; }
+    ! "$running" || { echo "$name's process still runs"; return 1; }
 }
+t_service_stops() { stop_service SieveQAgent agent_process; }
 wcheck "Wine: sc stop SieveQAgent: STOPPED with exit code 0, the process gone" t_service_stops
 
 # --- A3: the controller as a service, on the same deployment. Its controller.json names no caller: a caller's pinned
@@ -569,12 +571,7 @@ t_controller_runs() {
 }
 wcheck "Wine: sc start SieveQController (controller.json on the deployment): RUNNING, its management API listens, its audit log is written" t_controller_runs
 t_controller_stops() {
-    local s
-    timeout 60 wine64 sc stop SieveQController >"$tmp/sc-stop.out" 2>&1 || { echo "sc stop: $(tr -d '\r' <"$tmp/sc-stop.out" | tr '\n' ' ')"; return 1; }
-    s="$(wait_state SieveQController STOPPED 60)" || { echo "not STOPPED 60 s after sc stop: $s"; return 1; }
-    [[ "$s" == "STOPPED exit=0 " ]] || { echo "sc query after the stop: $s"; return 1; }
-    sleep 2
-    ! controller_process || { echo "sieveq-controller.exe still runs"; return 1; }
+    stop_service SieveQController controller_process || return 1
     ! port_open "$controller_port" || { echo "127.0.0.1:$controller_port still listens"; return 1; }
 }
 wcheck "Wine: sc stop SieveQController: STOPPED with exit code 0, the process gone, the port closed" t_controller_stops
