@@ -110,6 +110,24 @@ public sealed class UpRulesTests
             Assert.True(code == 0, stdout + stderr);
             Assert.Contains("from version 2 to version 1", stdout, StringComparison.Ordinal);
             Assert.Contains("APPLIED", stdout, StringComparison.Ordinal);
+
+            // The same through the controller's management API: an operator's key, no administrator key; a viewer's is refused.
+            var keys = Path.Combine(deployment, "keys");
+            // A version above every one run so far, without a .sig: the controller signs it with the key it holds.
+            var third = Path.Combine(dir, "screened-v3.json");
+            await File.WriteAllTextAsync(third, Screened.Replace("\"version\": 2", "\"version\": 3", StringComparison.Ordinal));
+            (code, stdout, stderr) = await RunAsync("admin", "rules", "push", third, "--reason", "again", "--dir", deployment, "--key", Path.Combine(keys, "management-viewer.pem"));
+            Assert.True(code == 1, stdout + stderr);
+            Assert.Contains("role viewer is below operator", stderr, StringComparison.Ordinal);
+            (code, stdout, stderr) = await RunAsync("admin", "rules", "push", third, "--reason", "again", "--dir", deployment, "--key", Path.Combine(keys, "management-operator.pem"));
+            Assert.True(code == 0, stdout + stderr);
+            Assert.StartsWith("applied (audit record ", stdout, StringComparison.Ordinal);
+            Assert.Contains("version 3", stdout, StringComparison.Ordinal);
+            (code, stdout, stderr) = await RunAsync("admin", "rules", "rollback", "--dir", deployment, "--key", Path.Combine(keys, "management-operator.pem"));
+            Assert.True(code == 0, stdout + stderr);
+            (code, stdout, stderr) = await RunAsync("admin", "audit", "--count", "8", "--dir", deployment, "--key", Path.Combine(keys, "management-viewer.pem"));
+            Assert.True(code == 0, stdout + stderr);
+            Assert.Matches(@"key [0-9a-f]+ \(operator, operator\)  push-rule-set .*again", stdout);
             passed = true;
         }
         finally

@@ -7,7 +7,7 @@ using SieveQ.Transport;
 namespace SieveQ.Cli.Commands;
 
 /// <summary>
-/// `sieveq admin status|audit|quarantine|readmit --key FILE`: the controller's management API, each request signed with
+/// `sieveq admin status|audit|quarantine|readmit|rules push|rules rollback --key FILE`: the controller's management API, each request signed with
 /// the caller's key (the controller checks it is pinned and what its role allows). Exit codes: 0 done, 1 refused or
 /// unreachable, 2 usage, 3 recorded but not applied
 /// (the replicas refused it, no pre-SQ took it, or the controller holds no command key).
@@ -21,7 +21,16 @@ internal static class AdminCommands
         admin.Subcommands.Add(Audit());
         admin.Subcommands.Add(PartyAction("quarantine", "Quarantine a sender or a pre-SQ until readmitted, ordered through the replicas (operator)."));
         admin.Subcommands.Add(PartyAction("readmit", "End a sender's or pre-SQ's quarantine and clear its suspicion, ordered through the replicas (operator)."));
+        admin.Subcommands.Add(AdminRuleSetCommands.Build(WithClient));
         return admin;
+    }
+
+    /// <summary>Gives <paramref name="cmd"/> the options every admin command has and runs its action with a signed client.</summary>
+    private static Command WithClient(Command cmd, Func<ParseResult, CancellationToken, Func<ManagementClient, Task<int>>> action)
+    {
+        var common = AddCommon(cmd);
+        cmd.SetAction((parse, ct) => CallAsync(parse, common, action(parse, ct)));
+        return cmd;
     }
 
     private sealed record Common(Option<FileInfo> Key, Option<string?> Controller, Option<string?> ControllerPin, Option<DirectoryInfo> Deployment);
