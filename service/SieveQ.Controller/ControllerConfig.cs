@@ -151,9 +151,11 @@ public sealed record ControllerConfig
                 PublicKey = Convert.ToBase64String(key.ExportSubjectPublicKeyInfo()),
             });
         }
-        // Each replica-SQ reports its notices with its ordering identity key, pinned here under role replica.
-        var cluster = SieveQ.Bft.Hosting.Config.ClusterConfigFile.Load(deployment.Resolve(deployment.ClusterFile));
-        callers.AddRange(cluster.Replicas.Select(r => new ControllerCallerEntry
+        // Each replica-SQ reports its notices with its ordering identity key (cluster.json's), pinned here under role
+        // replica. A deployment without its cluster file yet gets none: its replicas' reports are then refused, and say so.
+        var clusterFile = deployment.Resolve(deployment.ClusterFile);
+        var replicas = File.Exists(clusterFile) ? SieveQ.Bft.Hosting.Config.ClusterConfigFile.Load(clusterFile).Replicas : [];
+        callers.AddRange(replicas.Select(r => new ControllerCallerEntry
         {
             Name = $"replica-sq-{r.Id}",
             Role = ManagementRole.Replica,
