@@ -103,7 +103,7 @@ done
 
 # Short afl-fuzz runs over the instrumented parsers (link handshake, subscriptions, snapshot restore, policy
 # files); the corpora start from tests/fuzz/corpus every time. Longer: tests/fuzz/run.sh 600 (docs/fuzzing.md).
-fuzz_seconds=${SIEVEQ_FUZZ_SECONDS:-15}
+fuzz_seconds=${SIEVEQ_FUZZ_SECONDS:-10}
 section "fuzzing (afl-fuzz over SharpFuzz-instrumented parsers, ${fuzz_seconds}s per target)"
 SIEVEQ_FUZZ_NO_BUILD=1 timeout 900 bash tests/fuzz/run.sh "$fuzz_seconds" 2>&1 | tee "$results/fuzz.log" | grep -vE '^\s*$'
 tally fuzz "$results/fuzz.log" "${PIPESTATUS[0]}"

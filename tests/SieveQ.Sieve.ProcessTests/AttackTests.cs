@@ -7,7 +7,7 @@ namespace SieveQ.Sieve.ProcessTests;
 
 /// <summary>
 /// The attack benchmark (tests/SieveQ.Attacks, docs/attacks.md), shorter: three deployments under a steady
-/// legitimate load, each taking several attack kinds one after the other (5 s of quiet before the first and between
+/// legitimate load, each taking several attack kinds one after the other (3 s of quiet before the first and between
 /// two, 10 s of each attack, 15 s where the slowloris needs it, 2 s after the last). The benchmark's receiver checks
 /// every payload; here each run must have delivered every accepted legitimate message exactly once, in order and
 /// unaltered, each attack must have happened, and each countermeasure must have counted what it did, in its own
@@ -111,7 +111,7 @@ public sealed class AttackTests(ITestOutputHelper output)
             // A run may give its own windows (--during); the others take 10 s.
             string[] during = extra.Contains("--during") ? [] : ["--during", "10s"];
             var (code, stdout, stderr) = await StartAsync(
-                ["--kind", string.Join(',', kinds), "--warmup", "5s", "--before", "5s", .. during, "--after", "2s", "--json", json, .. extra], Bound);
+                ["--kind", string.Join(',', kinds), "--warmup", "5s", "--before", "3s", .. during, "--after", "2s", "--json", json, .. extra], Bound);
             output.WriteLine(stdout);
             output.WriteLine(stderr);
             Assert.True(code == 0, $"the attack run exited with {code}");
