@@ -28,6 +28,9 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
 
     public async Task InitializeAsync()
     {
+        // Pages load from a real controller over HTTP/2: on a loaded machine that takes longer than bUnit's 1 s default
+        // wait, which failed a test that waited for the audit page's rows. A bound on waiting, not a timing goal.
+        DefaultWaitTimeout = TimeSpan.FromSeconds(30);
         Controller = await RealController.StartAsync();
         JSInterop.Mode = JSRuntimeMode.Loose;
         Services.AddMudServices();
