@@ -60,11 +60,11 @@ public class StatusFiguresTests
         var a = Agent("a", (1, 500, 4_100, 9_800), (3, 0, 0, 0));
         var b = Agent("b", (2, 80, 6_000, 31_250));
         var lines = StatusFigures.Sieve([a, b], [], 1.0, f: 1);
-        Assert.Contains("verdict latency (numbered to f+1 replicas' verdict, the last ~10 s, slowest sender 2): p50 6.0 ms, p99 31.3 ms over 80 messages", lines);
+        Assert.Contains("verdict latency (numbered to f+1 replicas' verdict, the last ~1 min, slowest sender 2): p50 6.0 ms, p99 31.3 ms over 80 messages", lines);
         Assert.EndsWith(", verdict latency p50 4.1 ms / p99 9.8 ms (sender 1, slowest)", StatusFigures.Of(a, null, 1));
 
         var idle = Agent("c", (1, 0, 0, 0));
-        Assert.Contains("verdict latency (numbered to f+1 replicas' verdict, the last ~10 s): no verdicts", StatusFigures.Sieve([idle], [], 1.0, f: 1));
+        Assert.Contains("verdict latency (numbered to f+1 replicas' verdict, the last ~1 min): no verdicts", StatusFigures.Sieve([idle], [], 1.0, f: 1));
         Assert.DoesNotContain("verdict latency", StatusFigures.Of(idle, null, 1), StringComparison.Ordinal);
     }
 

@@ -102,8 +102,8 @@ public sealed class UpRulesTests
             Assert.Contains("ordering: regency ", stdout, StringComparison.Ordinal);
             Assert.Contains("(f) Rules 1,", stdout, StringComparison.Ordinal);
             Assert.Contains("quarantined: 0 sender(s), pre-SQs: none", stdout, StringComparison.Ordinal);
-            // The sends above had their verdicts within the last ten seconds: the agent's sender 1 reports their latency.
-            Assert.Matches(@"verdict latency \(numbered to f\+1 replicas' verdict, the last ~10 s, slowest sender 1\): p50 \d+\.\d ms, p99 \d+\.\d ms over [1-9]\d* messages", stdout);
+            // The sends above had their verdicts within the last half minute: the agent's sender 1 reports their latency.
+            Assert.Matches(@"verdict latency \(numbered to f\+1 replicas' verdict, the last ~1 min, slowest sender 1\): p50 \d+\.\d ms, p99 \d+\.\d ms over [1-9]\d* messages", stdout);
             Assert.Matches(@"last decided \d+, checkpoint \d+; sieve processing", stdout);
 
             (code, stdout, stderr) = await RunAsync("rules", "rollback", "--deployment", deployment, "--key", key);

@@ -2,7 +2,7 @@ using SieveQ.Sdk.Sender;
 
 namespace SieveQ.Sdk.Tests;
 
-/// <summary>The sender's verdict-latency window: percentiles within 1/16, fixed size, and only the last ten seconds or so.</summary>
+/// <summary>The sender's verdict-latency window: percentiles within 1/16, fixed size, and only the last minute or so.</summary>
 public class LatencyWindowTests
 {
     [Fact]

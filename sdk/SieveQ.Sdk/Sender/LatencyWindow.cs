@@ -3,13 +3,13 @@ using System.Numerics;
 namespace SieveQ.Sdk.Sender;
 
 /// <summary>
-/// Latencies of roughly the last ten seconds, for percentiles an operator reads in `sieveq status`: two halves of
+/// Latencies of roughly the last minute, for percentiles an operator reads in `sieveq status`: two halves of
 /// <see cref="HalfMs"/>, the older dropped as a new one starts, each a log-linear histogram (16 buckets per power of
 /// two, so a percentile is within 1/16 of the truth) of fixed size whatever the rate. Thread-safe.
 /// </summary>
 internal sealed class LatencyWindow
 {
-    public const long HalfMs = 5_000;
+    public const long HalfMs = 30_000;
 
     private const int SubBits = 4;
     private const int Buckets = (64 - SubBits + 1) << SubBits;

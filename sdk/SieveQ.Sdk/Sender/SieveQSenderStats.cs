@@ -5,7 +5,7 @@ namespace SieveQ.Sdk.Sender;
 /// are the accepted messages its durable outbox holds until acknowledged (0 with the outbox off). <c>Delivered</c>,
 /// <c>Rejected</c>, <c>TimedOut</c> and <c>VerdictUnknown</c> count this run's message outcomes (<see cref="MessageOutcomeKind"/>;
 /// <c>Rejected</c> also counts rejections of an earlier run's messages the outbox sent again). <c>VerdictLatency</c>: from
-/// numbering to f+1 replicas' verdict (delivered or rejected), over roughly the last ten seconds.
+/// numbering to f+1 replicas' verdict (delivered or rejected), over roughly the last minute.
 /// </summary>
 public sealed record SieveQSenderStats(
     int Sender,

@@ -63,8 +63,8 @@ internal static class StatusFigures
         lines.Add(Invariant($"delivered to the agents' receivers: {delivered:0} msg/s"));
         var slowest = now.Where(h => h.Component == "agent" && h.Reachable).SelectMany(a => SenderLatencies(a.Counters)).OrderByDescending(l => l.P99Us).FirstOrDefault();
         lines.Add(slowest.Samples == 0
-            ? "verdict latency (numbered to f+1 replicas' verdict, the last ~10 s): no verdicts"
-            : Invariant($"verdict latency (numbered to f+1 replicas' verdict, the last ~10 s, slowest sender {slowest.Sender}): p50 {Ms(slowest.P50Us)}, p99 {Ms(slowest.P99Us)} over {slowest.Samples} messages"));
+            ? "verdict latency (numbered to f+1 replicas' verdict, the last ~1 min): no verdicts"
+            : Invariant($"verdict latency (numbered to f+1 replicas' verdict, the last ~1 min, slowest sender {slowest.Sender}): p50 {Ms(slowest.P50Us)}, p99 {Ms(slowest.P99Us)} over {slowest.Samples} messages"));
         var drops = Stages.Select(s =>
         {
             var prefix = $"drop.{s.Stage}.";
