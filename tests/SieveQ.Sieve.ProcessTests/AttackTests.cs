@@ -102,8 +102,38 @@ public sealed class AttackTests(ITestOutputHelper output)
         Assert.Contains("cannot share a deployment", stderr, StringComparison.Ordinal);
     }
 
-    /// <summary>Runs the attacks on one deployment, checks the run's exactly-once verdict and that each attack acted, and returns the document.</summary>
+    /// <summary>Attacks by the compromised pre-SQ 4, which act only on legitimate traffic the replicas placed there.</summary>
+    private static readonly string[] NeedSendersOnPreSq4 = ["tampering-presq", "dropping-presq"];
+
+    /// <summary>
+    /// Runs the attacks on one deployment, checks the run's exactly-once verdict and that each attack acted, and returns
+    /// the document. Where the replicas place the legitimate senders is theirs to decide, not the test's: when no sender
+    /// was on pre-SQ 4 during a window of an attack that needs one (seen in 1 of 4 runs, docs/attacks.md), that attack
+    /// could not act, and the whole run is made once more on a fresh deployment, every check applying to both runs.
+    /// </summary>
     private async Task<JsonDocument> RunAsync(IReadOnlyList<string> kinds, params string[] extra)
+    {
+        var doc = await RunOnceAsync(kinds, extra);
+        var idle = kinds.Where(k => NeedSendersOnPreSq4.Contains(k) && Attack(doc, k).GetProperty("attackApplied").GetInt64() == 0).ToList();
+        if (idle.Count == 0)
+        {
+            return CheckApplied(doc, kinds);
+        }
+        output.WriteLine($"no legitimate sender on pre-SQ 4 during {string.Join(", ", idle)}: the run is made once more");
+        doc.Dispose();
+        return CheckApplied(await RunOnceAsync(kinds, extra), kinds);
+    }
+
+    private static JsonDocument CheckApplied(JsonDocument doc, IReadOnlyList<string> kinds)
+    {
+        foreach (var kind in kinds)
+        {
+            Assert.True(Attack(doc, kind).GetProperty("attackApplied").GetInt64() > 0, $"the {kind} attack should have happened");
+        }
+        return doc;
+    }
+
+    private async Task<JsonDocument> RunOnceAsync(IReadOnlyList<string> kinds, params string[] extra)
     {
         var json = Path.Combine(Path.GetTempPath(), $"sieveq-attack-test-{Guid.NewGuid():N}.json");
         try
@@ -126,10 +156,6 @@ public sealed class AttackTests(ITestOutputHelper output)
                 Assert.Equal(s.GetProperty("accepted").GetInt64(), s.GetProperty("deliveredInOrder").GetInt64());
             }
             Assert.Equal(kinds, root.GetProperty("attacks").EnumerateArray().Select(a => a.GetProperty("kind").GetString()!));
-            foreach (var kind in kinds)
-            {
-                Assert.True(Attack(doc, kind).GetProperty("attackApplied").GetInt64() > 0, $"the {kind} attack should have happened");
-            }
             return doc;
         }
         finally
