@@ -3,6 +3,7 @@ using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
 using SieveQ.Bft.Hosting.Crypto;
 using SieveQ.Controller;
+using SieveQ.Controller.Replicas;
 using SieveQ.Deployment;
 using SieveQ.Sieve.Replica;
 using SieveQ.Transport;
@@ -72,9 +73,9 @@ internal sealed partial class ControllerNoticeReporter : IDisposable
     /// <summary>The controller's name for each action (controller.proto, ReplicaNoticeRequest.action).</summary>
     public static string ActionName(ControllerAction action) => action switch
     {
-        ControllerAction.RemovePreSq => "remove-pre-sq",
-        ControllerAction.AddPreSq => "add-pre-sq",
-        _ => "sender-quarantined",
+        ControllerAction.RemovePreSq => ReplicaNoticeActions.RemovePreSq,
+        ControllerAction.AddPreSq => ReplicaNoticeActions.AddPreSq,
+        _ => ReplicaNoticeActions.SenderQuarantined,
     };
 
     public void Post(ControllerNotice notice)

@@ -225,11 +225,15 @@ public sealed partial class ManagementApi
     private Task HealthAsync(GrpcServerCall<HealthRequest, HealthReply> call) =>
         call.WriteAsync(new HealthReply { Component = "controller", Healthy = true, Detail = "ok" }, ct: call.CallAborted).AsTask();
 
-    private async Task<SignedManagementRequest> ReadOneAsync<TReply>(GrpcServerCall<SignedManagementRequest, TReply> call)
+    private Task<SignedManagementRequest> ReadOneAsync<TReply>(GrpcServerCall<SignedManagementRequest, TReply> call)
+        where TReply : class, IMessage<TReply> => ReadSignedAsync(call, _readTimeout);
+
+    /// <summary>The call's one signed request within <paramref name="limit"/>; shared by every endpoint of the controller.</summary>
+    internal static async Task<SignedManagementRequest> ReadSignedAsync<TReply>(GrpcServerCall<SignedManagementRequest, TReply> call, TimeSpan limit)
         where TReply : class, IMessage<TReply>
     {
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(call.CallAborted);
-        timeout.CancelAfter(_readTimeout);
+        timeout.CancelAfter(limit);
         try
         {
             return await call.ReadOneAsync(timeout.Token).ConfigureAwait(false)

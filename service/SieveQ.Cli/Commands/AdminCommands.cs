@@ -51,8 +51,7 @@ internal static class AdminCommands
     private static Command Status()
     {
         var cmd = new Command("status", "Every component's health as the controller sees it, and the audit log's head (viewer).");
-        var common = AddCommon(cmd);
-        cmd.SetAction((parse, ct) => CallAsync(parse, common, async client =>
+        return WithClient(cmd, (parse, ct) => async client =>
         {
             var status = await client.StatusAsync(ct).ConfigureAwait(false);
             Console.WriteLine($"caller      {status.Caller}");
@@ -64,16 +63,14 @@ internal static class AdminCommands
             Console.WriteLine($"{status.Components.Count(c => c.Healthy)}/{status.Components.Count} components healthy");
             Console.WriteLine($"audit log   record {status.AuditLastSequence}, hash {status.AuditLastHash}");
             return 0;
-        }));
-        return cmd;
+        });
     }
 
     private static Command Audit()
     {
         var count = new Option<int>("--count") { Description = $"How many of the newest records (at most {ManagementApi.MaxAuditTail}).", DefaultValueFactory = _ => 20 };
         var cmd = new Command("audit", "The newest records of the controller's audit log (viewer).") { count };
-        var common = AddCommon(cmd);
-        cmd.SetAction((parse, ct) => CallAsync(parse, common, async client =>
+        return WithClient(cmd, (parse, ct) => async client =>
         {
             var tail = await client.AuditTailAsync(parse.GetValue(count), ct).ConfigureAwait(false);
             foreach (var e in tail.Entries)
@@ -82,8 +79,7 @@ internal static class AdminCommands
                 Console.WriteLine($"{e.Sequence,6} {time}Z  {e.Actor}  {e.Action} {e.Target}: {e.Outcome}  [{e.Hash[..16]}]");
             }
             return 0;
-        }));
-        return cmd;
+        });
     }
 
     private static Command PartyAction(string name, string description)

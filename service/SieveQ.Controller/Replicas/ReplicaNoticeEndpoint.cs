@@ -19,9 +19,9 @@ public sealed class ReplicaNoticeEndpoint
     /// <summary>The actions a notice may name (the replicas' <c>ControllerAction</c>, in the wire's words).</summary>
     public static readonly IReadOnlyDictionary<string, string> Actions = new Dictionary<string, string>(StringComparer.Ordinal)
     {
-        ["remove-pre-sq"] = "pre-sq",
-        ["add-pre-sq"] = "pre-sq",
-        ["sender-quarantined"] = "sender",
+        [ReplicaNoticeActions.RemovePreSq] = "pre-sq",
+        [ReplicaNoticeActions.AddPreSq] = "pre-sq",
+        [ReplicaNoticeActions.SenderQuarantined] = "sender",
     };
 
     private static readonly Meter Meter = new("SieveQ.Controller.ReplicaNotices");
@@ -46,21 +46,8 @@ public sealed class ReplicaNoticeEndpoint
 
     private async Task HandleAsync(GrpcServerCall<SignedManagementRequest, ManagementActionReply> call)
     {
-        SignedManagementRequest? request;
-        using (var timeout = CancellationTokenSource.CreateLinkedTokenSource(call.CallAborted))
-        {
-            timeout.CancelAfter(_readTimeout);
-            try
-            {
-                request = await call.ReadOneAsync(timeout.Token).ConfigureAwait(false);
-            }
-            catch (OperationCanceledException) when (!call.CallAborted.IsCancellationRequested)
-            {
-                throw new GrpcCallException(GrpcStatusCode.DeadlineExceeded, "no request within the time limit");
-            }
-        }
-        var caller = _authenticator.Authenticate(ControllerNames.FullMethod(ControllerNames.ReplicaNotice),
-            request ?? throw new GrpcCallException(GrpcStatusCode.Unauthenticated, "the call carried no signed request"));
+        var request = await ManagementApi.ReadSignedAsync(call, _readTimeout).ConfigureAwait(false);
+        var caller = _authenticator.Authenticate(ControllerNames.FullMethod(ControllerNames.ReplicaNotice), request);
         var reply = await ReportAsync(caller, request.Body, call.CallAborted).ConfigureAwait(false);
         await call.WriteAsync(reply, ct: call.CallAborted).ConfigureAwait(false);
     }
@@ -113,8 +100,8 @@ public sealed class ReplicaNoticeEndpoint
     /// <summary>What the controller does on each notice, said as it is: no orchestrator exists yet (docs/orchestration.md).</summary>
     private static string Outcome(string action) => action switch
     {
-        "sender-quarantined" => "recorded: the replicas quarantined the sender for its suspicion; an operator may readmit it (sieveq admin readmit)",
-        "remove-pre-sq" => "recorded, not carried out: the replicas quarantined the pre-SQ and move its senders; no orchestrator replaces pre-SQs yet (docs/orchestration.md)",
+        ReplicaNoticeActions.SenderQuarantined => "recorded: the replicas quarantined the sender for its suspicion; an operator may readmit it (sieveq admin readmit)",
+        ReplicaNoticeActions.RemovePreSq => "recorded, not carried out: the replicas quarantined the pre-SQ and move its senders; no orchestrator replaces pre-SQs yet (docs/orchestration.md)",
         _ => "recorded, not carried out: every pre-SQ warned of overload; no orchestrator starts pre-SQs yet (docs/orchestration.md)",
     };
 }
