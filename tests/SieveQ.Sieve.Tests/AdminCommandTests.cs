@@ -183,15 +183,15 @@ public sealed class AdminCommandTests : IClassFixture<TestWorld>, IDisposable
         Assert.False(TestWorld.AgreedAdminResult(Decide([restored], Carrier, Command(AdminOp.QuarantinePreSq, 10, 11))).Applied);
 
         // A snapshot from before administrator commands existed (no administrative section, nor the enrolment table
-        // after it) reads as empty.
+        // and loss claims after it) reads as empty.
         var fresh = NewReplica();
         var legacy = fresh.TakeSnapshot();
         var empty = new AdministrativeLayout();
-        restored.RestoreSnapshot(legacy.AsSpan(0, legacy.Length - empty.Length - empty.EnrolmentTableLength));
+        restored.RestoreSnapshot(legacy.AsSpan(0, legacy.Length - empty.Length - empty.EnrolmentTableLength - empty.LossClaimsLength));
         Assert.False(restored.IsSenderQuarantined(1));
         Assert.Equal(legacy, restored.TakeSnapshot());
         // One from before the enrolment table existed keeps its administrative section.
-        restored.RestoreSnapshot(snapshot.AsSpan(0, snapshot.Length - empty.EnrolmentTableLength));
+        restored.RestoreSnapshot(snapshot.AsSpan(0, snapshot.Length - empty.EnrolmentTableLength - empty.LossClaimsLength));
         Assert.True(restored.IsPreSqQuarantinedByAdministrator(10));
 
         var truncated = snapshot.AsSpan(0, snapshot.Length - 1).ToArray();
@@ -226,5 +226,8 @@ public sealed class AdminCommandTests : IClassFixture<TestWorld>, IDisposable
 
         /// <summary>An empty enrolment-change table: version and count.</summary>
         public int EnrolmentTableLength => 8 + 4;
+
+        /// <summary>No sender's loss claim pending: a u32 zero count.</summary>
+        public int LossClaimsLength => 4;
     }
 }

@@ -186,19 +186,72 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         var res = app.TakeOutputs().AckResponses.Single();
         Assert.Equal(new OutboxAckResponse(1, 10, 0, 2, 10, 1), res);
 
-        // Numbers 3..10 sent, only 3 and 4 arrive: 75% loss through pre-SQ 10.
+        // Numbers 3..10 sent, only 3 and 4 arrive: 75% loss through pre-SQ 10, measured once the claim is a grace
+        // period old (the ACKREQ at 1,010 measures the claim of 10, 1..2, all in).
         Run(app, 20, _w.Message(1, 3, 100, "c"), _w.Message(1, 4, 100, "d"));
-        Run(app, 30, AckRequestCodec.Encode(1, 10, 5, 2, _w.SenderSigning[1]));
+        Run(app, 1_010, AckRequestCodec.Encode(1, 10, 5, 2, _w.SenderSigning[1]));
+        Assert.Equal(0, app.TakeOutputs().AckResponses.Single().LossPpm);
+        Run(app, 2_010, AckRequestCodec.Encode(1, 10, 5, 3, _w.SenderSigning[1]));
         res = app.TakeOutputs().AckResponses.Single();
         Assert.Equal(750_000, res.LossPpm);
         Assert.Equal(4, res.DeliveredUpTo);
         Assert.Equal(11, res.AssignedPreSq);
         Assert.Equal(11, app.AssignedPreSq(1));
 
+        // The rate is repeated until the next measurement, and does not move the sender again.
+        Run(app, 2_100, AckRequestCodec.Encode(1, 10, 5, 4, _w.SenderSigning[1]));
+        res = app.TakeOutputs().AckResponses.Single();
+        Assert.Equal((750_000, 11), (res.LossPpm, res.AssignedPreSq));
+
         // A replayed ACKREQ (same nonce) is stale; a forged one fails its signature.
-        Assert.Equal(1, Run(app, 40, AckRequestCodec.Encode(1, 10, 5, 2, _w.SenderSigning[1])).Dropped);
-        Assert.Equal(1, Run(app, 40, AckRequestCodec.Encode(1, 10, 5, 3, _w.SenderSigning[2])).Dropped);
+        Assert.Equal(1, Run(app, 2_200, AckRequestCodec.Encode(1, 10, 5, 4, _w.SenderSigning[1])).Dropped);
+        Assert.Equal(1, Run(app, 2_200, AckRequestCodec.Encode(1, 10, 5, 5, _w.SenderSigning[2])).Dropped);
         Assert.Equal(1, app.Drops[SieveStage.ReplicaAdmission, DropReason.StaleNonce]);
+    }
+
+    [Fact]
+    public void Messages_still_in_flight_at_an_ackreq_are_not_counted_lost()
+    {
+        // At start-up (and under load) an ACKREQ claims numbers still queued at the pre-SQ or waiting to be
+        // ordered. Counted lost at once, they moved the sender off its healthy pre-SQ for good.
+        var app = _w.Replica();
+        Run(app, 0, _w.Message(1, 1, 100, "a"));
+        Run(app, 10, AckRequestCodec.Encode(1, 40, 1, 1, _w.SenderSigning[1]));
+        Assert.Equal((0, 10), (app.TakeOutputs().AckResponses.Single().LossPpm, app.AssignedPreSq(1)));
+        // 2..40 arrive half a second later, still inside the grace period of the claim.
+        Run(app, 500, Enumerable.Range(2, 39).Select(i => _w.Message(1, i, 100, "m")).ToArray());
+        Run(app, 1_100, AckRequestCodec.Encode(1, 40, 41, 2, _w.SenderSigning[1]));
+        var res = app.TakeOutputs().AckResponses.Single();
+        Assert.Equal((0, 10, 40L), (res.LossPpm, res.AssignedPreSq, res.DeliveredUpTo));
+    }
+
+    [Fact]
+    public void A_pending_loss_claim_survives_a_snapshot_and_a_snapshot_without_one_still_reads()
+    {
+        var app = _w.Replica();
+        Run(app, 0, _w.Message(1, 1, 100, "a"));
+        Run(app, 10, AckRequestCodec.Encode(1, 5, 1, 1, _w.SenderSigning[1]));
+        app.TakeOutputs();
+        var snapshot = app.TakeSnapshot();
+        var restored = _w.Replica();
+        restored.RestoreSnapshot(snapshot);
+        Assert.Equal(snapshot, restored.TakeSnapshot());
+        // The restored replica measures the claim the snapshot carried: 2..5 never came.
+        Run(restored, 1_100, AckRequestCodec.Encode(1, 5, 2, 2, _w.SenderSigning[1]));
+        Assert.Equal(800_000, restored.TakeOutputs().AckResponses.Single().LossPpm);
+
+        // A snapshot written before the claims section existed ends at the enrolment changes (an empty section is
+        // a 4-byte zero count): it reads, with no claim pending.
+        var fresh = _w.Replica();
+        Run(fresh, 0, _w.Message(1, 1, 100, "a"));
+        var old = fresh.TakeSnapshot();
+        Assert.Equal([0, 0, 0, 0], old[^4..]);
+        var reader = _w.Replica();
+        reader.RestoreSnapshot(old[..^4]);
+        Assert.Equal(old, reader.TakeSnapshot());
+        // A claims section naming an unknown sender is refused.
+        var bad = old[..^4].Concat(new byte[] { 1, 0, 0, 0, 9, 0, 0, 0 }).Concat(new byte[20]).ToArray();
+        Assert.Throws<MalformedEnvelopeException>(() => _w.Replica().RestoreSnapshot(bad));
     }
 
     [Fact]
@@ -213,17 +266,21 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         for (var i = 1; i <= 200; i++)
         {
             var claimed = 1 + (i * 1_000);
-            Run(app, 10 * i, 10, AckRequestCodec.Encode(1, claimed, 2, i, _w.SenderSigning[1]));
-            Run(app, 10 * i, 11, AckRequestCodec.Encode(1, claimed + 500, 2, i + 1_000, _w.SenderSigning[1]));
+            Run(app, 100 * i, 10, AckRequestCodec.Encode(1, claimed, 2, i, _w.SenderSigning[1]));
+            Run(app, (100 * i) + 50, 11, AckRequestCodec.Encode(1, claimed + 500, 2, i + 1_000, _w.SenderSigning[1]));
         }
-        Assert.True(app.TakeOutputs().AckResponses.All(r => r.LossPpm > 900_000), "every ACKREQ should have reported near-total loss");
+        // The ACKREQs through pre-SQ 11 carry nonces above every later one through 10, so only the first of them is
+        // answered. Loss is measured from the first claim a grace period old (the first second is not measured yet).
+        var responses = app.TakeOutputs().AckResponses;
+        Assert.Equal(201, responses.Count);
+        Assert.True(responses.Skip(20).All(r => r.LossPpm > 900_000), "every ACKREQ after the first second should have reported near-total loss");
         Assert.False(app.IsPreSqQuarantined(10));
         Assert.False(app.IsPreSqQuarantined(11));
         Assert.Equal(0, app.PreSqSuspicion(10));
         Assert.Equal(0, app.PreSqSuspicion(11));
         // Both pre-SQs still carry traffic.
-        Assert.Equal(1, Run(app, 3_000, 10, _w.Message(2, 1, 100, "b")).Accepted);
-        Assert.Equal(1, Run(app, 3_000, 11, _w.Message(2, 2, 100, "c")).Accepted);
+        Assert.Equal(1, Run(app, 30_000, 10, _w.Message(2, 1, 100, "b")).Accepted);
+        Assert.Equal(1, Run(app, 30_000, 11, _w.Message(2, 2, 100, "c")).Accepted);
     }
 
     [Fact]

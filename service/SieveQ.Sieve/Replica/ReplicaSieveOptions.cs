@@ -71,6 +71,12 @@ public sealed record ReplicaSieveOptions
     /// <summary>Loss rate (ppm) above which the sender is moved to another pre-SQ.</summary>
     public int ReassignLossPpm { get; init; } = 100_000;
 
+    /// <summary>
+    /// Age an ACKREQ's claim of numbers sent must reach before they are measured for loss: what is younger may
+    /// still be in flight (queued at a pre-SQ, waiting to be ordered), and late is not lost.
+    /// </summary>
+    public long LossGraceMs { get; init; } = 1_000;
+
     /// <summary>How long a WARNREQ marks its pre-SQ as overloaded.</summary>
     public long WarningHoldMs { get; init; } = 10_000;
 
@@ -110,7 +116,7 @@ public sealed record ReplicaSieveOptions
         }
         if (WindowSize < 64 || WindowSize % 64 != 0 || MaxAhead < 1 || ReorderThreshold < 0 || ReorderPatience < 1
             || MaxHeldTotal < 0 || ReceiverQueueCapacity < 1 || OutputBatchMaxItems < 1 || GrantRatePerSecond < 1 || GrantBurst < 1
-            || MaxHeldBytes < 0 || MaxHeldBytesPerSender < 0)
+            || MaxHeldBytes < 0 || MaxHeldBytesPerSender < 0 || LossGraceMs < 0)
         {
             throw new ArgumentException("replica sieve options out of range");
         }

@@ -34,6 +34,15 @@ internal sealed class SenderRecord
     /// <summary>Sequence numbers up to here were accounted for in an earlier loss rate.</summary>
     public long LossBaseline { get; set; }
 
+    /// <summary>
+    /// The last-sent number of an ACKREQ not yet measured against, and when it came: loss is measured only over
+    /// numbers claimed sent at least a grace period ago, so messages still in flight are not counted lost.
+    /// </summary>
+    public LossClaim PendingLossClaim { get; set; }
+
+    /// <summary>The loss rate (ppm) of the last measurement, repeated in every ACKRES until the next one.</summary>
+    public int LastLossPpm { get; set; }
+
     /// <summary>Pre-SQ that last forwarded a badly signed message in this sender's name (-1: none).</summary>
     public int LastBadSignatureOrigin { get; set; } = -1;
 

@@ -68,14 +68,36 @@ public sealed partial class SieveReplicaApplication
             s.RuleCursor = Math.Max(s.RuleCursor, a.LowestPending - 1);
             ReleaseConsecutive(s, a.Sender);
         }
-        var loss = LossPpm(s, a.Sender, a.LastSentSeq);
-        var assigned = Reassign(s, origin, loss);
+        var (loss, fresh) = MeasureLoss(s, a.Sender, a.LastSentSeq);
+        var assigned = Reassign(s, origin, lossy: fresh && loss >= _options.ReassignLossPpm);
         s.ForgetVerdictsBelow(a.LowestPending);
         var delivered = s.Window.ContiguousUpTo;
         var verdictsFrom = Math.Min(Math.Max(a.LowestPending, s.VerdictsLostUpTo + 1), delivered + 1);
         var rejections = s.Rejections.Where(j => j.Seq >= verdictsFrom && j.Seq <= delivered).ToArray();
         _outbox.Add(new OutboxAckResponse(a.Sender, origin, loss, delivered, assigned, a.Nonce) { VerdictsFrom = verdictsFrom, Rejections = rejections });
         t.Accepted++;
+    }
+
+    /// <summary>
+    /// Measures loss over the numbers the sender claimed sent at an earlier ACKREQ, once that claim is at least
+    /// <see cref="ReplicaSieveOptions.LossGraceMs"/> old: a message sent just before an ACKREQ is usually still on its
+    /// way, and counted lost it moved senders off healthy pre-SQs at start-up, for good. Between measurements the
+    /// last rate is repeated and is not fresh (it must not move the sender again).
+    /// </summary>
+    private (int LossPpm, bool Fresh) MeasureLoss(SenderRecord s, int sender, long lastSent)
+    {
+        var claim = s.PendingLossClaim;
+        if (!claim.IsNone && _now - claim.AtMs < _options.LossGraceMs)
+        {
+            return (s.LastLossPpm, false);
+        }
+        var fresh = !claim.IsNone;
+        if (fresh)
+        {
+            s.LastLossPpm = LossPpm(s, sender, claim.LastSent);
+        }
+        s.PendingLossClaim = new LossClaim(Math.Max(lastSent, 0), _now);
+        return (s.LastLossPpm, fresh);
     }
 
     /// <summary>Share of (baseline, lastSent] neither taken into agreed state nor held, in ppm; at most one window is examined.</summary>
@@ -105,14 +127,13 @@ public sealed partial class SieveReplicaApplication
     /// the pre-SQ. Counted as suspicion, one lying sender could get every pre-SQ quarantined in turn, and an
     /// overloaded honest pre-SQ was (its queued messages counted as lost until it was quarantined).
     /// </summary>
-    private int Reassign(SenderRecord s, int origin, int lossPpm)
+    private int Reassign(SenderRecord s, int origin, bool lossy)
     {
         if (s.AssignedPreSq < 0 || !_keys.IsPreSq(s.AssignedPreSq))
         {
             s.AssignedPreSq = Healthy(origin) ? origin : Math.Max(Pick(exclude: -1), origin);
         }
         var current = s.AssignedPreSq;
-        var lossy = lossPpm >= _options.ReassignLossPpm;
         if (lossy || !Healthy(current))
         {
             var pick = Pick(exclude: current);

@@ -9,8 +9,9 @@ public sealed partial class SieveReplicaApplication
     /// little-endian): the snapshot tag, then <c>i64 now | i64 processed | i64 lastCapacityNotice</c>,
     /// the senders, pre-SQs and receiver queues (each <c>u32 count</c> then <c>u32 id | record</c> in
     /// ascending id order), the reorder buffer, the rules' own state (<c>u32 len | bytes</c>) and the administrative
-    /// state (<see cref="AdministrativeState"/>) and the enrolment changes (<see cref="SenderEnrolmentTable"/>); each of
-    /// the last two is absent in snapshots taken before it existed, read as empty.
+    /// state (<see cref="AdministrativeState"/>), the enrolment changes (<see cref="SenderEnrolmentTable"/>) and the
+    /// senders' pending loss claims (<c>u32 count</c> then <c>u32 id | seq lastSent | i64 at | u32 lastLossPpm</c>);
+    /// each of the last three is absent in snapshots taken before it existed, read as empty.
     /// </summary>
     public byte[] TakeSnapshot()
     {
@@ -41,6 +42,7 @@ public sealed partial class SieveReplicaApplication
         w.Bytes(_rules.SnapshotState());
         _admin.WriteTo(w);
         _enrolment.WriteTo(w);
+        WriteLossClaims(w);
         return w.ToArray();
     }
 
@@ -62,6 +64,10 @@ public sealed partial class SieveReplicaApplication
         var rules = r.Bytes(int.MaxValue, "rules state");
         var admin = r.Remaining == 0 ? new AdministrativeState() : AdministrativeState.ReadFrom(ref r);
         var enrolment = r.Remaining == 0 ? new SenderEnrolmentTable() : SenderEnrolmentTable.ReadFrom(ref r, SenderEnrolmentTable.MaxEntriesLimit);
+        if (r.Remaining > 0)
+        {
+            ReadLossClaims(ref r, senders);
+        }
         r.End("replica snapshot");
         _rules.RestoreState(rules);
         _now = now;
@@ -87,6 +93,44 @@ public sealed partial class SieveReplicaApplication
             }
         }
         PublishReadModel(rebuildQueues: true);
+    }
+
+    /// <summary>Kept apart from the sender records so snapshots taken before loss had a grace period still read.</summary>
+    private void WriteLossClaims(CanonicalWriter w)
+    {
+        var claimed = _senders.Where(e => !e.Value.PendingLossClaim.IsNone || e.Value.LastLossPpm != 0).ToArray();
+        w.Id(claimed.Length);
+        foreach (var (id, s) in claimed)
+        {
+            w.Id(id);
+            w.Seq(s.PendingLossClaim.LastSent);
+            w.I64(s.PendingLossClaim.AtMs);
+            w.Id(s.LastLossPpm);
+        }
+    }
+
+    private static void ReadLossClaims(ref CanonicalReader r, SortedDictionary<int, SenderRecord> senders)
+    {
+        var n = r.Count(senders.Count, "loss claims");
+        var previous = -1;
+        for (var i = 0; i < n; i++)
+        {
+            var id = r.Id("loss claim sender");
+            if (id <= previous || !senders.TryGetValue(id, out var s))
+            {
+                throw new MalformedEnvelopeException("loss claims out of order or of an unknown sender");
+            }
+            previous = id;
+            var lastSent = r.Seq("claimed last sent");
+            var at = r.I64("claim time");
+            var ppm = r.Id("last loss ppm");
+            if (ppm > 1_000_000)
+            {
+                throw new MalformedEnvelopeException("loss rate above 1,000,000 ppm");
+            }
+            s.PendingLossClaim = new LossClaim(lastSent, at);
+            s.LastLossPpm = ppm;
+        }
     }
 
     private delegate T RecordReader<T>(ref CanonicalReader r);
