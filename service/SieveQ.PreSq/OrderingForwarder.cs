@@ -99,6 +99,9 @@ internal sealed class OrderingForwarder : IAsyncDisposable
     /// <summary>Told, for each ordered request, which of its messages the replicas refused untaken.</summary>
     public Action<IReadOnlyList<UntakenMessage>>? Untaken { get; set; }
 
+    /// <summary>Receives the senders an agreed result reports quarantined (<see cref="ExecuteResult.Quarantined"/>).</summary>
+    public Action<IReadOnlyList<SenderQuarantineHold>>? Quarantined { get; set; }
+
     private async Task CompleteAsync(byte[] payload, int items, long ticket)
     {
         // A root span: the frames' senders' spans are in other processes and the signed frames carry no trace context (docs/telemetry.md).
@@ -141,6 +144,10 @@ internal sealed class OrderingForwarder : IAsyncDisposable
             if (refused.Count > 0 && Untaken is { } untaken)
             {
                 untaken(refused);
+            }
+            if (result is { Quarantined.Count: > 0 } && Quarantined is { } quarantined)
+            {
+                quarantined(result.Quarantined);
             }
         }
         catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or ArgumentOutOfRangeException)

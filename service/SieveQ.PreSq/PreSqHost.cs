@@ -139,6 +139,8 @@ public sealed class PreSqHost : IAsyncDisposable
         var loop = new SieveLoop(filter, new OrderingBatcher(id, batching),
             new PreSqLoadMonitor(id, options.CapacityPerSecond, options.WarnAtPermille), forwarder, streams, metrics, options.InboundQueueItems, passed);
         forwarder.Untaken = loop.PostUntaken;
+        forwarder.Quarantined = loop.PostQuarantines;
+        metrics.Gauge("quarantine_results_pending", "{result}", "Agreed quarantine reports waiting for the pre-SQ's loop", () => loop.QuarantinesPending);
         metrics.Gauge("untaken_results_pending", "{result}", "Agreed refusals waiting for the pre-SQ's loop", () => loop.UntakenPending);
         var relay = new AckResponseSubscriber(id, deployment.Config.Replicas, identity, streams, metrics, options.RelayBackoffMin, options.RelayBackoffMax,
             logs.CreateLogger($"pre-sq-{id}.relay"));
@@ -215,6 +217,8 @@ public sealed class PreSqHost : IAsyncDisposable
         reply.Counters["grpc_request_deadline_expired"] = SieveQ.Transport.GrpcRequestDeadline.Expired;
         reply.Counters["sequence_readopted"] = _filter.Readoptions;
         reply.Counters["untaken_forgotten"] = _filter.UntakenForgotten;
+        reply.Counters["quarantines_followed"] = _filter.QuarantinesFollowed;
+        reply.Counters["senders_held_back"] = _filter.HeldBackSenders;
         reply.Counters["dropped"] = _filter.Drops.Total;
         foreach (var (stage, reason, count) in _filter.Drops.NonZero())
         {

@@ -96,11 +96,27 @@ internal sealed class SieveLoop : IAsyncDisposable
         _inbox.Writer.TryWrite(new InboundItem(default, null, static _ => { }));
     }
 
+    /// <summary>Quarantines f+1 replicas reported, waiting for the loop; bounded as <see cref="_untaken"/> is.</summary>
+    private readonly System.Collections.Concurrent.ConcurrentQueue<IReadOnlyList<SenderQuarantineHold>> _quarantines = new();
+
+    public int QuarantinesPending => _quarantines.Count;
+
+    /// <summary>Hands the loop the quarantines an agreed result reported; never skipped.</summary>
+    public void PostQuarantines(IReadOnlyList<SenderQuarantineHold> holds)
+    {
+        _quarantines.Enqueue(holds);
+        _inbox.Writer.TryWrite(new InboundItem(default, null, static _ => { }));
+    }
+
     private void ApplyUntaken()
     {
         while (_untaken.TryDequeue(out var messages))
         {
             _filter.Untaken(messages);
+        }
+        while (_quarantines.TryDequeue(out var holds))
+        {
+            _filter.FollowQuarantines(holds, NowMs);
         }
     }
 

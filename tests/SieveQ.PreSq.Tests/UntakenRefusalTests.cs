@@ -51,6 +51,14 @@ public sealed class UntakenRefusalTests(PreSqTestBed bed)
             Assert.True(passedAgain, "the refused message is still marked as passed: its retransmission was refused as a replay");
             Assert.Equal(0, loop.UntakenPending);
             Assert.Equal(1, filter.UntakenForgotten);
+
+            // A quarantine f+1 replicas reported is applied the same way: the sender's frames stop at check (a).
+            loop.PostQuarantines([new SenderQuarantineHold(9, 60_000)]);
+            var refused = false;
+            await loop.RunOnLoopAsync(f => refused = !f.Inspect(sender.Frame(2), 3).Passed).WaitAsync(TimeSpan.FromSeconds(30));
+            Assert.True(refused, "the pre-SQ passed a frame of a sender the replicas reported quarantined");
+            Assert.Equal((0, 1L), (loop.QuarantinesPending, filter.QuarantinesFollowed));
+            Assert.Equal(1, filter.Drops[SieveQ.Sieve.Filtering.SieveStage.Whitelist, SieveQ.Sieve.Filtering.DropReason.Quarantined]);
         }
         Directory.Delete(state, recursive: true);
     }

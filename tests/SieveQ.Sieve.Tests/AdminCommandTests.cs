@@ -71,6 +71,8 @@ public sealed class AdminCommandTests : IClassFixture<TestWorld>, IDisposable
         Assert.Equal(1, refused.Accepted);
         Assert.Equal(1, refused.Dropped);
         Assert.Equal([new UntakenMessage(1, 2)], refused.Untaken);
+        // The pre-SQ is told to hold the sender's frames back for the administrator's short hold (5 s by default).
+        Assert.Equal([new SenderQuarantineHold(1, new ReplicaSieveOptions().AdminQuarantineHoldMs)], refused.Quarantined);
         Assert.All(replicas, r =>
         {
             Assert.Equal(1, r.Drops[SieveStage.ReplicaAdmission, DropReason.AdminQuarantined]);

@@ -345,7 +345,9 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         }
         Assert.True(app.IsSenderQuarantined(3));
         Assert.Equal(DropReason.Quarantined, Enum.GetValues<DropReason>().First(r => r == DropReason.Quarantined));
-        Assert.Equal(new ExecuteResult(0, 0, 1), Run(app, 100, _w.Message(3, 2, 100, "y")));
+        // Dropped, and the result tells the pre-SQ how long the sender stays quarantined if it sends nothing more:
+        // 5 points at 0 ms, 4.9 at 100 ms, released below 2 at 1 point a second, so 2,901 ms on.
+        Assert.Equal(new ExecuteResult(0, 0, 1) { Quarantined = [new SenderQuarantineHold(3, 2_901)] }, Run(app, 100, _w.Message(3, 2, 100, "y")));
         Assert.Equal(1, Run(app, 10_000, _w.Message(3, 2, 100, "y")).Accepted);
     }
 

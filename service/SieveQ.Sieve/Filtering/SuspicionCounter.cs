@@ -66,6 +66,26 @@ public sealed class SuspicionCounter
         return (milli / 1000, Quarantined && milli >= policy.ReleaseBelow * 1000L);
     }
 
+    /// <summary>
+    /// Agreed milliseconds from <paramref name="nowMs"/> until decay releases the party, if no more evidence comes
+    /// (0 when not quarantined; <see cref="long.MaxValue"/> when the policy never decays).
+    /// </summary>
+    public long MsUntilRelease(long nowMs, SuspicionPolicy policy)
+    {
+        Decay(nowMs, policy);
+        if (!Quarantined)
+        {
+            return 0;
+        }
+        if (policy.DecayPerSecond <= 0)
+        {
+            return long.MaxValue;
+        }
+        // Decay removes DecayPerSecond milli-points a millisecond; released once below ReleaseBelow points.
+        var above = _milli - (policy.ReleaseBelow * 1000L) + 1;
+        return (above + policy.DecayPerSecond - 1) / policy.DecayPerSecond;
+    }
+
     /// <summary>A counter at zero and not quarantined carries no information and can be forgotten.</summary>
     public bool IsIdle(long nowMs, SuspicionPolicy policy)
     {

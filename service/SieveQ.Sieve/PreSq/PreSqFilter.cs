@@ -26,6 +26,7 @@ public sealed class PreSqFilter
     private readonly Func<int, MacKeyRing?> _ringFor;
     private readonly Dictionary<int, SenderState> _senders = [];
     private readonly Dictionary<int, (long Rate, long Burst)> _grantOverrides = [];
+    private readonly Dictionary<int, long> _heldBackUntil = [];
     private readonly DropCounters _drops = new(Component);
 
     /// <param name="ringFor">MAC ring shared with a sender (null: none, the frame fails (c)).</param>
@@ -48,6 +49,31 @@ public sealed class PreSqFilter
     public long Readoptions { get; private set; }
 
     public SenderWhitelist Whitelist => _whitelist;
+
+    /// <summary>Quarantines the replicas agreed on that this pre-SQ followed (each result naming a sender counts).</summary>
+    public long QuarantinesFollowed { get; private set; }
+
+    /// <summary>Senders whose frames are held back now or were until recently (at most the whitelisted senders).</summary>
+    public int HeldBackSenders => _heldBackUntil.Count;
+
+    /// <summary>
+    /// Follows the quarantines f+1 replicas reported in an ordering result: the sender's frames are refused at (a)
+    /// for the hold the replicas gave (from <paramref name="nowMs"/>, this pre-SQ's clock), so a sender the replicas
+    /// already drop no longer costs the ordering. The latest result's hold wins: it reflects the latest agreed state.
+    /// Only whitelisted senders are followed, which bounds the table.
+    /// </summary>
+    public void FollowQuarantines(IReadOnlyList<SenderQuarantineHold> holds, long nowMs)
+    {
+        ArgumentNullException.ThrowIfNull(holds);
+        foreach (var h in holds)
+        {
+            if (_whitelist.IsAllowed(h.Sender))
+            {
+                _heldBackUntil[h.Sender] = nowMs + Math.Clamp(h.HoldMs, 0, ExecuteResultCodec.MaxHoldMs);
+                QuarantinesFollowed++;
+            }
+        }
+    }
 
     /// <summary>Changes one sender's grant (paper: adjusted dynamically to available and consumed resources).</summary>
     public void AdjustGrant(int sender, long ratePerSecond, long burst)
@@ -95,7 +121,7 @@ public sealed class PreSqFilter
         {
             return Dropped(SieveStage.Whitelist, DropReason.NotWhitelisted, sender, seq);
         }
-        if (_whitelist.IsQuarantined(sender))
+        if (_whitelist.IsQuarantined(sender) || IsHeldBack(sender, nowMs))
         {
             return Dropped(SieveStage.Whitelist, DropReason.Quarantined, sender, seq);
         }
@@ -187,6 +213,20 @@ public sealed class PreSqFilter
                 UntakenForgotten++;
             }
         }
+    }
+
+    private bool IsHeldBack(int sender, long nowMs)
+    {
+        if (!_heldBackUntil.TryGetValue(sender, out var until))
+        {
+            return false;
+        }
+        if (nowMs < until)
+        {
+            return true;
+        }
+        _heldBackUntil.Remove(sender);
+        return false;
     }
 
     private SenderState StateOf(int sender, long nowMs)

@@ -77,6 +77,12 @@ public sealed record ReplicaSieveOptions
     /// </summary>
     public long LossGraceMs { get; init; } = 1_000;
 
+    /// <summary>
+    /// How long a pre-SQ holds back the frames of a sender an administrator quarantined, from the last of its messages
+    /// the replicas refused: short, because readmission reaches the pre-SQ only through this expiry.
+    /// </summary>
+    public long AdminQuarantineHoldMs { get; init; } = 5_000;
+
     /// <summary>How long a WARNREQ marks its pre-SQ as overloaded.</summary>
     public long WarningHoldMs { get; init; } = 10_000;
 
@@ -116,7 +122,7 @@ public sealed record ReplicaSieveOptions
         }
         if (WindowSize < 64 || WindowSize % 64 != 0 || MaxAhead < 1 || ReorderThreshold < 0 || ReorderPatience < 1
             || MaxHeldTotal < 0 || ReceiverQueueCapacity < 1 || OutputBatchMaxItems < 1 || GrantRatePerSecond < 1 || GrantBurst < 1
-            || MaxHeldBytes < 0 || MaxHeldBytesPerSender < 0 || LossGraceMs < 0)
+            || MaxHeldBytes < 0 || MaxHeldBytesPerSender < 0 || LossGraceMs < 0 || AdminQuarantineHoldMs is < 0 or > Envelope.ExecuteResultCodec.MaxHoldMs)
         {
             throw new ArgumentException("replica sieve options out of range");
         }

@@ -33,14 +33,17 @@ public sealed partial class SieveReplicaApplication
         }
         if (_admin.QuarantinedSenders.Contains(m.Sender))
         {
-            // Not taken, and named as such so the pre-SQ lets the retransmission through after readmission.
+            // Not taken, and named as such so the pre-SQ lets the retransmission through after readmission; the
+            // pre-SQ holds the sender's frames back for a short while, as long again if it keeps sending.
             RefuseUntaken(DropReason.AdminQuarantined, m, ref t);
+            t.SenderQuarantined(m.Sender, _options.AdminQuarantineHoldMs);
             return;
         }
         var s = SenderOf(m.Sender);
         if (s.Suspicion.IsQuarantined(_now, _options.SenderSuspicion))
         {
             Drop(SieveStage.ReplicaAdmission, DropReason.Quarantined, ref t);
+            t.SenderQuarantined(m.Sender, Math.Min(s.Suspicion.MsUntilRelease(_now, _options.SenderSuspicion), ExecuteResultCodec.MaxHoldMs));
             return;
         }
         var verdict = _auth.Verify(m, out var prescan);

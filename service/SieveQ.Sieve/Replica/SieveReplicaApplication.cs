@@ -107,7 +107,11 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         {
             var tally = new Tally();
             results[i] = ExecuteOne(requests[i], ref tally)
-                ?? ExecuteResultCodec.Encode(new ExecuteResult(tally.Accepted, tally.Held, tally.Dropped) { Untaken = tally.Untaken ?? [] });
+                ?? ExecuteResultCodec.Encode(new ExecuteResult(tally.Accepted, tally.Held, tally.Dropped)
+                {
+                    Untaken = tally.Untaken ?? [],
+                    Quarantined = tally.Quarantined is { } q ? [.. q.Select(e => new SenderQuarantineHold(e.Key, e.Value))] : [],
+                });
         }
         FlushOutputs();
         // Published before the outputs leave, so a reader that finds an item missing here gets it from them.
@@ -353,6 +357,15 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         public int Dropped;
         public List<UntakenMessage>? Untaken;
 
+        /// <summary>Sorted, so every correct replica encodes the same bytes.</summary>
+        public SortedDictionary<int, long>? Quarantined;
+
         public void RefusedUntaken(int sender, long seq) => (Untaken ??= []).Add(new UntakenMessage(sender, seq));
+
+        public void SenderQuarantined(int sender, long holdMs)
+        {
+            Quarantined ??= [];
+            Quarantined[sender] = Math.Max(holdMs, Quarantined.GetValueOrDefault(sender));
+        }
     }
 }

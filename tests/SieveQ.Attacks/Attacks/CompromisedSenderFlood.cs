@@ -27,7 +27,7 @@ internal sealed class CompromisedSenderFlood(int rate, bool countermeasures, int
     public override string Description => $"enrolled sender {Sender}, compromised, floods validly signed messages to every pre-SQ ({PresignedMessages} signed ahead, then as it goes)";
 
     public override string Countermeasure => countermeasures
-        ? $"each pre-SQ's grant per sender ({Grant} msg/s): frames over it are dropped (drop.*.GrantExceeded) before the ordering"
+        ? $"each pre-SQ's grant per sender ({Grant} msg/s): frames over it are dropped (drop.*.GrantExceeded) before the ordering; the replicas quarantine the sender for its overruns and the pre-SQs follow them (drop.Whitelist.Quarantined)"
         : "none: the pre-SQs keep their default grant (10,000 msg/s per sender)";
 
     public override DeploymentShape Shape => new([Sender], null, countermeasures
@@ -80,6 +80,9 @@ internal sealed class CompromisedSenderFlood(int rate, bool countermeasures, int
             ["pre-sq frames_shed"] = await SumCountersAsync(target.Config, "pre-sq", "frames_shed", ct).ConfigureAwait(false),
             ["pre-sq frames_received"] = await SumCountersAsync(target.Config, "pre-sq", "frames_received", ct).ConfigureAwait(false),
             ["replica drop.*.GrantExceeded"] = await SumCountersAsync(target.Config, "replica-sq", ".GrantExceeded", ct).ConfigureAwait(false),
+            ["replica drop.*.Quarantined"] = await SumCountersAsync(target.Config, "replica-sq", "ReplicaAdmission.Quarantined", ct).ConfigureAwait(false),
+            ["pre-sq quarantines_followed"] = await SumCountersAsync(target.Config, "pre-sq", "quarantines_followed", ct).ConfigureAwait(false),
+            ["pre-sq drop.Whitelist.Quarantined"] = await SumCountersAsync(target.Config, "pre-sq", "Whitelist.Quarantined", ct).ConfigureAwait(false),
         };
 
     public override ValueTask DisposeAsync()
