@@ -101,6 +101,41 @@ public sealed class SenderSqTests : IClassFixture<TestWorld>
     }
 
     [Fact]
+    public void Messages_held_behind_a_retransmitted_one_are_no_delay_sample()
+    {
+        // 2 is lost; the round after progress resends 2 and 3 (twice the first budget); 4, sent once, waits at the
+        // replicas behind 2 and is acknowledged with it. Its delay is the time-out's, not the sieve's: sampled, it
+        // kept the time-out at its maximum for good.
+        var s = Sender(o: new SenderSqOptions { MaxBatch = 1, RetransmitAfterMs = 100, AckRequestIntervalMs = 1_000, AckResponseWaitMs = 1_000_000 });
+        for (var i = 0; i < 4; i++)
+        {
+            s.TryEnqueue(100, [(byte)i], out _);
+        }
+        s.Flush(0);
+        var first = AckRequestCodec.Decode(SenderFrameCodec.Decode(s.Tick(0).Single().Frame).Body);
+        s.OnAckResponse(AckRes(0, 1, 1, 10, first.Nonce), 90);
+        s.OnAckResponse(AckRes(1, 1, 1, 10, first.Nonce), 90);
+        Assert.Equal(90 + 4 * 45, s.RetransmitTimeoutMs);
+        var resent = s.Tick(360).Select(f => SenderFrameCodec.Decode(f.Frame)).Where(f => f.BodyKind == StructureKind.SenderMessage)
+            .Select(f => SenderMessageCodec.Decode(f.Body).Seq).ToList();
+        Assert.Equal([2L, 3L], resent);
+        s.OnAckResponse(AckRes(2, 1, 4, 10, first.Nonce), 2_000);
+        s.OnAckResponse(AckRes(3, 1, 4, 10, first.Nonce), 2_000);
+        Assert.Equal(4, s.AcknowledgedUpTo);
+        Assert.Equal(90 + 4 * 45, s.RetransmitTimeoutMs);
+
+        // A message acknowledged on its own merits is sampled again: 50 ms brings the time-out down.
+        s.TryEnqueue(100, [9], out _);
+        s.Flush(2_000);
+        var second = s.Tick(2_000).Select(f => SenderFrameCodec.Decode(f.Frame)).Single(f => f.BodyKind == StructureKind.AckRequest);
+        var nonce = AckRequestCodec.Decode(second.Body).Nonce;
+        s.OnAckResponse(AckRes(0, 1, 5, 10, nonce), 2_050);
+        s.OnAckResponse(AckRes(1, 1, 5, 10, nonce), 2_050);
+        Assert.Equal(5, s.AcknowledgedUpTo);
+        Assert.Equal(85 + 4 * 43, s.RetransmitTimeoutMs);
+    }
+
+    [Fact]
     public void A_time_out_resends_only_a_budget_of_the_lowest_messages_and_the_budget_grows_with_progress()
     {
         var s = Sender(o: new SenderSqOptions { MaxBatch = 4, RetransmitAfterMs = 100, AckRequestIntervalMs = 1_000_000, AckResponseWaitMs = 1_000_000 });

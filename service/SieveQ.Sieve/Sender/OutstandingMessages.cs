@@ -33,6 +33,23 @@ internal sealed class OutstandingMessages
         _deadlines.Add((deadline, seq));
     }
 
+    /// <summary>Whether any entry up to <paramref name="upTo"/> has gone out more than once.</summary>
+    public bool AnyRetransmittedUpTo(long upTo)
+    {
+        foreach (var (seq, e) in _bySeq)
+        {
+            if (seq > upTo)
+            {
+                return false;
+            }
+            if (e.Attempts > 1)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /// <summary>Removes everything up to <paramref name="upTo"/>; returns how many.</summary>
     public int AcknowledgeUpTo(long upTo)
     {

@@ -312,7 +312,11 @@ public sealed class SenderSq
             var statement = _tally.Agreed!;
             newly = new AcknowledgedVerdicts(AcknowledgedUpTo + 1, acked, statement.VerdictsFrom,
                 statement.Rejections.Where(j => j.Seq > AcknowledgedUpTo && j.Seq <= acked).ToList());
-            if (_outstanding.TryGet(acked, out var newest) && newest.Attempts == 1)
+            // Karn's rule over the whole acknowledged stretch: a message sent once but held at the replicas behind
+            // one that had to be retransmitted is acknowledged only after that retransmission, so its delay measures
+            // the time-out, not the sieve. Sampled, it kept the time-out at its maximum (8 s) for good after one
+            // burst of loss, and the sender recovered every later gap only every 8 s (docs/attacks.md).
+            if (_outstanding.TryGet(acked, out var newest) && newest.Attempts == 1 && !_outstanding.AnyRetransmittedUpTo(acked))
             {
                 _rto.Sample(nowMs - newest.FirstSentAt);
             }

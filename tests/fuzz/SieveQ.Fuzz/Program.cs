@@ -18,6 +18,7 @@ var factories = new Dictionary<string, Func<FuzzTarget>>(StringComparer.Ordinal)
     ["snapshot"] = () => new SnapshotTarget(),
     ["policy-mirror"] = () => new MirrorPolicyTarget(),
     ["endpoint-policy"] = () => new EndpointPolicyTarget(),
+    ["execute-result"] = () => new ExecuteResultTarget(),
     ["canary"] = () => new CanaryTarget(),
 };
 
