@@ -87,6 +87,82 @@ public sealed class KerberosSignInTests(KerberosConsole console) : IClassFixture
         Assert.DoesNotContain("victor", audit, StringComparison.Ordinal);
     }
 
+    /// <summary>.NET's own Negotiate client (GSSAPI on Linux) with the default credentials: the user's ticket cache.</summary>
+    private HttpClient NegotiateClient(string user, CookieContainer? cookies = null)
+    {
+        // The one process-wide Kerberos environment of the test process; the class's tests run one at a time.
+        NativeEnvironment.Set("KRB5_CONFIG", console.Realm.ConfigFile);
+        NativeEnvironment.Set("KRB5CCNAME", console.Realm.CacheOf(user));
+        var handler = new SocketsHttpHandler
+        {
+            Credentials = CredentialCache.DefaultCredentials,
+            AllowAutoRedirect = false,
+            UseCookies = cookies is not null,
+            CookieContainer = cookies ?? new CookieContainer(),
+            PooledConnectionLifetime = TimeSpan.Zero,
+        };
+        return new HttpClient(handler) { BaseAddress = console.ConsoleUrl, Timeout = TimeSpan.FromSeconds(30) };
+    }
+
+    [Fact]
+    public async Task Dotnets_Negotiate_client_signs_in_with_the_ticket_cache_and_an_unmapped_principal_is_refused()
+    {
+        var cookies = new CookieContainer();
+        using (var alice = NegotiateClient("alice", cookies))
+        {
+            using var signedIn = await alice.GetAsync("/account/login/windows?returnUrl=%2Faudit");
+            Assert.Equal(HttpStatusCode.Redirect, signedIn.StatusCode);
+            Assert.Equal("/audit", signedIn.Headers.Location?.OriginalString);
+            // Mutual authentication: the console's answer token comes with the session.
+            Assert.StartsWith("Negotiate ", signedIn.Headers.WwwAuthenticate.ToString(), StringComparison.Ordinal);
+            Assert.NotNull(cookies.GetCookies(console.ConsoleUrl)["sieveq-console"]);
+            using var page = await alice.GetAsync("/senders");
+            Assert.Equal(HttpStatusCode.OK, page.StatusCode);
+            Assert.Contains($"kerberos:alice@{KerberosRealm.Realm} (operator)", WebUtility.HtmlDecode(await page.Content.ReadAsStringAsync()), StringComparison.Ordinal);
+            // Only a local path is a return address.
+            using var elsewhere = await alice.GetAsync("/account/login/windows?returnUrl=%2F%2Fevil.example%2F");
+            Assert.Equal("/", elsewhere.Headers.Location?.OriginalString);
+        }
+        using (var nobody = NegotiateClient("nobody"))
+        {
+            using var refused = await nobody.GetAsync("/account/login/windows");
+            Assert.Equal(HttpStatusCode.Forbidden, refused.StatusCode);
+            Assert.Contains("gives that identity no role", await refused.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+            Assert.False(SetsSession(refused));
+        }
+        // The keytab's path is neither shown nor logged.
+        Assert.DoesNotContain(console.Realm.Keytab, console.Output(), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task The_endpoint_challenges_without_a_token_and_refuses_malformed_and_forged_ones()
+    {
+        using var client = new HttpClient { BaseAddress = console.ConsoleUrl, Timeout = TimeSpan.FromSeconds(30) };
+        using var challenge = await client.GetAsync("/account/login/windows");
+        Assert.Equal(HttpStatusCode.Unauthorized, challenge.StatusCode);
+        Assert.Equal("Negotiate", challenge.Headers.WwwAuthenticate.Single().Scheme);
+        Assert.Contains("did not present a Kerberos ticket", await challenge.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+
+        async Task<HttpStatusCode> SendAsync(string authorization)
+        {
+            using var request = new HttpRequestMessage(HttpMethod.Get, "/account/login/windows");
+            request.Headers.TryAddWithoutValidation("Authorization", authorization);
+            using var response = await client.SendAsync(request);
+            Assert.False(SetsSession(response));
+            return response.StatusCode;
+        }
+        Assert.Equal(HttpStatusCode.BadRequest, await SendAsync("Negotiate not*base64!"));
+        Assert.Equal(HttpStatusCode.BadRequest, await SendAsync("Negotiate " + new string('A', 31 * 1024)));
+        // Well-formed base64 that is no Kerberos token, and an NTLM negotiate message: refused, no session.
+        Assert.Equal(HttpStatusCode.Unauthorized, await SendAsync("Negotiate " + Convert.ToBase64String(System.Text.Encoding.ASCII.GetBytes("not a ticket at all"))));
+        Assert.Equal(HttpStatusCode.Unauthorized, await SendAsync("Negotiate TlRMTVNTUAABAAAAB4IIogAAAAAAAAAAAAAAAAAAAAAKAGFKAAAADw=="));
+        // Another scheme is not an answer to the challenge.
+        Assert.Equal(HttpStatusCode.Unauthorized, await SendAsync("Basic YWxpY2U6cGFzc3dvcmQ="));
+    }
+
+    private static bool SetsSession(HttpResponseMessage response) =>
+        response.Headers.TryGetValues("Set-Cookie", out var cookies) && cookies.Any(c => c.StartsWith("sieveq-console=", StringComparison.Ordinal));
+
     private void UseTickets(string cache, string user) =>
         File.Copy(console.Realm.CacheOf(user)["FILE:".Length..], cache["FILE:".Length..], overwrite: true);
 }
