@@ -155,10 +155,10 @@ public sealed partial record WindowsSignInConfig
     private static string Printable(string s) =>
         new(s.Take(MaxNameLength + 8).Select(c => char.IsControl(c) ? '?' : c).ToArray());
 
-    [GeneratedRegex(@"^[^\s@\\/:']+(/[^\s@\\/:']+)*@[A-Za-z0-9][A-Za-z0-9.-]*$")]
+    [GeneratedRegex(@"^[^\s\p{C}@\\/:']+(/[^\s\p{C}@\\/:']+)*@[A-Za-z0-9][A-Za-z0-9.-]*$")]
     private static partial Regex KerberosPrincipal();
 
-    [GeneratedRegex(@"^[A-Za-z0-9][A-Za-z0-9.-]*\\[^\s@\\/:']+$")]
+    [GeneratedRegex(@"^[A-Za-z0-9][A-Za-z0-9.-]*\\[^\s\p{C}@\\/:']+$")]
     private static partial Regex WindowsAccount();
 
     [GeneratedRegex(@"^S-1-[0-9]+(-[0-9]+){1,15}$")]
