@@ -84,7 +84,8 @@ public sealed class KerberosRealm : IAsyncDisposable
         }
     }
 
-    private static string Password(string user) => "pw-" + user + "-" + Realm.Length.ToString(CultureInfo.InvariantCulture) + "x9";
+    /// <summary>A test user's password, used once by kinit (nothing else signs in with it).</summary>
+    private static string Password(string user) => $"{user}-kerberos-test-password";
 
     private void WriteConfiguration()
     {
