@@ -39,14 +39,15 @@ tally() {
 # installer checks run beside the .NET tests (below), and two apt-get at once would fight over dpkg's lock.
 # Each section still checks what it needs and says so when it is missing.
 #   bc (tallies); fontconfig and a font (ScottPlot's chart text); Debian's Chromium (the console's browser tests:
-#   Playwright drives /usr/bin/chromium and never downloads a browser); the driver's compilers, sanitizer runtime,
+#   Playwright drives /usr/bin/chromium and never downloads a browser); MIT Kerberos's KDC, kadmin.local, kinit and
+#   GSSAPI library (the console's Windows sign-in tests run a realm of their own in a temporary directory); the driver's compilers, sanitizer runtime,
 #   mingw cross-compiler and Wine (driver/scripts/ensure-deps.sh); wixl, msitools, osslsigncode and openssl (the
 #   MSI); afl++ (fuzzing); unzip (package checks).
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 missing() { local p; for p in "$@"; do have_pkg "$p" || printf '%s ' "$p"; done; }
 lean=$(missing bc clang libclang-rt-14-dev llvm mingw-w64 gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 binutils make wine64 \
   wixl msitools osslsigncode openssl afl++ unzip)
-full=$(missing fontconfig fonts-dejavu-core chromium)
+full=$(missing fontconfig fonts-dejavu-core chromium krb5-kdc krb5-admin-server krb5-user libgssapi-krb5-2)
 if [ -n "$lean$full" ] && command -v apt-get >/dev/null 2>&1; then
   section "Debian packages: $lean$full"
   export DEBIAN_FRONTEND=noninteractive

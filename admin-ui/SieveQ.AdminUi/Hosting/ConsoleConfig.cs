@@ -34,6 +34,9 @@ public sealed record ConsoleConfig
     public int MaxFailedLogins { get; init; } = 5;
     public int LockoutMinutes { get; init; } = 15;
     public int SessionMinutes { get; init; } = 60;
+    /// <summary>Windows sign-in (Negotiate, Kerberos) and its principal/group-to-role mapping; off when absent.</summary>
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public Access.WindowsSignInConfig? WindowsSignIn { get; init; }
 
     public static string PathIn(string deploymentDirectory) => Path.Combine(deploymentDirectory, FileName);
 
@@ -49,6 +52,7 @@ public sealed record ConsoleConfig
         {
             throw new DeploymentException($"{path}: maxFailedLogins 1..100, lockoutMinutes and sessionMinutes 1..1440");
         }
+        cfg.WindowsSignIn?.Validate(path);
         return cfg;
     }
 

@@ -12,7 +12,7 @@ public sealed class ConsoleMetrics : IDisposable
     {
         ArgumentNullException.ThrowIfNull(meters);
         _meter = meters.Create(MeterName);
-        Logins = _meter.CreateCounter<long>("sieveq.console.logins", description: "Login attempts, by outcome (accepted, refused, locked_out).");
+        Logins = _meter.CreateCounter<long>("sieveq.console.logins", description: "Login attempts, by outcome (accepted, refused, locked_out; Windows sign-in, tagged method=negotiate: also refused_no_role, malformed).");
         Actions = _meter.CreateCounter<long>("sieveq.console.actions", description: "Change requests, by action and outcome (sent, refused_role, failed).");
         Polls = _meter.CreateCounter<long>("sieveq.console.status_polls", description: "Status polls of the controller, by outcome.");
     }

@@ -42,6 +42,7 @@ public static class ConsoleWebApp
         }
         var key = ManagementKeyFile.Read(deployment.Resolve(config.KeyFile));
         var users = ConsoleUserStore.Open(deployment.Resolve(config.UsersFile), config);
+        KerberosKeytab.Use(config.WindowsSignIn);
 
         var builder = WebApplication.CreateBuilder(new WebApplicationOptions
         {
@@ -137,6 +138,7 @@ public static class ConsoleWebApp
         app.UseAntiforgery();
         app.MapStaticAssets().AllowAnonymous();
         app.MapAccountEndpoints();
+        app.MapNegotiateSignIn();
         app.MapRazorComponents<App>().AddInteractiveServerRenderMode(o => o.ContentSecurityFrameAncestorsPolicy = "'none'");
         return app;
     }
