@@ -26,8 +26,14 @@ internal sealed class RealController : IAsyncDisposable
             ["queue.100"] = 5, ["queue_bytes.100"] = 4096, ["quarantined.pre_sq.4"] = 1, ["suspicion.pre_sq.4"] = 7, ["quarantined.pre_sq.5"] = 1, ["suspicion.pre_sq.5"] = 1,
             ["rules.active_version"] = 3, ["rules.previous_version"] = 2, ["rules.commands_applied"] = 2 }),
         new("pre-sq", "pre-sq-4", "http://127.0.0.1:3", false, false, "connection refused", new Dictionary<string, long> { ["drop.Mac.BadMac"] = 2, ["passed"] = 500 }),
-        new("agent", "agent", "unix:/x", true, true, "ok", new Dictionary<string, long> { ["receiver.100.delivered"] = 1000, ["receiver.100.committed"] = 990, ["sender.1.accepted"] = 77 }),
+        new("agent", "agent", "unix:/x", true, true, "ok", new Dictionary<string, long> { ["receiver.100.delivered"] = 1000, ["receiver.100.committed"] = 990, ["sender.1.accepted"] = 77,
+            ["sender.1.verdict_latency_samples"] = 120, ["sender.1.verdict_latency_p50_us"] = 2500, ["sender.1.verdict_latency_p99_us"] = 9000,
+            ["sender.2.verdict_latency_samples"] = 80, ["sender.2.verdict_latency_p50_us"] = 3100, ["sender.2.verdict_latency_p99_us"] = 14_200,
+            ["sender.3.verdict_latency_samples"] = 0, ["sender.3.verdict_latency_p50_us"] = 0, ["sender.3.verdict_latency_p99_us"] = 99_000 }),
     ];
+
+    /// <summary>What the controller's probe answers; a test may set another deployment's health before polling.</summary>
+    public IReadOnlyList<ComponentHealth> Health { get; set; } = Components;
 
     /// <summary>A scratch directory, removed at the end: the test deployment's base directory.</summary>
     public string Directory => _dir;
@@ -46,7 +52,7 @@ internal sealed class RealController : IAsyncDisposable
         var port = ((IPEndPoint)probe.LocalEndpoint).Port;
         probe.Stop();
         c.Host = ControllerHost.Create(new Uri($"http://127.0.0.1:{port}"), [new PinnedCaller("console", ManagementRole.Operator, c._key.ExportSubjectPublicKeyInfo())],
-            Path.Combine(c._dir, "audit"), _ => Task.FromResult(Components), NullLoggerFactory.Instance, ruleSets: c.RuleSetDesk());
+            Path.Combine(c._dir, "audit"), _ => Task.FromResult(c.Health), NullLoggerFactory.Instance, ruleSets: c.RuleSetDesk());
         await c.Host.StartAsync();
         c.Gateway = new ControllerGateway(new ManagementClient(c.Host.Url, c._key));
         return c;

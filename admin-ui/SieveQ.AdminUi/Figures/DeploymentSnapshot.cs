@@ -2,9 +2,6 @@ using SieveQ.Protocol.V1;
 
 namespace SieveQ.AdminUi.Figures;
 
-/// <summary>One replica's line on the replicas page.</summary>
-public sealed record ReplicaFigures(string Name, bool Healthy, string Detail, long Regency, long Leader, long LastDecided, long Decided, long QuarantinedSenders);
-
 /// <summary>
 /// What one controller Status reply says, reduced to the console's figures. Delivered is the agents' receivers'
 /// delivered counters summed. Drops by stage: the pre-SQs' own drops summed, plus the replicas' drops taken from the
@@ -13,6 +10,9 @@ public sealed record ReplicaFigures(string Name, bool Healthy, string Detail, lo
 public sealed record DeploymentSnapshot(DateTimeOffset Time, IReadOnlyList<ComponentStatus> Components, long Delivered,
     IReadOnlyDictionary<string, long> DropsByStage, IReadOnlyList<ReplicaFigures> Replicas, string AuditHead)
 {
+    /// <summary>The slowest hosted sender's verdict latency over the last minute, or null when there was no verdict.</summary>
+    public VerdictLatency? Latency { get; init; }
+
     /// <summary>The stages as the design card names them (a-g), keyed by the counter's stage name (SieveStage).</summary>
     public static readonly IReadOnlyList<(string Counter, string Label)> Stages =
     [
@@ -36,14 +36,11 @@ public sealed record DeploymentSnapshot(DateTimeOffset Time, IReadOnlyList<Compo
         {
             AddDrops(drops, mostDrops.Counters);
         }
-        var n = Math.Max(1, replicas.Count);
-        var replicaFigures = replicas.Select(r =>
+        var replicaFigures = ReplicaFigures.From(replicas);
+        return new DeploymentSnapshot(time, reply.Components.ToList(), delivered, drops, replicaFigures, reply.AuditLastHash)
         {
-            var regency = r.Counters.GetValueOrDefault("regency");
-            return new ReplicaFigures(r.Name, r.Healthy, r.Detail, regency, regency % n, r.Counters.GetValueOrDefault("last_decided"),
-                r.Counters.GetValueOrDefault("decided"), r.Counters.GetValueOrDefault("quarantined.senders"));
-        }).ToList();
-        return new DeploymentSnapshot(time, reply.Components.ToList(), delivered, drops, replicaFigures, reply.AuditLastHash);
+            Latency = VerdictLatency.Slowest(reply.Components),
+        };
     }
 
     internal static void AddDrops(Dictionary<string, long> drops, IDictionary<string, long> counters)
