@@ -16,6 +16,8 @@ public static class ControllerNames
     public const string PushRuleSet = "PushRuleSet";
     public const string RollbackRuleSet = "RollbackRuleSet";
     public const string DryRunRuleSet = "DryRunRuleSet";
+    public const string EnrolSender = "EnrolSender";
+    public const string RevokeSender = "RevokeSender";
 
     /// <summary>What a signature names: the full method, so a signed request is good for that method only.</summary>
     public static string FullMethod(string method) => Service + "/" + method;

@@ -59,6 +59,7 @@ public sealed partial class ManagementApi
         routes.MapGrpcMethod<SignedManagementRequest, ManagementActionReply>(ControllerNames.Service, ControllerNames.RecordConsoleChange, SignedManagementRequest.Parser,
             call => HandleAsync(call, ControllerNames.RecordConsoleChange, ManagementRole.Operator, ConsoleChangeRequest.Parser, audited: true, RecordConsoleChangeAsync), MaxRequestBytes);
         MapRuleSetCalls(routes);
+        MapEnrolmentCalls(routes);
     }
 
     /// <summary>The console's account changes it may record: a fixed list, so the caller cannot write records that pass for the controller's own.</summary>
@@ -172,7 +173,7 @@ public sealed partial class ManagementApi
         {
             throw new GrpcCallException(GrpcStatusCode.InvalidArgument, "the reason is limited to 200 characters");
         }
-        if (request.Target > int.MaxValue)
+        if (request.Target > int.MaxValue || (request.Op == AdminOp.RevokeSender && request.Target == 0))
         {
             throw new GrpcCallException(GrpcStatusCode.InvalidArgument, $"{request.Target} is not a valid id");
         }
@@ -194,7 +195,7 @@ public sealed partial class ManagementApi
 
     private static string Target(AdminOp op, uint id, string reason)
     {
-        var party = op is AdminOp.QuarantineSender or AdminOp.ReadmitSender ? $"sender {id}" : $"pre-SQ {id}";
+        var party = op is AdminOp.QuarantinePreSq or AdminOp.ReadmitPreSq ? $"pre-SQ {id}" : $"sender {id}";
         return string.IsNullOrEmpty(reason) ? party : $"{party} (reason: {Truncate(reason, 200)})";
     }
 
@@ -207,6 +208,8 @@ public sealed partial class ManagementApi
         ControllerNames.RecordConsoleChange => "console-change",
         ControllerNames.PushRuleSet => "push-rule-set",
         ControllerNames.RollbackRuleSet => "rollback-rule-set",
+        ControllerNames.EnrolSender => "enrol-sender",
+        ControllerNames.RevokeSender => "revoke-sender",
         _ => method,
     };
 
@@ -217,6 +220,7 @@ public sealed partial class ManagementApi
         ConsoleChangeRequest c => Truncate(c.Target, 200),
         RuleSetPushRequest r => $"rule set of {r.Document.Length} bytes",
         RuleSetRollbackRequest => "running rule set",
+        EnrolSenderRequest e => EnrolmentTarget(e),
         _ => "-",
     };
 

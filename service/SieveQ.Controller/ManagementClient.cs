@@ -61,6 +61,12 @@ public sealed class ManagementClient : IDisposable
     public Task<ManagementActionReply> RollbackRuleSetAsync(string reason, CancellationToken ct = default) =>
         CallAsync(ControllerNames.RollbackRuleSet, new RuleSetRollbackRequest { Reason = reason }, ManagementActionReply.Parser, ct);
 
+    public Task<ManagementActionReply> EnrolSenderAsync(EnrolSenderRequest request, CancellationToken ct = default) =>
+        CallAsync(ControllerNames.EnrolSender, request, ManagementActionReply.Parser, ct);
+
+    public Task<ManagementActionReply> RevokeSenderAsync(uint sender, string reason, CancellationToken ct = default) =>
+        CallAsync(ControllerNames.RevokeSender, new SenderActionRequest { Sender = sender, Reason = reason }, ManagementActionReply.Parser, ct);
+
     public Task<RuleSetDryRunReply> DryRunRuleSetAsync(RuleSetDryRunRequest request, CancellationToken ct = default) =>
         CallAsync(ControllerNames.DryRunRuleSet, request, RuleSetDryRunReply.Parser, ct);
 

@@ -9,11 +9,13 @@ public sealed class ManagementApiTests
 {
     /// <summary>Every method, its lowest role, and a body for it.</summary>
     public static TheoryData<string> Methods => [ControllerNames.Status, ControllerNames.AuditTail, ControllerNames.QuarantineSender, ControllerNames.ReadmitSender,
-        ControllerNames.RecordConsoleChange, ControllerNames.PushRuleSet, ControllerNames.RollbackRuleSet, ControllerNames.DryRunRuleSet];
+        ControllerNames.RecordConsoleChange, ControllerNames.PushRuleSet, ControllerNames.RollbackRuleSet, ControllerNames.DryRunRuleSet,
+        ControllerNames.EnrolSender, ControllerNames.RevokeSender];
 
     private static ManagementRole Required(string method) =>
         method is ControllerNames.QuarantineSender or ControllerNames.ReadmitSender or ControllerNames.RecordConsoleChange
-            or ControllerNames.PushRuleSet or ControllerNames.RollbackRuleSet or ControllerNames.DryRunRuleSet ? ManagementRole.Operator : ManagementRole.Viewer;
+            or ControllerNames.PushRuleSet or ControllerNames.RollbackRuleSet or ControllerNames.DryRunRuleSet
+            or ControllerNames.EnrolSender or ControllerNames.RevokeSender ? ManagementRole.Operator : ManagementRole.Viewer;
 
     private static IMessage Body(string method) => method switch
     {
@@ -23,6 +25,7 @@ public sealed class ManagementApiTests
         ControllerNames.RollbackRuleSet => new RuleSetRollbackRequest { Reason = "test" },
         ControllerNames.DryRunRuleSet => new RuleSetDryRunRequest { Document = ByteString.CopyFromUtf8(TestRuleSets.Json(2)) },
         ControllerNames.RecordConsoleChange => new ConsoleChangeRequest { Action = "console-set-role", Target = "console user 'a' set the role of account 'b'", Outcome = "role viewer -> operator" },
+        ControllerNames.EnrolSender => EnrolmentCallTests.ValidRequest(),
         _ => new SenderActionRequest { Sender = 3, Reason = "test" },
     };
 

@@ -20,6 +20,8 @@ public interface IControllerGateway
     Task<ManagementActionReply> PushRuleSetAsync(ReadOnlyMemory<byte> document, ReadOnlyMemory<byte> signature, string reason, CancellationToken ct);
     Task<ManagementActionReply> RollbackRuleSetAsync(string reason, CancellationToken ct);
     Task<RuleSetDryRunReply> DryRunRuleSetAsync(RuleSetDryRunRequest request, CancellationToken ct);
+    Task<ManagementActionReply> EnrolSenderAsync(EnrolSenderRequest request, CancellationToken ct);
+    Task<ManagementActionReply> RevokeSenderAsync(uint sender, string reason, CancellationToken ct);
 }
 
 public sealed class ControllerGateway(ManagementClient client) : IControllerGateway, IDisposable
@@ -36,5 +38,7 @@ public sealed class ControllerGateway(ManagementClient client) : IControllerGate
         client.PushRuleSetAsync(document, signature, reason, ct);
     public Task<ManagementActionReply> RollbackRuleSetAsync(string reason, CancellationToken ct) => client.RollbackRuleSetAsync(reason, ct);
     public Task<RuleSetDryRunReply> DryRunRuleSetAsync(RuleSetDryRunRequest request, CancellationToken ct) => client.DryRunRuleSetAsync(request, ct);
+    public Task<ManagementActionReply> EnrolSenderAsync(EnrolSenderRequest request, CancellationToken ct) => client.EnrolSenderAsync(request, ct);
+    public Task<ManagementActionReply> RevokeSenderAsync(uint sender, string reason, CancellationToken ct) => client.RevokeSenderAsync(sender, reason, ct);
     public void Dispose() => client.Dispose();
 }
