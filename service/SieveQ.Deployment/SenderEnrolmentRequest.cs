@@ -54,26 +54,37 @@ public sealed record SenderEnrolmentRequest(string Name, byte[] SignaturePublicK
         {
             throw new DeploymentException($"{path} is {info.Length} bytes; an enrolment request is at most {MaxFileBytes}");
         }
+        return Parse(File.ReadAllText(path), path);
+    }
+
+    /// <summary>Reads and checks a request's JSON (as <see cref="Load"/> does a file's); <paramref name="source"/> names it in errors.</summary>
+    public static SenderEnrolmentRequest Parse(string json, string source)
+    {
+        ArgumentNullException.ThrowIfNull(json);
+        if (json.Length > MaxFileBytes)
+        {
+            throw new DeploymentException($"{source} is {json.Length} characters; an enrolment request is at most {MaxFileBytes}");
+        }
         SenderEnrolmentRequest? request;
         try
         {
-            request = JsonSerializer.Deserialize(File.ReadAllText(path), SenderEnrolmentRequestJson.Default.SenderEnrolmentRequest);
+            request = JsonSerializer.Deserialize(json, SenderEnrolmentRequestJson.Default.SenderEnrolmentRequest);
         }
         catch (JsonException e)
         {
-            throw new DeploymentException($"{path} is not an enrolment request: {e.Message}", e);
+            throw new DeploymentException($"{source} is not an enrolment request: {e.Message}", e);
         }
         if (request is null || request.Name is null || request.SignaturePublicKey is null || request.AgreementPublicKey is null || request.Proof is null)
         {
-            throw new DeploymentException($"{path}: an enrolment request needs name, signaturePublicKey, agreementPublicKey and proof");
+            throw new DeploymentException($"{source}: an enrolment request needs name, signaturePublicKey, agreementPublicKey and proof");
         }
         if (request.SignaturePublicKey.Length > EnrolmentProof.MaxKeyBytes || request.AgreementPublicKey.Length > EnrolmentProof.MaxKeyBytes)
         {
-            throw new DeploymentException($"{path}: public keys are at most {EnrolmentProof.MaxKeyBytes} bytes");
+            throw new DeploymentException($"{source}: public keys are at most {EnrolmentProof.MaxKeyBytes} bytes");
         }
         if (EnrolmentProof.Problem(request.Claim()) is { } problem)
         {
-            throw new DeploymentException($"{path}: {problem}");
+            throw new DeploymentException($"{source}: {problem}");
         }
         return request;
     }

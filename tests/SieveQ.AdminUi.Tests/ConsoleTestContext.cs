@@ -41,6 +41,7 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
         Services.AddSingleton<IControllerGateway>(Controller.Gateway);
         Services.AddSingleton<LiveFigures>();
         Services.AddScoped<PartyActions>();
+        Services.AddScoped<EnrolmentActions>();
         Services.AddScoped<RuleSetChanges.RuleSetActions>();
         Users = ConsoleUserStore.Open(Path.Combine(Controller.Directory, "users.json"), new ConsoleConfig { Url = "http://127.0.0.1:1", MaxFailedLogins = 3 });
         foreach (var (name, role) in new[] { ("admin", ConsoleRole.Administrator), ("olga", ConsoleRole.Operator), ("vera", ConsoleRole.Viewer) })

@@ -29,6 +29,12 @@ public static class AccountEndpoints
         routes.MapPost("/api/senders/{sender}/readmit", (uint sender, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
             ChangeAsync(actions.ReadmitSenderAsync(context.User, sender, reason, context.RequestAborted)))
             .RequireAuthorization(ConsolePolicies.Operator);
+        routes.MapPost("/api/senders/enrol", ([FromForm] string? request, [FromForm] string? id, [FromForm] string? reason, HttpContext context, EnrolmentActions actions) =>
+            ChangeAsync(actions.EnrolAsync(context.User, request, id, reason, context.RequestAborted)))
+            .RequireAuthorization(ConsolePolicies.Operator);
+        routes.MapPost("/api/senders/{sender}/revoke", (uint sender, [FromForm] string? reason, HttpContext context, EnrolmentActions actions) =>
+            ChangeAsync(actions.RevokeAsync(context.User, sender, reason, context.RequestAborted)))
+            .RequireAuthorization(ConsolePolicies.Operator);
         routes.MapPost("/api/pre-sqs/{preSq}/quarantine", (uint preSq, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
             ChangeAsync(actions.QuarantinePreSqAsync(context.User, preSq, reason, context.RequestAborted)))
             .RequireAuthorization(ConsolePolicies.Operator);

@@ -78,6 +78,7 @@ public static class ConsoleWebApp
         builder.Services.AddSingleton<LiveFigures>();
         builder.Services.AddHostedService(sp => sp.GetRequiredService<LiveFigures>());
         builder.Services.AddScoped<PartyActions>();
+        builder.Services.AddScoped<EnrolmentActions>();
         builder.Services.AddScoped<AccountActions>();
         builder.Services.AddScoped<RuleSetChanges.RuleSetActions>();
 
