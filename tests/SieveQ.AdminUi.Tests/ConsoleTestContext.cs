@@ -40,6 +40,7 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
         Services.AddSingleton(TimeProvider.System);
         Services.AddSingleton<IControllerGateway>(Controller.Gateway);
         Services.AddSingleton<LiveFigures>();
+        Services.AddSingleton<AlarmBook>();
         Services.AddScoped<PartyActions>();
         Services.AddScoped<EnrolmentActions>();
         Services.AddScoped<RuleSetChanges.RuleSetActions>();
