@@ -114,6 +114,8 @@ public sealed class FirewallEnforcerTests : IDisposable
         Assert.Equal(1, counters["firewall.available"]);
         Assert.Equal(2, counters["firewall.policy_pushes"]);
         Assert.Equal(2, counters["firewall.policy_serial"]);
+        // The mode of the policy the driver took last (audit), for the console's driver fleet page.
+        Assert.Equal((long)DriverMode.Audit, counters["firewall.mode"]);
     }
 
     [Fact]

@@ -29,6 +29,9 @@ public sealed class FirewallEnforcer : IAsyncDisposable
     private readonly Lock loopsGate = new();
     private ulong serial;
     private long pushes, rejected, levelSwitches, loopFailures;
+
+    // The driver mode of the policy the driver last accepted (DriverMode as a number); -1 until one is accepted.
+    private long acceptedMode = -1;
     private int stopped;
 
     /// <param name="bridge">The driver; null when this host has none (<paramref name="unavailable"/> says why).</param>
@@ -101,6 +104,10 @@ public sealed class FirewallEnforcer : IAsyncDisposable
             }
             var result = await bridge.PushPolicyAsync(blob, cancellationToken).ConfigureAwait(false);
             Interlocked.Increment(ref result.Accepted ? ref pushes : ref rejected);
+            if (result.Accepted)
+            {
+                Interlocked.Exchange(ref acceptedMode, (long)agentPolicy.DriverMode);
+            }
             // A new policy starts at its initial level; QGuard's view of the load has not changed.
             if (result.Accepted && qguard is { Level: > 0 } q)
             {
@@ -134,6 +141,7 @@ public sealed class FirewallEnforcer : IAsyncDisposable
         c["firewall.attest_dropped"] = attestor.Dropped;
         var s = await bridge.GetStatisticsAsync(cancellationToken).ConfigureAwait(false);
         c["firewall.policy_serial"] = (long)s.PolicySerial;
+        c["firewall.mode"] = Interlocked.Read(ref acceptedMode);
         c["firewall.policy_rules"] = s.PolicyRules;
         c["firewall.level"] = s.Level;
         c["firewall.authorized"] = (long)s.Authorized;
