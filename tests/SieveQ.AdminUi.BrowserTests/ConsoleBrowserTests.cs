@@ -14,7 +14,7 @@ namespace SieveQ.AdminUi.BrowserTests;
 /// </summary>
 public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixture<LocalDeployment>
 {
-    private static readonly string[] Pages = ["/", "/senders", "/receivers", "/pre-sqs", "/replicas", "/rule-sets", "/audit", "/account/password", "/accounts"];
+    private static readonly string[] Pages = ["/", "/senders", "/receivers", "/pre-sqs", "/replicas", "/drivers", "/alarms", "/rule-sets", "/audit", "/account/password", "/accounts"];
 
     private async Task<IPage> SignInAsync(string user)
     {
@@ -77,6 +77,8 @@ public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixt
         await Assertions.Expect(page.GetByTestId("delivered-rate")).Not.ToHaveTextAsync("0 msg/s", new() { Timeout = 20_000 });
         await Assertions.Expect(page.GetByTestId("components")).ToContainTextAsync("replica-sq");
         await Assertions.Expect(page.GetByTestId("drops")).ToContainTextAsync("(f) rules");
+        // The agent's verdict latency under the demo traffic, as `sieveq status` reads it.
+        await Assertions.Expect(page.GetByTestId("verdict-latency")).ToContainTextAsync("p99", new() { Timeout = 20_000 });
         await page.WaitForTimeoutAsync(6_000); // a few more points on the chart for the screenshot
         await ScreenshotAsync(page, "console-overview");
         await page.Context.CloseAsync();
@@ -108,6 +110,34 @@ public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixt
     }
 
     [Fact]
+    public async Task An_operator_enrols_a_new_sender_through_the_ordering_revokes_it_and_reads_both_audit_records()
+    {
+        var request = await deployment.EnrolmentRequestAsync("browser-sender");
+        var page = await SignInAsync("operator1");
+        await page.GotoAsync("/senders");
+        await InteractiveAsync(page);
+        await page.Locator("#enrol-request").FillAsync(request);
+        await page.Locator("#enrol-reason").FillAsync("browser test enrolment");
+        await page.GetByRole(AriaRole.Button, new() { Name = "Enrol sender" }).ClickAsync();
+        // The replicas pick the next free id and apply it (the controller holds the administrator key: `up --rules`).
+        var result = page.GetByTestId("enrolment-result");
+        await Assertions.Expect(result).ToContainTextAsync("applied: enrol sender", new() { Timeout = 40_000 });
+        var id = Regex.Match(await result.TextContentAsync() ?? "", @"enrol sender (\d+) \('browser-sender'\): applied").Groups[1].Value;
+        Assert.False(string.IsNullOrEmpty(id), await result.TextContentAsync());
+        await ScreenshotAsync(page, "sender-enrolled");
+        await page.Locator("#revoke-id").FillAsync(id);
+        await page.Locator("#revoke-reason").FillAsync("browser test revocation");
+        await page.GetByRole(AriaRole.Button, new() { Name = "Revoke sender" }).ClickAsync();
+        await Assertions.Expect(result).ToContainTextAsync($"applied: revoke sender {id}: applied", new() { Timeout = 40_000 });
+        await page.GotoAsync("/audit");
+        await InteractiveAsync(page);
+        var audit = page.GetByTestId("audit");
+        await Assertions.Expect(audit.Locator("tr", new() { HasText = "enrol-sender" }).First).ToContainTextAsync("'browser-sender', signing key");
+        await Assertions.Expect(audit.Locator("tr", new() { HasText = "revoke-sender" }).First).ToContainTextAsync($"sender {id} (reason: console user 'operator1': browser test revocation)");
+        await page.Context.CloseAsync();
+    }
+
+    [Fact]
     public async Task A_viewer_is_refused_every_change_through_the_page_and_by_posting_directly()
     {
         var page = await SignInAsync("viewer1");
@@ -127,7 +157,7 @@ public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixt
 
         // Directly, with the viewer's own cookie: without the antiforgery token, then with a valid one.
         var api = page.Context.APIRequest;
-        foreach (var action in new[] { "senders/2/quarantine", "senders/2/readmit", "pre-sqs/0/quarantine", "pre-sqs/0/readmit", "rule-sets/push", "rule-sets/rollback" })
+        foreach (var action in new[] { "senders/2/quarantine", "senders/2/readmit", "senders/enrol", "senders/2/revoke", "pre-sqs/0/quarantine", "pre-sqs/0/readmit", "rule-sets/push", "rule-sets/rollback" })
         {
             // The role is checked before the token: refused for the role either way.
             var noToken = await api.PostAsync($"/api/{action}", Post(api, action, ("reason", "direct")));

@@ -125,6 +125,22 @@ public sealed partial class LocalDeployment : IAsyncLifetime
         return UserPassword().Match(output).Groups[1].Value;
     }
 
+    /// <summary>What `sieveq enrol request --name NAME` writes on a sender's host (keys and request in a folder of the deployment's directory).</summary>
+    public async Task<string> EnrolmentRequestAsync(string name)
+    {
+        var output = Path.Combine(Directory, "sender-host-" + name);
+        var psi = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
+        foreach (var a in new[] { SieveqDll, "enrol", "request", "--name", name, "--out", output })
+        {
+            psi.ArgumentList.Add(a);
+        }
+        using var p = Process.Start(psi)!;
+        var stdout = await p.StandardOutput.ReadToEndAsync();
+        await p.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(60));
+        Assert.True(p.ExitCode == 0, stdout + await p.StandardError.ReadToEndAsync());
+        return await File.ReadAllTextAsync(Path.Combine(output, name + ".enrol-request.json"));
+    }
+
     public async Task DisposeAsync()
     {
         if (Browser is not null)
