@@ -107,6 +107,10 @@ public sealed class TestOpenIdProvider : IAsyncDisposable
             return Results.SignIn(new ClaimsPrincipal(identity), null, OpenIddictServerAspNetCoreDefaults.AuthenticationScheme);
         });
         await app.StartAsync();
+        // Ready when it answers: the first discovery and key requests pay for OpenIddict's start-up, not the test's first sign-in.
+        using var warm = new HttpClient { Timeout = TimeSpan.FromSeconds(60) };
+        (await warm.GetAsync(new Uri(authority, ".well-known/openid-configuration"))).EnsureSuccessStatusCode().Dispose();
+        (await warm.GetAsync(new Uri(authority, ".well-known/jwks"))).EnsureSuccessStatusCode().Dispose();
         return provider;
     }
 

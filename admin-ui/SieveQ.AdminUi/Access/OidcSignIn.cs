@@ -64,7 +64,7 @@ public static partial class OidcSignIn
             o.UseTokenLifetime = false;
             o.SignInScheme = CookieAuthenticationDefaults.AuthenticationScheme;
             o.CallbackPath = CallbackPath;
-            o.BackchannelTimeout = TimeSpan.FromSeconds(10);
+            o.BackchannelTimeout = TimeSpan.FromSeconds(20);
             o.RemoteAuthenticationTimeout = TimeSpan.FromMinutes(10);
             o.CorrelationCookie.Name = "sieveq-console-oidc-correlation.";
             o.NonceCookie.Name = "sieveq-console-oidc-nonce.";
@@ -146,9 +146,22 @@ public static partial class OidcSignIn
         {
             return;
         }
-        routes.MapGet(LoginPath, (string? returnUrl) =>
-            Results.Challenge(new AuthenticationProperties { RedirectUri = ReturnPath + "?returnUrl=" + Uri.EscapeDataString(LocalOrRoot(returnUrl)) }, [Scheme]))
-            .AllowAnonymous();
+        routes.MapGet(LoginPath, async (string? returnUrl, HttpContext context) =>
+        {
+            try
+            {
+                await context.ChallengeAsync(Scheme, new AuthenticationProperties { RedirectUri = ReturnPath + "?returnUrl=" + Uri.EscapeDataString(LocalOrRoot(returnUrl)) })
+                    .ConfigureAwait(false);
+            }
+            catch (InvalidOperationException e)
+            {
+                // The provider's discovery document or keys could not be read: say so on the sign-in page, not with a 500.
+                Services(context, out var metrics, out var log);
+                metrics.Logins.Add(1, new KeyValuePair<string, object?>("outcome", "provider_unavailable"), new KeyValuePair<string, object?>("method", "oidc"));
+                log.LogWarning("console OIDC sign-in: provider {Authority} unavailable: {Reason}", config.Oidc.Authority, e.Message);
+                context.Response.Redirect(AccountEndpoints.LoginPath + "?error=oidc");
+            }
+        }).AllowAnonymous();
         routes.MapGet(ReturnPath, (string? returnUrl) =>
         {
             var target = WebUtility.HtmlEncode(LocalOrRoot(returnUrl));
