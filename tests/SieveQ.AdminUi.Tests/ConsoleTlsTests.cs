@@ -50,6 +50,15 @@ public sealed partial class ConsoleTlsTests : IAsyncLifetime
             var e = Refused();
             Assert.Contains(url, e.Message, StringComparison.Ordinal);
         }
+        foreach (var url in new[] { "http://10.1.2.3:5080", "http://0.0.0.0:5080", "http://[::]:5080" })
+        {
+            Configure(c => c with { Url = url });
+            Assert.Contains("cleartext off loopback", Refused().Message, StringComparison.Ordinal);
+        }
+        // IPv6 literals are addresses like any other.
+        var tls = new ConsoleTlsConfig { CertificateFile = "c.crt", KeyFile = "c.key" };
+        Assert.Equal("http://[::1]:5080", new ConsoleConfig { Url = "http://127.0.0.1:1" }.WithUrl("http://[::1]:5080").Url);
+        Assert.Equal("https://[::]:5080", new ConsoleConfig { Url = "https://127.0.0.1:1", Tls = tls }.WithUrl("https://[::]:5080").Url);
         Configure(c => c with { Url = "http://127.0.0.1:5080", Tls = new ConsoleTlsConfig { CertificateFile = "c.crt", KeyFile = "c.key" } });
         Assert.Contains("use https://", Refused().Message, StringComparison.Ordinal);
         // `serve --url` is held to the same rule.

@@ -1,7 +1,5 @@
 using System.Net;
-using System.Net.Sockets;
 using System.Text.RegularExpressions;
-using Microsoft.AspNetCore.Builder;
 using SieveQ.AdminUi.Access;
 using SieveQ.AdminUi.Hosting;
 using SieveQ.Deployment;
@@ -15,56 +13,12 @@ namespace SieveQ.AdminUi.Tests;
 /// audited change; these check each hop: PKCE and nonce in the request, the session's name and role, the role
 /// policies, refusal without a mapped role, a tampered answer refused, sign-out.
 /// </summary>
-public sealed partial class OidcSignInTests : IAsyncLifetime
+public sealed partial class OidcSignInTests(OidcConsole deployment) : IClassFixture<OidcConsole>
 {
-    private readonly string _dir = Directory.CreateTempSubdirectory("sieveq-console-oidc-").FullName;
-    private TestOpenIdProvider _provider = null!;
-    private WebApplication _console = null!;
-    private Uri _url = null!;
-
-    public async Task InitializeAsync()
-    {
-        DeploymentFile.Save(new DeploymentConfig
-        {
-            F = 0,
-            Replicas = [new ReplicaSqEntry { Id = 0, Name = "replica-sq-0", ApiUrl = "http://127.0.0.1:1" }],
-            PreSqs = [new PreSqEntry { Id = 1, Name = "pre-sq-1", Url = "http://127.0.0.1:2" }],
-            Agents = [],
-        }, Path.Combine(_dir, DeploymentFile.FileName));
-        await ConsoleSetup.InitAsync(_dir, "admin", CancellationToken.None);
-        _url = new Uri($"https://127.0.0.1:{FreeLoopbackPort()}");
-        var (config, _) = ConsoleTls.CreateCertificate(_dir, _url.ToString().TrimEnd('/'));
-        _provider = await TestOpenIdProvider.StartAsync("sieveq-console", "the-client-secret", new Uri(_url, OidcSignIn.CallbackPath),
-        [
-            new TestProviderUser("olga", "olga-password", ["staff", "sq-ops"]),
-            new TestProviderUser("victor", "victor-password", ["sq-view"]),
-            new TestProviderUser("nobody", "nobody-password", ["staff"]),
-        ]);
-        var secret = Path.Combine(_dir, "console", "oidc-secret");
-        File.WriteAllText(secret, "the-client-secret\n");
-        if (!OperatingSystem.IsWindows())
-        {
-            File.SetUnixFileMode(secret, UnixFileMode.UserRead | UnixFileMode.UserWrite);
-        }
-        (config with
-        {
-            Oidc = new ConsoleOidcConfig
-            {
-                DisplayName = "Test provider",
-                Authority = _provider.Authority.ToString(),
-                ClientId = "sieveq-console",
-                ClientSecretFile = "console/oidc-secret",
-                Roles = new Dictionary<string, string> { ["sq-ops"] = "operator", ["sq-view"] = "viewer" },
-            },
-        }).Save(_dir);
-        _console = ConsoleWebApp.Build(_dir, ConsoleServeSettings.FromFiles, []);
-        await _console.StartAsync();
-    }
-
     /// <summary>A browser's jar, trusting the console's generated certificate (by its exact bytes) and nothing else over TLS.</summary>
     private HttpClient Browser()
     {
-        var certificate = File.ReadAllText(Path.Combine(_dir, "keys", ConsoleTls.GeneratedFileStem + ".crt"));
+        var certificate = File.ReadAllText(Path.Combine(deployment.Directory, "keys", ConsoleTls.GeneratedFileStem + ".crt"));
         using var trusted = System.Security.Cryptography.X509Certificates.X509Certificate2.CreateFromPem(certificate);
         var thumbprint = trusted.Thumbprint;
         return new HttpClient(new HttpClientHandler
@@ -78,25 +32,25 @@ public sealed partial class OidcSignInTests : IAsyncLifetime
     /// <summary>From "Sign in with" to the provider's answer posted back to the console; returns that post's response.</summary>
     private async Task<HttpResponseMessage> SignInAsync(HttpClient browser, string user, string password, Func<Dictionary<string, string>, Dictionary<string, string>>? tamper = null)
     {
-        using var start = await browser.GetAsync(new Uri(_url, OidcSignIn.LoginPath + "?returnUrl=%2Faccount%2Fpassword"));
+        using var start = await browser.GetAsync(new Uri(deployment.Url, OidcSignIn.LoginPath + "?returnUrl=%2Faccount%2Fpassword"));
         Assert.Equal(HttpStatusCode.Redirect, start.StatusCode);
         var authorize = start.Headers.Location!;
-        Assert.StartsWith(new Uri(_provider.Authority, "connect/authorize").ToString(), authorize.ToString(), StringComparison.Ordinal);
+        Assert.StartsWith(new Uri(deployment.Provider.Authority, "connect/authorize").ToString(), authorize.ToString(), StringComparison.Ordinal);
         var query = System.Web.HttpUtility.ParseQueryString(authorize.Query);
         Assert.Equal("code", query["response_type"]);
         Assert.Equal("S256", query["code_challenge_method"]);
         Assert.False(string.IsNullOrEmpty(query["code_challenge"]));
         Assert.False(string.IsNullOrEmpty(query["nonce"]));
-        Assert.Equal(new Uri(_url, "/signin-oidc").ToString(), query["redirect_uri"]);
+        Assert.Equal(new Uri(deployment.Url, "/signin-oidc").ToString(), query["redirect_uri"]);
 
         using var loginPage = await browser.GetAsync(authorize);
         var (action, fields) = Form(await loginPage.Content.ReadAsStringAsync());
         fields["username"] = user;
         fields["password"] = password;
-        using var login = await browser.PostAsync(new Uri(_provider.Authority, action), new FormUrlEncodedContent(fields));
+        using var login = await browser.PostAsync(new Uri(deployment.Provider.Authority, action), new FormUrlEncodedContent(fields));
         // The provider answers with a page that posts the code to the console (response_mode=form_post).
         var (callback, answer) = Form(await login.Content.ReadAsStringAsync());
-        Assert.Equal(new Uri(_url, "/signin-oidc").ToString(), callback);
+        Assert.Equal(new Uri(deployment.Url, "/signin-oidc").ToString(), callback);
         Assert.True(answer.ContainsKey("code"), string.Join(", ", answer.Keys));
         return await browser.PostAsync(new Uri(callback), new FormUrlEncodedContent(tamper is null ? answer : tamper(answer)));
     }
@@ -113,23 +67,23 @@ public sealed partial class OidcSignInTests : IAsyncLifetime
         Assert.Contains("samesite=strict", session, StringComparison.OrdinalIgnoreCase);
 
         // The landing page moves on by itself to the page asked for.
-        using var landing = await browser.GetAsync(new Uri(_url, signedIn.Headers.Location.OriginalString));
+        using var landing = await browser.GetAsync(new Uri(deployment.Url, signedIn.Headers.Location.OriginalString));
         Assert.Contains("url=/account/password", await landing.Content.ReadAsStringAsync(), StringComparison.Ordinal);
 
-        using var page = await browser.GetAsync(new Uri(_url, "/account/password"));
+        using var page = await browser.GetAsync(new Uri(deployment.Url, "/account/password"));
         Assert.Equal(HttpStatusCode.OK, page.StatusCode);
         Assert.Contains("oidc:olga (operator)", WebUtility.HtmlDecode(await page.Content.ReadAsStringAsync()), StringComparison.Ordinal);
         // The administrator policy refuses an operator, as for a local account.
-        using var accounts = await browser.GetAsync(new Uri(_url, "/accounts"));
+        using var accounts = await browser.GetAsync(new Uri(deployment.Url, "/accounts"));
         Assert.Equal(HttpStatusCode.Redirect, accounts.StatusCode);
         Assert.Equal("/denied", accounts.Headers.Location!.AbsolutePath);
 
         // Sign-out ends the console session.
         var token = AntiforgeryField().Match(await page.Content.ReadAsStringAsync()).Groups[1].Value;
-        using var signOut = await browser.PostAsync(new Uri(_url, "/account/logout"),
+        using var signOut = await browser.PostAsync(new Uri(deployment.Url, "/account/logout"),
             new FormUrlEncodedContent(new Dictionary<string, string> { ["__RequestVerificationToken"] = token }));
         Assert.Equal(HttpStatusCode.Redirect, signOut.StatusCode);
-        using var after = await browser.GetAsync(new Uri(_url, "/account/password"));
+        using var after = await browser.GetAsync(new Uri(deployment.Url, "/account/password"));
         Assert.Equal(HttpStatusCode.Redirect, after.StatusCode);
         Assert.StartsWith(AccountEndpoints.LoginPath, after.Headers.Location!.AbsolutePath, StringComparison.Ordinal);
     }
@@ -141,11 +95,11 @@ public sealed partial class OidcSignInTests : IAsyncLifetime
         {
             using var signedIn = await SignInAsync(browser, "victor", "victor-password");
             Assert.Equal(HttpStatusCode.Redirect, signedIn.StatusCode);
-            using var page = await browser.GetAsync(new Uri(_url, "/account/password"));
+            using var page = await browser.GetAsync(new Uri(deployment.Url, "/account/password"));
             var html = await page.Content.ReadAsStringAsync();
             Assert.Contains("oidc:victor (viewer)", WebUtility.HtmlDecode(html), StringComparison.Ordinal);
             var token = AntiforgeryField().Match(html).Groups[1].Value;
-            using var quarantine = await browser.PostAsync(new Uri(_url, "/api/senders/1/quarantine"),
+            using var quarantine = await browser.PostAsync(new Uri(deployment.Url, "/api/senders/1/quarantine"),
                 new FormUrlEncodedContent(new Dictionary<string, string> { ["reason"] = "direct", ["__RequestVerificationToken"] = token }));
             Assert.Equal(HttpStatusCode.Forbidden, quarantine.StatusCode);
         }
@@ -155,9 +109,9 @@ public sealed partial class OidcSignInTests : IAsyncLifetime
             Assert.Equal(HttpStatusCode.Redirect, refused.StatusCode);
             Assert.Equal(AccountEndpoints.LoginPath + "?error=oidc", refused.Headers.Location!.OriginalString);
             Assert.DoesNotContain(refused.Headers.TryGetValues("Set-Cookie", out var cookies) ? cookies : [], c => c.StartsWith("sieveq-console=", StringComparison.Ordinal));
-            using var home = await browser.GetAsync(new Uri(_url, "/"));
+            using var home = await browser.GetAsync(new Uri(deployment.Url, "/"));
             Assert.Equal(HttpStatusCode.Redirect, home.StatusCode);
-            using var login = await browser.GetAsync(new Uri(_url, AccountEndpoints.LoginPath + "?error=oidc"));
+            using var login = await browser.GetAsync(new Uri(deployment.Url, AccountEndpoints.LoginPath + "?error=oidc"));
             var html = WebUtility.HtmlDecode(await login.Content.ReadAsStringAsync());
             Assert.Contains("Sign in with Test provider", html, StringComparison.Ordinal);
             Assert.Contains("has no console role", html, StringComparison.Ordinal);
@@ -178,7 +132,7 @@ public sealed partial class OidcSignInTests : IAsyncLifetime
         {
         }
         using var attacker = Browser();
-        using var replay = await attacker.PostAsync(new Uri(_url, OidcSignIn.CallbackPath), new FormUrlEncodedContent(stolen!));
+        using var replay = await attacker.PostAsync(new Uri(deployment.Url, OidcSignIn.CallbackPath), new FormUrlEncodedContent(stolen!));
         Assert.Equal(AccountEndpoints.LoginPath + "?error=oidc", replay.Headers.Location!.OriginalString);
         Assert.False(replay.Headers.TryGetValues("Set-Cookie", out var cookies) && cookies.Any(c => c.StartsWith("sieveq-console=", StringComparison.Ordinal)));
     }
@@ -197,21 +151,6 @@ public sealed partial class OidcSignInTests : IAsyncLifetime
             }
         }
         return (action, fields);
-    }
-
-    private static int FreeLoopbackPort()
-    {
-        using var probe = new TcpListener(IPAddress.Loopback, 0);
-        probe.Start();
-        return ((IPEndPoint)probe.LocalEndpoint).Port;
-    }
-
-    public async Task DisposeAsync()
-    {
-        await _console.StopAsync();
-        await _console.DisposeAsync();
-        await _provider.DisposeAsync();
-        Directory.Delete(_dir, recursive: true);
     }
 
     [GeneratedRegex("<form[^>]*action=\"([^\"]+)\"")]

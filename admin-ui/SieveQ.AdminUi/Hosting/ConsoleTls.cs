@@ -44,7 +44,7 @@ public static class ConsoleTls
     /// <exception cref="DeploymentException">The URL is malformed, cleartext off loopback, https without a certificate, or http with one.</exception>
     public static void CheckUrl(string? url, ConsoleTlsConfig? tls, string where)
     {
-        if (!Uri.TryCreate(url, UriKind.Absolute, out var u) || u.Scheme is not ("http" or "https") || !IPAddress.TryParse(u.Host, out var ip)
+        if (!Uri.TryCreate(url, UriKind.Absolute, out var u) || u.Scheme is not ("http" or "https") || !IPAddress.TryParse(Address(u), out var ip)
             || u.AbsolutePath != "/" || u.Query.Length > 0 || u.Fragment.Length > 0
             || u.UserInfo.Length > 0)
         {
@@ -190,7 +190,7 @@ public static class ConsoleTls
         ArgumentNullException.ThrowIfNull(kestrel);
         ArgumentNullException.ThrowIfNull(limiter);
         var u = new Uri(url);
-        kestrel.Listen(IPAddress.Parse(u.Host), u.Port, listen =>
+        kestrel.Listen(IPAddress.Parse(Address(u)), u.Port, listen =>
         {
             listen.Use(next => limiter.Wrap(next));
             if (certificate is not null)
@@ -199,6 +199,9 @@ public static class ConsoleTls
             }
         });
     }
+
+    /// <summary>The listen address of a URL: an IPv6 literal without its brackets.</summary>
+    private static string Address(Uri url) => url.Host.Trim('[', ']');
 
     /// <summary>
     /// HSTS on every https response: a browser that once reached the console over TLS will not be talked into
