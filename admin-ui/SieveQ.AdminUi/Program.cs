@@ -75,12 +75,13 @@ addUser.SetAction(async (parse, ct) =>
 });
 
 var tlsUrl = new Option<string>("--url") { Description = "The https:// URL to serve on (e.g. https://0.0.0.0:8443).", Required = true };
-var initTls = new Command("init-tls", "Create a self-signed TLS certificate for the console (keys/console-tls.crt and .key) and serve https:// on --url; prints its SHA-256 fingerprint.") { deployment, tlsUrl };
+var tlsNames = new Option<string[]>("--name") { Description = "A host name browsers use for the console (repeatable), for the certificate's subjectAlternativeName; the --url address is added unless it is 0.0.0.0 or [::].", AllowMultipleArgumentsPerToken = false };
+var initTls = new Command("init-tls", "Create a self-signed TLS certificate for the console (keys/console-tls.crt and .key) and serve https:// on --url; prints its SHA-256 fingerprint.") { deployment, tlsUrl, tlsNames };
 initTls.SetAction(parse =>
 {
     try
     {
-        var (cfg, fingerprint) = ConsoleTls.CreateCertificate(parse.GetValue(deployment)!.FullName, parse.GetValue(tlsUrl)!);
+        var (cfg, fingerprint) = ConsoleTls.CreateCertificate(parse.GetValue(deployment)!.FullName, parse.GetValue(tlsUrl)!, parse.GetValue(tlsNames) ?? []);
         Console.WriteLine($"console {cfg.Url}");
         Console.WriteLine($"certificate {cfg.Tls!.CertificateFile} sha256 fingerprint {fingerprint}");
         return 0;

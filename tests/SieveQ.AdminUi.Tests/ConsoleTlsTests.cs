@@ -114,10 +114,15 @@ public sealed partial class ConsoleTlsTests : IAsyncLifetime
     public async Task The_console_serves_https_with_the_generated_certificate_hsts_and_secure_cookies()
     {
         var url = $"https://127.0.0.1:{FreeLoopbackPort()}";
-        var (config, fingerprint) = ConsoleTls.CreateCertificate(_dir, url);
+        Assert.Throws<DeploymentException>(() => ConsoleTls.CreateCertificate(_dir, url, ["bad name/"]));
+        var (config, fingerprint) = ConsoleTls.CreateCertificate(_dir, url, ["console.example"]);
         Assert.Equal(url, ConsoleConfig.Load(_dir).Url);
         using var generated = X509Certificate2.CreateFromPemFile(Path.Combine(_dir, config.Tls!.CertificateFile), Path.Combine(_dir, config.Tls.KeyFile!));
         Assert.Equal(generated.GetCertHashString(HashAlgorithmName.SHA256), fingerprint);
+        // The names a browser may be given: --name and the listen address.
+        var alternative = generated.Extensions.OfType<X509SubjectAlternativeNameExtension>().Single();
+        Assert.Equal(["console.example"], alternative.EnumerateDnsNames());
+        Assert.Equal([IPAddress.Loopback], alternative.EnumerateIPAddresses());
         var pin = TlsPin.Of(generated.PublicKey);
 
         await using var app = ConsoleWebApp.Build(_dir, ConsoleServeSettings.FromFiles, []);

@@ -165,12 +165,26 @@ public static class ConsoleTls
     /// directory) for <paramref name="url"/>, written into console.json.
     /// </summary>
     /// <returns>The configuration saved and the certificate's SHA-256 fingerprint, for the operator to compare in the browser.</returns>
-    public static (ConsoleConfig Config, string Fingerprint) CreateCertificate(string deploymentDirectory, string url)
+    /// <param name="names">Host names (and addresses) browsers will be given for the console, for the certificate's
+    /// subjectAlternativeName; the listen address is added unless it is a wildcard.</param>
+    public static (ConsoleConfig Config, string Fingerprint) CreateCertificate(string deploymentDirectory, string url, IReadOnlyCollection<string>? names = null)
     {
         var deployment = DeploymentFile.Load(deploymentDirectory);
         var cfg = ConsoleConfig.Load(deployment.BaseDirectory);
         var keyDirectory = deployment.Resolve(deployment.KeyDirectory);
-        DeploymentTls.Create(keyDirectory, GeneratedFileStem, "sieveq-console");
+        var alternativeNames = (names ?? []).ToList();
+        if (alternativeNames.FirstOrDefault(n => Uri.CheckHostName(n) is not (UriHostNameType.Dns or UriHostNameType.IPv4 or UriHostNameType.IPv6)) is { } bad)
+        {
+            throw new DeploymentException($"--name '{bad}' is not a host name or an IP address");
+        }
+        if (Uri.TryCreate(url, UriKind.Absolute, out var listen) && IPAddress.TryParse(Address(listen), out var ip)
+            && !ip.Equals(IPAddress.Any) && !ip.Equals(IPAddress.IPv6Any))
+        {
+            alternativeNames.Add(ip.ToString());
+        }
+        Directory.CreateDirectory(keyDirectory);
+        TlsServerCertificate.Create(Path.Combine(keyDirectory, GeneratedFileStem + ".crt"), Path.Combine(keyDirectory, GeneratedFileStem + ".key"),
+            "sieveq-console", alternativeNames.Distinct(StringComparer.OrdinalIgnoreCase).ToList());
         var tls = new ConsoleTlsConfig
         {
             CertificateFile = Path.GetRelativePath(deployment.BaseDirectory, Path.Combine(keyDirectory, GeneratedFileStem + ".crt")),
