@@ -7,7 +7,7 @@ using SieveQ.Deployment;
 // generated and printed once, when its account is created, and never again (docs/console.md).
 var deployment = new Option<DirectoryInfo>("--deployment") { Description = "Deployment directory (holding deployment.json, controller.json, console.json).", Required = true };
 
-var url = new Option<string?>("--url") { Description = "Listen URL (http:// on a loopback address; default: console.json's)." };
+var url = new Option<string?>("--url") { Description = "Listen URL (https:// with console.json's tls certificate, or http:// on a loopback address; default: console.json's)." };
 var controllerUrl = new Option<string?>("--controller") { Description = "The controller's URL (default: the one in the deployment's controller.json)." };
 var controllerPin = new Option<string?>("--controller-pin") { Description = "With an https:// --controller: its TLS key pin (base64 SHA-256 of the SubjectPublicKeyInfo, as in controller.json)." };
 var serve = new Command("serve", "Run the web console until SIGTERM, Ctrl-C or a service stop.") { deployment, url, controllerUrl, controllerPin };
@@ -74,5 +74,24 @@ addUser.SetAction(async (parse, ct) =>
     }
 });
 
-var root = new RootCommand("SieveQ web admin console") { serve, init, addUser };
+var tlsUrl = new Option<string>("--url") { Description = "The https:// URL to serve on (e.g. https://0.0.0.0:8443).", Required = true };
+var tlsNames = new Option<string[]>("--name") { Description = "A host name browsers use for the console (repeatable), for the certificate's subjectAlternativeName; the --url address is added unless it is 0.0.0.0 or [::].", AllowMultipleArgumentsPerToken = false };
+var initTls = new Command("init-tls", "Create a self-signed TLS certificate for the console (keys/console-tls.crt and .key) and serve https:// on --url; prints its SHA-256 fingerprint.") { deployment, tlsUrl, tlsNames };
+initTls.SetAction(parse =>
+{
+    try
+    {
+        var (cfg, fingerprint) = ConsoleTls.CreateCertificate(parse.GetValue(deployment)!.FullName, parse.GetValue(tlsUrl)!, parse.GetValue(tlsNames) ?? []);
+        Console.WriteLine($"console {cfg.Url}");
+        Console.WriteLine($"certificate {cfg.Tls!.CertificateFile} sha256 fingerprint {fingerprint}");
+        return 0;
+    }
+    catch (Exception e) when (e is DeploymentException or IOException or UnauthorizedAccessException)
+    {
+        Console.Error.WriteLine($"error: {e.Message}");
+        return 1;
+    }
+});
+
+var root = new RootCommand("SieveQ web admin console") { serve, init, addUser, initTls };
 return await root.Parse(args).InvokeAsync().ConfigureAwait(false);

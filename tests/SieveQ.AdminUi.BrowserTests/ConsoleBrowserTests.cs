@@ -12,7 +12,7 @@ namespace SieveQ.AdminUi.BrowserTests;
 /// pushed and rolled back, a viewer refused
 /// every change through the page and by posting directly, and axe-core on every page.
 /// </summary>
-public sealed class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixture<LocalDeployment>
+public sealed partial class ConsoleBrowserTests(LocalDeployment deployment) : IClassFixture<LocalDeployment>
 {
     private static readonly string[] Pages = ["/", "/senders", "/receivers", "/pre-sqs", "/replicas", "/drivers", "/alarms", "/rule-sets", "/audit", "/account/password", "/accounts"];
 

@@ -51,6 +51,40 @@ public sealed class SessionCheckTests : IDisposable
         Assert.Null(await CheckAsync("olga", ConsoleRole.Viewer));
     }
 
+    [Fact]
+    public async Task A_provider_session_is_kept_while_its_provider_is_configured_and_ended_otherwise()
+    {
+        var oidc = new ConsoleOidcConfig
+        {
+            DisplayName = "Test", Authority = "https://idp.example/", ClientId = "c", ClientSecretFile = "s",
+            Roles = new Dictionary<string, string> { ["ops"] = "operator" },
+        };
+        async Task<ClaimsPrincipal?> CheckProviderAsync(string authority, string name, string role, ConsoleOidcConfig? configured)
+        {
+            var principal = new ClaimsPrincipal(new ClaimsIdentity(
+            [
+                new Claim(ClaimTypes.Name, name), new Claim(ClaimTypes.Role, role),
+                new Claim(OidcSignIn.SourceClaim, OidcSignIn.SourceValue), new Claim(OidcSignIn.AuthorityClaim, authority),
+            ], CookieAuthenticationDefaults.AuthenticationScheme));
+            var context = new CookieValidatePrincipalContext(new DefaultHttpContext { RequestServices = _services },
+                new AuthenticationScheme(CookieAuthenticationDefaults.AuthenticationScheme, null, typeof(CookieAuthenticationHandler)),
+                new CookieAuthenticationOptions(), new AuthenticationTicket(principal, CookieAuthenticationDefaults.AuthenticationScheme));
+            await SessionCheck.ValidateAsync(context, _users, configured);
+            return context.Principal;
+        }
+        // No local account "oidc:olga" exists (the name cannot be one): the provider's session stands on its own.
+        Assert.NotNull(await CheckProviderAsync("https://idp.example/", "oidc:olga", "operator", oidc));
+        Assert.Null(await CheckProviderAsync("https://other.example/", "oidc:olga", "operator", oidc));
+        Assert.Null(await CheckProviderAsync("https://idp.example/", "oidc:olga", "operator", null));
+        Assert.Null(await CheckProviderAsync("https://idp.example/", "oidc:olga", "root", oidc));
+        Assert.Null(await CheckProviderAsync("https://idp.example/", "olga", "operator", oidc));
+        // A local session is still checked against the store (CheckAsync: the same handler).
+        await _users.AddAsync("admin", ConsoleRole.Administrator, CancellationToken.None);
+        await _users.AddAsync("olga", ConsoleRole.Operator, CancellationToken.None);
+        await _users.SetDisabledAsync("olga", true, CancellationToken.None);
+        Assert.Null(await CheckAsync("olga", ConsoleRole.Operator));
+    }
+
     public void Dispose()
     {
         _services.Dispose();

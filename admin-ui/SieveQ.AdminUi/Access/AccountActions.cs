@@ -15,7 +15,7 @@ public sealed record AccountResult(bool Done, bool Refused, string Message, stri
 /// recorded in the controller's audit log before it is made; when the controller does not record it, nothing changes.
 /// </summary>
 public sealed class AccountActions(IAuthorizationService authorization, IControllerGateway controller, ConsoleUserStore users,
-    ConsoleMetrics metrics, ILogger<AccountActions> log)
+    ConsoleMetrics metrics, ILogger<AccountActions> log, Hosting.ConsoleConfig? config = null)
 {
     public async Task<AccountResult> ChangeOwnPasswordAsync(ClaimsPrincipal user, string? current, string? replacement, string? confirmation, CancellationToken ct)
     {
@@ -23,6 +23,10 @@ public sealed class AccountActions(IAuthorizationService authorization, IControl
         if (name is null || !(await authorization.AuthorizeAsync(user, ConsolePolicies.Viewer).ConfigureAwait(false)).Succeeded)
         {
             return Refuse("change-password", name, "refused: sign in first");
+        }
+        if (OidcSignIn.IsProviderSession(user, config?.Oidc, out _))
+        {
+            return Refuse("change-password", name, "refused: an account of the sign-in provider changes its password there");
         }
         current ??= "";
         replacement ??= "";
@@ -136,12 +140,17 @@ public sealed class AccountActions(IAuthorizationService authorization, IControl
     private async Task<ConsoleUser?> ExistingAsync(string? account, CancellationToken ct) =>
         account is not null && ConsoleUserStore.IsValidName(account) ? await users.FindAsync(account, ct).ConfigureAwait(false) : null;
 
-    /// <summary>Null when <paramref name="user"/> may manage accounts: the administrator policy, and the account still an enabled administrator in the store.</summary>
+    /// <summary>
+    /// Null when <paramref name="user"/> may manage accounts: the administrator policy, and the account still an enabled
+    /// administrator in the store, or for a provider's user, its session still from the configured provider.
+    /// </summary>
     private async Task<AccountResult?> AdministratorAsync(ClaimsPrincipal user, string action, CancellationToken ct)
     {
         var name = user.Identity?.Name;
         var allowed = name is not null && (await authorization.AuthorizeAsync(user, ConsolePolicies.Administrator).ConfigureAwait(false)).Succeeded
-            && await users.FindAsync(name, ct).ConfigureAwait(false) is { Disabled: false, Role: ConsoleRole.Administrator };
+            && (OidcSignIn.IsProviderSession(user, config?.Oidc, out var valid)
+                ? valid
+                : await users.FindAsync(name, ct).ConfigureAwait(false) is { Disabled: false, Role: ConsoleRole.Administrator });
         return allowed ? null : Refuse(action, name, $"refused: {action.Replace('-', ' ')} needs the administrator role");
     }
 

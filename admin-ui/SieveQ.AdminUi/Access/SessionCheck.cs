@@ -12,10 +12,23 @@ namespace SieveQ.AdminUi.Access;
 /// </summary>
 public static class SessionCheck
 {
-    public static async Task ValidateAsync(CookieValidatePrincipalContext context, ConsoleUserStore users)
+    public static Task ValidateAsync(CookieValidatePrincipalContext context, ConsoleUserStore users) => ValidateAsync(context, users, null);
+
+    /// <param name="oidc">The configured OpenID Connect provider: its sessions have no local account and are kept
+    /// while the provider that signed them in is still the configured one (<see cref="OidcSignIn.IsProviderSession"/>).</param>
+    public static async Task ValidateAsync(CookieValidatePrincipalContext context, ConsoleUserStore users, ConsoleOidcConfig? oidc)
     {
         ArgumentNullException.ThrowIfNull(context);
         ArgumentNullException.ThrowIfNull(users);
+        if (OidcSignIn.IsProviderSession(context.Principal, oidc, out var valid))
+        {
+            if (!valid)
+            {
+                context.RejectPrincipal();
+                await context.HttpContext.SignOutAsync(CookieAuthenticationDefaults.AuthenticationScheme).ConfigureAwait(false);
+            }
+            return;
+        }
         var name = context.Principal?.Identity?.Name;
         var role = context.Principal?.FindFirst(ClaimTypes.Role)?.Value;
         if (context.Principal?.FindFirst(ClaimTypes.AuthenticationMethod)?.Value == NegotiateSignIn.Method)

@@ -2,13 +2,15 @@ using System.Net;
 using System.Net.Sockets;
 using System.Text.Json;
 using System.Text.Json.Serialization;
+using SieveQ.AdminUi.Access;
 using SieveQ.Deployment;
 
 namespace SieveQ.AdminUi.Hosting;
 
 /// <summary>
 /// <c>console.json</c> in the deployment directory: where the console listens, its own management key (pinned in
-/// controller.json as the caller <see cref="CallerName"/>), its user file and the lockout rule.
+/// controller.json as the caller <see cref="CallerName"/>), its user file and the lockout rule, its TLS certificate and
+/// its OpenID Connect provider.
 /// </summary>
 public sealed record ConsoleConfig
 {
@@ -37,6 +39,10 @@ public sealed record ConsoleConfig
     /// <summary>Windows sign-in (Negotiate, Kerberos) and its principal/group-to-role mapping; off when absent.</summary>
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public Access.WindowsSignInConfig? WindowsSignIn { get; init; }
+    /// <summary>The certificate an https:// <see cref="Url"/> presents; none for http:// (loopback only).</summary>
+    public ConsoleTlsConfig? Tls { get; init; }
+    /// <summary>Sign-in through an OpenID Connect provider beside the local accounts; none when absent.</summary>
+    public ConsoleOidcConfig? Oidc { get; init; }
 
     public static string PathIn(string deploymentDirectory) => Path.Combine(deploymentDirectory, FileName);
 
@@ -44,10 +50,12 @@ public sealed record ConsoleConfig
     {
         var path = PathIn(deploymentDirectory);
         var cfg = BoundedJsonFile.Read<ConsoleConfig>(path, MaxBytes, Options, "no console configuration (`sieveq up` or `SieveQ.AdminUi init` creates one)");
-        if (cfg is null || !IsLoopbackHttp(cfg.Url))
+        if (cfg is null)
         {
-            throw new DeploymentException($"{path}: {UrlRule}");
+            throw new DeploymentException($"{path}: {ConsoleTls.UrlRule}");
         }
+        ConsoleTls.CheckUrl(cfg.Url, cfg.Tls, path);
+        cfg.Oidc?.Check(cfg.Url, path);
         if (cfg.MaxFailedLogins is < 1 or > 100 || cfg.LockoutMinutes is < 1 or > 24 * 60 || cfg.SessionMinutes is < 1 or > 24 * 60)
         {
             throw new DeploymentException($"{path}: maxFailedLogins 1..100, lockoutMinutes and sessionMinutes 1..1440");
@@ -57,13 +65,12 @@ public sealed record ConsoleConfig
     }
 
     /// <summary>This configuration listening on <paramref name="url"/> instead (`serve --url`, the installed service's setting).</summary>
-    public ConsoleConfig WithUrl(string url) =>
-        IsLoopbackHttp(url) ? this with { Url = url } : throw new DeploymentException($"--url '{url}': {UrlRule}");
-
-    private const string UrlRule = "url must be http:// on a loopback address (TLS for remote access is not built; docs/console.md)";
-
-    private static bool IsLoopbackHttp(string? url) =>
-        Uri.TryCreate(url, UriKind.Absolute, out var u) && u.Scheme == Uri.UriSchemeHttp && IPAddress.TryParse(u.Host, out var ip) && IPAddress.IsLoopback(ip);
+    public ConsoleConfig WithUrl(string url)
+    {
+        ConsoleTls.CheckUrl(url, Tls, $"--url '{url}'");
+        Oidc?.Check(url, $"--url '{url}'");
+        return this with { Url = url };
+    }
 
     public void Save(string deploymentDirectory)
     {

@@ -43,6 +43,7 @@ public static class ConsoleWebApp
         var key = ManagementKeyFile.Read(deployment.Resolve(config.KeyFile));
         var users = ConsoleUserStore.Open(deployment.Resolve(config.UsersFile), config);
         KerberosKeytab.Use(config.WindowsSignIn);
+        var certificate = ConsoleTls.LoadCertificate(config, deployment, TimeProvider.System);
 
         var builder = WebApplication.CreateBuilder(new WebApplicationOptions
         {
@@ -64,9 +65,7 @@ public static class ConsoleWebApp
             k.Limits.MaxRequestHeaderCount = 64;
             k.Limits.RequestHeadersTimeout = TimeSpan.FromSeconds(10);
             k.Limits.KeepAliveTimeout = TimeSpan.FromSeconds(120);
-            var url = new Uri(config.Url);
-            var limiter = new SourceConnectionLimiter(64);
-            k.Listen(System.Net.IPAddress.Parse(url.Host), url.Port, listen => listen.Use(next => limiter.Wrap(next)));
+            ConsoleTls.Listen(k, config.Url, certificate, new SourceConnectionLimiter(64));
         });
 
         builder.Services.AddSingleton(config);
@@ -91,12 +90,12 @@ public static class ConsoleWebApp
             o.Cookie.Name = "sieveq-console";
             o.Cookie.HttpOnly = true;
             o.Cookie.SameSite = SameSiteMode.Strict;
-            o.Cookie.SecurePolicy = CookieSecurePolicy.SameAsRequest;
+            o.Cookie.SecurePolicy = certificate is null ? CookieSecurePolicy.SameAsRequest : CookieSecurePolicy.Always;
             o.ExpireTimeSpan = TimeSpan.FromMinutes(config.SessionMinutes);
             o.SlidingExpiration = false;
             o.LoginPath = AccountEndpoints.LoginPath;
             o.AccessDeniedPath = "/denied";
-            o.Events.OnValidatePrincipal = context => SessionCheck.ValidateAsync(context, users);
+            o.Events.OnValidatePrincipal = context => SessionCheck.ValidateAsync(context, users, config.Oidc);
             o.Events.OnRedirectToAccessDenied = context =>
             {
                 // An API caller gets a plain 403, a browser the page.
@@ -118,7 +117,7 @@ public static class ConsoleWebApp
                 context.Response.Redirect(context.RedirectUri);
                 return Task.CompletedTask;
             };
-        });
+        }).AddConsoleOidc(config, deployment);
         builder.Services.AddAuthorizationBuilder()
             .AddPolicy(ConsolePolicies.Viewer, p => p.RequireRole(ConsolePolicies.RolesFrom(ConsoleRole.Viewer)))
             .AddPolicy(ConsolePolicies.Operator, p => p.RequireRole(ConsolePolicies.RolesFrom(ConsoleRole.Operator)))
@@ -129,6 +128,7 @@ public static class ConsoleWebApp
         {
             o.Cookie.Name = "sieveq-console-af";
             o.Cookie.SameSite = SameSiteMode.Strict;
+            o.Cookie.SecurePolicy = CookieSecurePolicy.SameAsRequest;
             o.HeaderName = null;
         });
         builder.Services.AddRazorComponents().AddInteractiveServerComponents(o => o.DisconnectedCircuitMaxRetained = 16);
@@ -136,12 +136,14 @@ public static class ConsoleWebApp
 
         var app = builder.Build();
         app.UseSecurityHeaders();
+        app.UseStrictTransportSecurity();
         app.UseAuthentication();
         app.UseAuthorization();
         app.UseAntiforgery();
         app.MapStaticAssets().AllowAnonymous();
         app.MapAccountEndpoints();
         app.MapNegotiateSignIn();
+        app.MapOidcEndpoints(config);
         app.MapRazorComponents<App>().AddInteractiveServerRenderMode(o => o.ContentSecurityFrameAncestorsPolicy = "'none'");
         return app;
     }

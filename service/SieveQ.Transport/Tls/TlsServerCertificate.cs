@@ -14,12 +14,20 @@ public static class TlsServerCertificate
     private static readonly TimeSpan Validity = TimeSpan.FromDays(3650);
 
     /// <summary>Creates a new key and certificate at the two paths (replacing what is there) and returns the key's pin.</summary>
-    public static TlsPin Create(string certificatePath, string keyPath, string subjectName)
+    public static TlsPin Create(string certificatePath, string keyPath, string subjectName) => Create(certificatePath, keyPath, subjectName, []);
+
+    /// <summary>
+    /// As <see cref="Create(string, string, string)"/>, naming <paramref name="alternativeNames"/> (DNS names or IP
+    /// addresses) in a subjectAlternativeName extension: a browser, once told to trust the certificate, also needs the
+    /// name it was given to be one of these.
+    /// </summary>
+    public static TlsPin Create(string certificatePath, string keyPath, string subjectName, IReadOnlyCollection<string> alternativeNames)
     {
         ArgumentException.ThrowIfNullOrEmpty(certificatePath);
         ArgumentException.ThrowIfNullOrEmpty(keyPath);
+        ArgumentNullException.ThrowIfNull(alternativeNames);
         using var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
-        using var certificate = SelfSigned(key, subjectName);
+        using var certificate = SelfSigned(key, subjectName, alternativeNames);
         WriteOwnerOnly(keyPath, key.ExportPkcs8PrivateKeyPem());
         File.WriteAllText(certificatePath, certificate.ExportCertificatePem());
         return TlsPin.Of(certificate.PublicKey);
@@ -34,9 +42,25 @@ public static class TlsServerCertificate
         return X509CertificateLoader.LoadPkcs12(certificate.Export(X509ContentType.Pkcs12), null);
     }
 
-    private static X509Certificate2 SelfSigned(ECDsa key, string subjectName)
+    private static X509Certificate2 SelfSigned(ECDsa key, string subjectName, IReadOnlyCollection<string>? alternativeNames = null)
     {
         var request = new CertificateRequest(new X500DistinguishedName($"CN={subjectName}"), key, HashAlgorithmName.SHA256);
+        if (alternativeNames is { Count: > 0 })
+        {
+            var names = new SubjectAlternativeNameBuilder();
+            foreach (var name in alternativeNames)
+            {
+                if (System.Net.IPAddress.TryParse(name, out var address))
+                {
+                    names.AddIpAddress(address);
+                }
+                else
+                {
+                    names.AddDnsName(name);
+                }
+            }
+            request.CertificateExtensions.Add(names.Build());
+        }
         request.CertificateExtensions.Add(new X509BasicConstraintsExtension(false, false, 0, true));
         request.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.DigitalSignature, true));
         request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([new Oid("1.3.6.1.5.5.7.3.1")], false));

@@ -1,0 +1,75 @@
+using System.Net;
+using System.Net.Sockets;
+using Microsoft.AspNetCore.Builder;
+using SieveQ.AdminUi.Access;
+using SieveQ.AdminUi.Hosting;
+using SieveQ.Deployment;
+using SieveQ.Tests.OpenIdProvider;
+
+namespace SieveQ.AdminUi.Tests;
+
+/// <summary>
+/// A console on https:// (certificate from init-tls) with OpenID Connect sign-in through the test provider on
+/// loopback, shared by <see cref="OidcSignInTests"/>: each test uses its own cookie jars.
+/// </summary>
+public sealed class OidcConsole : IAsyncLifetime
+{
+    public string Directory { get; } = System.IO.Directory.CreateTempSubdirectory("sieveq-console-oidc-").FullName;
+    public TestOpenIdProvider Provider { get; private set; } = null!;
+    private WebApplication _console = null!;
+    public Uri Url { get; private set; } = null!;
+
+    public async Task InitializeAsync()
+    {
+        DeploymentFile.Save(new DeploymentConfig
+        {
+            F = 0,
+            Replicas = [new ReplicaSqEntry { Id = 0, Name = "replica-sq-0", ApiUrl = "http://127.0.0.1:1" }],
+            PreSqs = [new PreSqEntry { Id = 1, Name = "pre-sq-1", Url = "http://127.0.0.1:2" }],
+            Agents = [],
+        }, Path.Combine(Directory, DeploymentFile.FileName));
+        await ConsoleSetup.InitAsync(Directory, "admin", CancellationToken.None);
+        Url = new Uri($"https://127.0.0.1:{FreeLoopbackPort()}");
+        var (config, _) = ConsoleTls.CreateCertificate(Directory, Url.ToString().TrimEnd('/'));
+        Provider = await TestOpenIdProvider.StartAsync("sieveq-console", "the-client-secret", new Uri(Url, OidcSignIn.CallbackPath),
+        [
+            new TestProviderUser("olga", "olga-password", ["staff", "sq-ops"]),
+            new TestProviderUser("victor", "victor-password", ["sq-view"]),
+            new TestProviderUser("nobody", "nobody-password", ["staff"]),
+        ]);
+        var secret = Path.Combine(Directory, "console", "oidc-secret");
+        File.WriteAllText(secret, "the-client-secret\n");
+        if (!OperatingSystem.IsWindows())
+        {
+            File.SetUnixFileMode(secret, UnixFileMode.UserRead | UnixFileMode.UserWrite);
+        }
+        (config with
+        {
+            Oidc = new ConsoleOidcConfig
+            {
+                DisplayName = "Test provider",
+                Authority = Provider.Authority.ToString(),
+                ClientId = "sieveq-console",
+                ClientSecretFile = "console/oidc-secret",
+                Roles = new Dictionary<string, string> { ["sq-ops"] = "operator", ["sq-view"] = "viewer" },
+            },
+        }).Save(Directory);
+        _console = ConsoleWebApp.Build(Directory, ConsoleServeSettings.FromFiles, []);
+        await _console.StartAsync();
+    }
+
+    public async Task DisposeAsync()
+    {
+        await _console.StopAsync();
+        await _console.DisposeAsync();
+        await Provider.DisposeAsync();
+        System.IO.Directory.Delete(Directory, recursive: true);
+    }
+
+    private static int FreeLoopbackPort()
+    {
+        using var probe = new TcpListener(IPAddress.Loopback, 0);
+        probe.Start();
+        return ((IPEndPoint)probe.LocalEndpoint).Port;
+    }
+}

@@ -1,0 +1,146 @@
+using System.Collections.Immutable;
+using System.Net;
+using System.Net.Sockets;
+using System.Security.Claims;
+using Microsoft.AspNetCore;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+using OpenIddict.Abstractions;
+using OpenIddict.Server.AspNetCore;
+using static OpenIddict.Abstractions.OpenIddictConstants;
+using static OpenIddict.Server.OpenIddictServerEvents;
+
+namespace SieveQ.Tests.OpenIdProvider;
+
+/// <summary>A user of the test provider: the password its login form takes and the values of its "groups" claim.</summary>
+public sealed record TestProviderUser(string Name, string Password, IReadOnlyList<string> Groups);
+
+/// <summary>
+/// An OpenID Connect provider on http://localhost:PORT/ (loopback; "localhost" so that it is another site than a
+/// console on 127.0.0.1, as a real provider is): discovery, JWKS, the authorization endpoint with a login form, the
+/// token endpoint. One client, authenticated by its secret, with one redirect URI; PKCE (S256) required; ID tokens
+/// signed with an ephemeral RSA key and carrying sub, preferred_username and groups. No store: OpenIddict's degraded
+/// mode, the client checked by the handlers below.
+/// </summary>
+public sealed class TestOpenIdProvider : IAsyncDisposable
+{
+    private readonly WebApplication _app;
+
+    private TestOpenIdProvider(WebApplication app, Uri authority)
+    {
+        _app = app;
+        Authority = authority;
+    }
+
+    public Uri Authority { get; }
+
+    /// <summary>Authorization requests seen (each a login form shown or a sign-in answered), to show the console really went there.</summary>
+    public int AuthorizationRequests => _authorizationRequests;
+    private int _authorizationRequests;
+
+    public static async Task<TestOpenIdProvider> StartAsync(string clientId, string clientSecret, Uri redirectUri, IEnumerable<TestProviderUser> users)
+    {
+        ArgumentNullException.ThrowIfNull(redirectUri);
+        var byName = users.ToDictionary(u => u.Name, StringComparer.Ordinal);
+        var port = FreeLoopbackPort();
+        var authority = new Uri($"http://localhost:{port}/");
+        var builder = WebApplication.CreateSlimBuilder();
+        builder.Logging.SetMinimumLevel(LogLevel.Warning);
+        builder.WebHost.ConfigureKestrel(k => k.ListenLocalhost(port));
+        builder.Services.AddOpenIddict().AddServer(o =>
+        {
+            o.SetIssuer(authority);
+            o.SetAuthorizationEndpointUris("connect/authorize").SetTokenEndpointUris("connect/token");
+            o.AllowAuthorizationCodeFlow().RequireProofKeyForCodeExchange();
+            o.RegisterScopes(Scopes.OpenId, Scopes.Profile);
+            o.RegisterClaims(Claims.Subject, Claims.PreferredUsername, "groups");
+            o.AddEphemeralEncryptionKey().AddEphemeralSigningKey();
+            o.DisableAccessTokenEncryption();
+            o.EnableDegradedMode();
+            o.DisableTokenStorage();
+            o.UseAspNetCore().EnableAuthorizationEndpointPassthrough().DisableTransportSecurityRequirement();
+            o.AddEventHandler<ValidateAuthorizationRequestContext>(b => b.UseInlineHandler(context =>
+            {
+                if (context.ClientId != clientId)
+                {
+                    context.Reject(Errors.InvalidClient, "unknown client_id");
+                }
+                else if (context.RedirectUri != redirectUri.ToString())
+                {
+                    context.Reject(Errors.InvalidRequest, "redirect_uri is not the client's");
+                }
+                return default;
+            }));
+            o.AddEventHandler<ValidateTokenRequestContext>(b => b.UseInlineHandler(context =>
+            {
+                if (context.ClientId != clientId || context.Request.ClientSecret != clientSecret)
+                {
+                    context.Reject(Errors.InvalidClient, "wrong client_id or client_secret");
+                }
+                return default;
+            }));
+        });
+        var app = builder.Build();
+        var provider = new TestOpenIdProvider(app, authority);
+        app.MapMethods("/connect/authorize", [HttpMethods.Get, HttpMethods.Post], async (HttpContext http) =>
+        {
+            Interlocked.Increment(ref provider._authorizationRequests);
+            var request = http.GetOpenIddictServerRequest() ?? throw new InvalidOperationException("not an OpenID Connect request");
+            var form = http.Request.HasFormContentType ? await http.Request.ReadFormAsync() : null;
+            string? name = form?["username"];
+            if (name is null)
+            {
+                return LoginForm(request, refused: false);
+            }
+            if (!byName.TryGetValue(name, out var user) || user.Password != form!["password"])
+            {
+                return LoginForm(request, refused: true);
+            }
+            var identity = new ClaimsIdentity(OpenIddictServerAspNetCoreDefaults.AuthenticationScheme, Claims.PreferredUsername, Claims.Role);
+            identity.SetClaim(Claims.Subject, "subject-" + user.Name).SetClaim(Claims.PreferredUsername, user.Name);
+            identity.SetClaims("groups", [.. user.Groups]);
+            identity.SetScopes(request.GetScopes());
+            identity.SetDestinations(_ => [Destinations.IdentityToken, Destinations.AccessToken]);
+            return Results.SignIn(new ClaimsPrincipal(identity), null, OpenIddictServerAspNetCoreDefaults.AuthenticationScheme);
+        });
+        await app.StartAsync();
+        // Ready when it answers: the first discovery and key requests pay for OpenIddict's start-up, not the test's first sign-in.
+        using var warm = new HttpClient { Timeout = TimeSpan.FromSeconds(60) };
+        (await warm.GetAsync(new Uri(authority, ".well-known/openid-configuration"))).EnsureSuccessStatusCode().Dispose();
+        (await warm.GetAsync(new Uri(authority, ".well-known/jwks"))).EnsureSuccessStatusCode().Dispose();
+        return provider;
+    }
+
+    /// <summary>The provider's login page: the authorization request's parameters carried through as hidden fields.</summary>
+    private static IResult LoginForm(OpenIddictRequest request, bool refused)
+    {
+        var fields = string.Concat(request.GetParameters()
+            .Where(p => p.Key is not ("username" or "password"))
+            .Select(p => $"""<input type="hidden" name="{WebUtility.HtmlEncode(p.Key)}" value="{WebUtility.HtmlEncode((string?)p.Value)}">"""));
+        var error = refused ? """<p role="alert">Wrong user name or password.</p>""" : "";
+        return Results.Content($"""
+            <!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Test identity provider</title></head><body><main>
+            <h1>Test identity provider</h1>{error}
+            <form method="post" action="/connect/authorize">{fields}
+            <label for="username">Provider user</label><input id="username" name="username">
+            <label for="password">Provider password</label><input id="password" name="password" type="password">
+            <button type="submit">Continue</button></form></main></body></html>
+            """, "text/html; charset=utf-8");
+    }
+
+    private static int FreeLoopbackPort()
+    {
+        using var probe = new TcpListener(IPAddress.Loopback, 0);
+        probe.Start();
+        return ((IPEndPoint)probe.LocalEndpoint).Port;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await _app.StopAsync();
+        await _app.DisposeAsync();
+    }
+}
