@@ -21,14 +21,7 @@ public sealed class OidcConsole : IAsyncLifetime
 
     public async Task InitializeAsync()
     {
-        DeploymentFile.Save(new DeploymentConfig
-        {
-            F = 0,
-            Replicas = [new ReplicaSqEntry { Id = 0, Name = "replica-sq-0", ApiUrl = "http://127.0.0.1:1" }],
-            PreSqs = [new PreSqEntry { Id = 1, Name = "pre-sq-1", Url = "http://127.0.0.1:2" }],
-            Agents = [],
-        }, Path.Combine(Directory, DeploymentFile.FileName));
-        await ConsoleSetup.InitAsync(Directory, "admin", CancellationToken.None);
+        await BareConsoleDeployment.CreateAsync(Directory);
         Url = new Uri($"https://127.0.0.1:{FreeLoopbackPort()}");
         var (config, _) = ConsoleTls.CreateCertificate(Directory, Url.ToString().TrimEnd('/'));
         Provider = await TestOpenIdProvider.StartAsync("sieveq-console", "the-client-secret", new Uri(Url, OidcSignIn.CallbackPath),

@@ -16,14 +16,7 @@ public sealed class ServeSettingsTests : IAsyncLifetime
 
     public async Task InitializeAsync()
     {
-        DeploymentFile.Save(new DeploymentConfig
-        {
-            F = 0,
-            Replicas = [new ReplicaSqEntry { Id = 0, Name = "replica-sq-0", ApiUrl = "http://127.0.0.1:1" }],
-            PreSqs = [new PreSqEntry { Id = 1, Name = "pre-sq-1", Url = "http://127.0.0.1:2" }],
-            Agents = [],
-        }, Path.Combine(_dir, DeploymentFile.FileName));
-        await ConsoleSetup.InitAsync(_dir, "admin", CancellationToken.None);
+        await BareConsoleDeployment.CreateAsync(_dir);
     }
 
     [Fact]
