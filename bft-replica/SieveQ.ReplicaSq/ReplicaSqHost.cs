@@ -240,6 +240,11 @@ public sealed class ReplicaSqHost : IAsyncDisposable
             c[$"suspicion.pre_sq.{preSq}"] = suspicion;
             c[$"quarantined.pre_sq.{preSq}"] = quarantined ? 1 : 0;
         }
+        foreach (var (sender, assignment) in sieve.Assignments)
+        {
+            c[$"assigned.sender.{sender}"] = assignment.PreSq;
+            c[$"last_loss_ppm.sender.{sender}"] = assignment.LastLossPpm;
+        }
         c["quarantined.senders"] = quarantinedSenders;
         c["admin.quarantined.senders"] = sieve.AdminQuarantinedSenders.Count;
         c["admin.quarantined.pre_sqs"] = sieve.AdminQuarantinedPreSqs.Count;

@@ -33,6 +33,9 @@ public sealed partial class ConsoleBrowserTests(LocalDeployment deployment) : IC
     private static Task InteractiveAsync(IPage page) =>
         Assertions.Expect(page.GetByTestId("interactive")).ToBeAttachedAsync(new() { Timeout = 20_000 });
 
+    [GeneratedRegex(@"\d+: 1, 2\b|\d+: 1\b.*\d+: 2\b|\d+: 2\b.*\d+: 1\b", RegexOptions.Singleline)]
+    private static partial Regex AssignedBothDemoSenders();
+
     private static async Task ScreenshotAsync(IPage page, string name) =>
         await page.ScreenshotAsync(new PageScreenshotOptions { Path = Path.Combine(LocalDeployment.Artefacts, name + ".png"), FullPage = true });
 
@@ -239,6 +242,8 @@ public sealed partial class ConsoleBrowserTests(LocalDeployment deployment) : IC
         await page.GotoAsync("/pre-sqs");
         await InteractiveAsync(page);
         await Assertions.Expect(page.GetByTestId("pre-sqs")).ToContainTextAsync("healthy", new() { Timeout = 20_000 });
+        // The demo's senders 1 and 2, each carried by the pre-SQ f+1 replicas' health reports (assigned.sender.{id}).
+        await Assertions.Expect(page.GetByTestId("pre-sqs")).ToContainTextAsync(AssignedBothDemoSenders(), new() { Timeout = 30_000 });
         var quarantine = page.GetByRole(AriaRole.Button, new() { NameRegex = new Regex("^Quarantine pre-SQ ") }).First;
         var id = (await quarantine.GetAttributeAsync("aria-label"))!["Quarantine pre-SQ ".Length..];
         await page.GetByLabel("Reason (recorded in the audit log)").FillAsync("browser test pre-SQ");

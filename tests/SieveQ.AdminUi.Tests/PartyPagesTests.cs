@@ -2,6 +2,7 @@ using Microsoft.Extensions.DependencyInjection;
 using SieveQ.AdminUi.Access;
 using SieveQ.AdminUi.Components.Pages;
 using SieveQ.AdminUi.Figures;
+using SieveQ.Deployment;
 
 namespace SieveQ.AdminUi.Tests;
 
@@ -45,6 +46,37 @@ public sealed class PartyPagesTests : ConsoleTestContext
         Assert.Contains("none", page.Find("[data-testid=pre-sq-5]").TextContent, StringComparison.Ordinal);
         // One replica of two says quarantined: not f+1, so not quarantined, and the page says they disagree.
         Assert.Contains("split:1of2replicassayquarantined,2needed", Compact(page.Find("[data-testid=pre-sq-5]").TextContent), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task The_pre_sqs_page_shows_the_senders_f_plus_1_replicas_assign_to_each_pre_sq_and_the_moving_ones()
+    {
+        static ComponentHealth Replica(int id, Dictionary<string, long> assigned) =>
+            new("replica-sq", $"replica-sq-{id}", $"http://127.0.0.1:{id + 1}", true, true, "ok", assigned);
+        // f = 1: a sender counts for a pre-SQ when two replicas report it there.
+        Controller.Health =
+        [
+            Replica(0, new() { ["assigned.sender.1"] = 4, ["assigned.sender.2"] = 4, ["assigned.sender.3"] = 5, ["assigned.sender.4"] = 4, ["assigned.sender.x"] = 5 }),
+            Replica(1, new() { ["assigned.sender.1"] = 4, ["assigned.sender.2"] = 4, ["assigned.sender.3"] = 4, ["assigned.sender.4"] = 4 }),
+            Replica(2, new() { ["assigned.sender.1"] = 4, ["assigned.sender.2"] = 5, ["assigned.sender.4"] = 5, ["last_loss_ppm.sender.1"] = 0 }),
+            Replica(3, new() { ["assigned.sender.1"] = 4, ["assigned.sender.4"] = 5 }),
+        ];
+        await Services.GetRequiredService<LiveFigures>().PollOnceAsync(CancellationToken.None);
+        var page = Render<PreSqs>();
+        // Sender 1: all four; sender 2: two of four (the third says 5).
+        Assert.Equal("2: 1, 2", page.Find("[data-testid=senders-of-4]").TextContent.Trim());
+        Assert.Equal("0", page.Find("[data-testid=senders-of-5]").TextContent.Trim());
+        // Sender 3: one replica each for 4 and 5, one reports none; sender 4: two each for 4 and 5, no single verdict.
+        Assert.Equal("replica-sq-0: pre-SQ 5; replica-sq-1: pre-SQ 4; replica-sq-2: none; replica-sq-3: none",
+            page.Find("[data-testid=moving-3] td:nth-child(2)").TextContent.Trim());
+        Assert.Contains("replica-sq-2: pre-SQ 5; replica-sq-3: pre-SQ 5", page.Find("[data-testid=moving-4]").TextContent, StringComparison.Ordinal);
+        Assert.Equal(2, page.FindAll("[data-testid=moving-senders] tbody tr").Count);
+
+        // The move executed everywhere: no one is moving any more.
+        Controller.Health = [Replica(0, new() { ["assigned.sender.3"] = 5 }), Replica(1, new() { ["assigned.sender.3"] = 5 })];
+        await Services.GetRequiredService<LiveFigures>().PollOnceAsync(CancellationToken.None);
+        page.WaitForAssertion(() => Assert.Equal("1: 3", page.Find("[data-testid=senders-of-5]").TextContent.Trim()));
+        Assert.Empty(page.FindAll("[data-testid=moving-senders]"));
     }
 
     [Fact]

@@ -37,7 +37,22 @@ public class StatusFiguresTests
         var lines = StatusFigures.Sieve(now, before, 1.0, f: 1);
         Assert.Equal("ordering: regency 1 (leader replica-sq-1), last decided 40, checkpoint 32; sieve processing 800 msg/s", lines[0]);
         Assert.Equal("quarantined: 0 sender(s), pre-SQs: none", lines[1]);
-        Assert.Equal("drops by stage: (a) Whitelist 0, (b) Sequence 0, (c) Mac 10, (d) Grant 0, (e) ReplicaAdmission 0, (f) Rules 2, (g) Vote 0", lines[4]);
+        Assert.Equal("assignment: none reported", lines[2]);
+        Assert.Equal("drops by stage: (a) Whitelist 0, (b) Sequence 0, (c) Mac 10, (d) Grant 0, (e) ReplicaAdmission 0, (f) Rules 2, (g) Vote 0", lines[5]);
+    }
+
+    [Fact]
+    public void The_assignment_line_names_the_senders_f_plus_one_replicas_assign_to_each_pre_sq_and_the_moving_ones()
+    {
+        static ComponentHealth Assigning(int i, params (int Sender, long PreSq)[] assigned) =>
+            new("replica-sq", $"replica-sq-{i}", "https://x", true, true, "ok", assigned.ToDictionary(a => $"assigned.sender.{a.Sender}", a => a.PreSq));
+        // f = 1. Sender 3: two replicas say 5 (the lying one says 4); sender 7: one each for 4 and 5, two report none.
+        ComponentHealth[] now =
+        [
+            Assigning(0, (1, 4), (2, 4), (3, 5), (7, 4)), Assigning(1, (1, 4), (2, 4), (3, 5), (7, 5)), Assigning(2, (1, 4), (2, 5)), Assigning(3, (1, 4), (3, 4)),
+        ];
+        var lines = StatusFigures.Sieve(now, now, 1.0, f: 1);
+        Assert.Equal("assignment: pre-sq-4: senders 1, 2; pre-sq-5: sender 3; moving: sender 7", lines[2]);
     }
 
     private static ComponentHealth Agent(string name, params (int Sender, long Samples, long P50Us, long P99Us)[] senders)

@@ -190,6 +190,12 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
                 Assert.Equal((replica, sender, nonce, seq, _c.PreSq), (r.Replica, r.Sender, r.Nonce, r.DeliveredUpTo, r.AssignedPreSq));
                 from.Add(replica);
             }
+            // Each replica published the assignment it answered with before the answer left it.
+            foreach (var h in _c.Hosts)
+            {
+                var counters = h.Health().Counters;
+                Assert.Equal((_c.PreSq, 0L), (counters[$"assigned.sender.{sender}"], counters[$"last_loss_ppm.sender.{sender}"]));
+            }
         }
         finally
         {

@@ -123,9 +123,13 @@ public sealed class EnrolmentCommandTests : IClassFixture<TestWorld>, IDisposabl
     public void A_static_sender_can_be_revoked()
     {
         var replicas = Replicas();
+        Decide(replicas, 10, AckRequestCodec.Encode(2, 0, 1, 1, _w.SenderSigning[2]));
+        Assert.All(replicas, r => Assert.Equal(10, r.ReadModel.Assignments[2].PreSq));
         Assert.True(TestWorld.AgreedAdminResult(Decide(replicas, Carrier, AdminCommandCodec.Sign(AdminOp.RevokeSender, 2, 1, _admin))).Applied);
         Assert.Equal(new ExecuteResult(0, 0, 1), TestWorld.AgreedExecuteResult(Decide(replicas, 10, _w.Message(2, 1, 100, "revoked"))));
         Assert.All(replicas, r => Assert.False(r.IsSenderEnrolled(2)));
+        // Its record is gone, and with it its assignment.
+        Assert.All(replicas, r => Assert.False(r.ReadModel.Assignments.ContainsKey(2)));
     }
 
     [Fact]

@@ -299,6 +299,30 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
     }
 
     [Fact]
+    public void A_reassignment_shows_in_the_read_model_and_is_kept_across_a_snapshot()
+    {
+        var app = _w.Replica();
+        Assert.Empty(app.ReadModel.Assignments);
+        Run(app, 0, AckRequestCodec.Encode(1, 0, 1, 1, _w.SenderSigning[1]));
+        Assert.Equal(new SenderAssignment(10, 0), app.ReadModel.Assignments[1]);
+
+        // An execution that moves no sender publishes the same map, not a rebuilt one.
+        var published = app.ReadModel.Assignments;
+        Run(app, 50, _w.Message(2, 1, 100, "a"));
+        Assert.Same(published, app.ReadModel.Assignments);
+
+        Run(app, 100, LoadWarningCodec.Encode(new LoadWarning(10, 950)));
+        Run(app, 200, AckRequestCodec.Encode(1, 0, 1, 2, _w.SenderSigning[1]));
+        Assert.Equal(11, app.AssignedPreSq(1));
+        Assert.Equal([1], app.ReadModel.Assignments.Keys);
+        Assert.Equal(11, app.ReadModel.Assignments[1].PreSq);
+
+        var restored = _w.Replica();
+        restored.RestoreSnapshot(app.TakeSnapshot());
+        Assert.Equal(app.ReadModel.Assignments, restored.ReadModel.Assignments);
+    }
+
+    [Fact]
     public void Warnreq_moves_senders_away_and_all_warned_asks_for_a_pre_sq()
     {
         var app = _w.Replica();

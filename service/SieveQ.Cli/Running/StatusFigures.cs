@@ -6,7 +6,7 @@ namespace SieveQ.Cli.Running;
 /// <summary>
 /// What `sieveq status` says besides healthy or not: from two health probes a second apart, each component's figures
 /// (rates, regency, queues, drops) and the sieve's in one place: delivered msg/s, drops by stage (a)-(g), quarantines,
-/// regency and leader. Agreed figures are read as f+1 replica-SQs give them at least, so one lying replica moves nothing.
+/// the pre-SQ assignment, regency and leader. Agreed figures are read as f+1 replica-SQs give them at least, so one lying replica moves nothing.
 /// </summary>
 internal static class StatusFigures
 {
@@ -53,6 +53,7 @@ internal static class StatusFigures
                 .Where(k => Agreed(replicas.Select(r => Get(r.Counters, k)), f) > 0)
                 .Select(k => "pre-sq-" + k["quarantined.pre_sq.".Length..]).ToList();
             lines.Add(Invariant($"quarantined: {quarantinedSenders} sender(s), pre-SQs: {(quarantinedPreSqs.Count == 0 ? "none" : string.Join(", ", quarantinedPreSqs))}"));
+            lines.Add(StatusAssignment.Line(replicas, f));
         }
         else
         {

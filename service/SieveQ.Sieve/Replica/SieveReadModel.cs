@@ -7,6 +7,9 @@ namespace SieveQ.Sieve.Replica;
 /// <summary>A pre-SQ's suspicion as it stood at publication.</summary>
 public readonly record struct PreSqStanding(long Suspicion, bool Quarantined);
 
+/// <summary>The pre-SQ a sender is told to use (agreed) and the loss rate (ppm) of its last measurement.</summary>
+public readonly record struct SenderAssignment(int PreSq, int LastLossPpm);
+
 /// <summary>
 /// What threads other than the execution thread may know of the replicated sieve (gRPC handlers answering
 /// body fetches and re-sending pending items, health and status): the state as it stood after one execution,
@@ -37,6 +40,9 @@ public sealed class SieveReadModel
 
     /// <summary>Pre-SQs with a record, by id.</summary>
     public ImmutableSortedDictionary<int, PreSqStanding> PreSqs { get; init; } = ImmutableSortedDictionary<int, PreSqStanding>.Empty;
+
+    /// <summary>Senders with an assigned pre-SQ, by id (at most the senders this replica holds records for).</summary>
+    public ImmutableSortedDictionary<int, SenderAssignment> Assignments { get; init; } = ImmutableSortedDictionary<int, SenderAssignment>.Empty;
 
     /// <summary>Senders past their quarantine threshold, by id.</summary>
     public ImmutableSortedSet<int> QuarantinedSenders { get; init; } = [];

@@ -70,6 +70,7 @@ public sealed partial class SieveReplicaApplication
         }
         var (loss, fresh) = MeasureLoss(s, a.Sender, a.LastSentSeq);
         var assigned = Reassign(s, origin, lossy: fresh && loss >= _options.ReassignLossPpm);
+        NoteAssignment(a.Sender, s);
         s.ForgetVerdictsBelow(a.LowestPending);
         var delivered = s.Window.ContiguousUpTo;
         var verdictsFrom = Math.Min(Math.Max(a.LowestPending, s.VerdictsLostUpTo + 1), delivered + 1);

@@ -73,6 +73,7 @@ public sealed partial class SieveReplicaApplication
         }
         _senders.Remove(id);
         _quarantineCandidates.Remove(id);
+        _assignments = _assignments.Remove(id);
         SieveMetrics.EnrolmentChange(Component, enrolled: false);
         return new AdminCommandResult(true, _admin.LastNonce,
             $"revoke sender {id}: applied (enrolment version {_enrolment.Version}; {released} held messages released)");

@@ -7,6 +7,38 @@ public sealed partial class SieveReplicaApplication
     // Senders quarantined at some point since start or the last restore (local bookkeeping, not agreed state).
     private readonly HashSet<int> _quarantineCandidates = [];
 
+    // Each sender's assignment as last published: changed one entry at a time when an ACKREQ moves or measures a
+    // sender, so publishing after every execution does not walk every sender record.
+    private ImmutableSortedDictionary<int, SenderAssignment> _assignments = ImmutableSortedDictionary<int, SenderAssignment>.Empty;
+
+    /// <summary>Takes the sender's assignment into the next read model if it changed.</summary>
+    private void NoteAssignment(int sender, SenderRecord s)
+    {
+        if (s.AssignedPreSq < 0)
+        {
+            return;
+        }
+        var current = new SenderAssignment(s.AssignedPreSq, s.LastLossPpm);
+        if (!_assignments.TryGetValue(sender, out var published) || published != current)
+        {
+            _assignments = _assignments.SetItem(sender, current);
+        }
+    }
+
+    /// <summary>After a snapshot replaced the sender records.</summary>
+    private void RebuildAssignments()
+    {
+        var b = ImmutableSortedDictionary.CreateBuilder<int, SenderAssignment>();
+        foreach (var (id, s) in _senders)
+        {
+            if (s.AssignedPreSq >= 0)
+            {
+                b.Add(id, new SenderAssignment(s.AssignedPreSq, s.LastLossPpm));
+            }
+        }
+        _assignments = b.ToImmutable();
+    }
+
     /// <summary>
     /// Takes the read model from the state as it stands (execution thread) and swaps it in. Receiver queues
     /// are persistent collections, so an unchanged queue keeps its view and a changed one costs one small
@@ -50,6 +82,7 @@ public sealed partial class SieveReplicaApplication
             HeldBytes = _reorder.Bytes,
             Receivers = queues.ToImmutable(),
             PreSqs = preSqs.ToImmutable(),
+            Assignments = _assignments,
             QuarantinedSenders = quarantined.ToImmutable(),
             RuleSets = _ruleSets?.Standing,
             RuleSetCommandsApplied = _ruleSetCommandsApplied,

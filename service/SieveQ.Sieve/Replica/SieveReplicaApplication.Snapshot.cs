@@ -92,6 +92,7 @@ public sealed partial class SieveReplicaApplication
                 _quarantineCandidates.Add(id);
             }
         }
+        RebuildAssignments();
         PublishReadModel(rebuildQueues: true);
     }
 
