@@ -124,8 +124,10 @@ internal static class UpCommand
             {
                 var consoleUrl = await InitConsoleAsync(cfg, stop.Token).ConfigureAwait(false);
                 var started = DateTime.UtcNow;
-                await LocalDeploymentLauncher.LaunchAsync(cfg, processes, new LaunchOptions { LogLevel = parse.GetValue(logLevel)!, ComponentArguments = scrape.ArgumentsFor }, stop.Token).ConfigureAwait(false);
+                // The controller first: its port was found free a moment ago, and every connection the components open
+                // takes a loopback port from the same range, so a controller started last could find its port taken.
                 await StartControllerAsync(cfg, controller, processes, parse.GetValue(logLevel)!, scrape.ArgumentsFor(ScrapePorts.ControllerName), stop.Token).ConfigureAwait(false);
+                await LocalDeploymentLauncher.LaunchAsync(cfg, processes, new LaunchOptions { LogLevel = parse.GetValue(logLevel)!, ComponentArguments = scrape.ArgumentsFor }, stop.Token).ConfigureAwait(false);
                 await StartConsoleAsync(cfg, consoleUrl, consoleProcess, stop.Token).ConfigureAwait(false);
                 Console.WriteLine($"all components healthy after {(DateTime.UtcNow - started).TotalSeconds:0.0} s; Ctrl-C stops everything");
                 StartDemo(cfg, processes, live, r, bytes);
@@ -151,7 +153,7 @@ internal static class UpCommand
         return cmd;
     }
 
-    /// <summary>The controller, once the components it watches are up; `sieveq admin --key DIR/keys/management-*.pem` talks to it.</summary>
+    /// <summary>The controller, before the components it watches (it reads their health as they come); `sieveq admin --key DIR/keys/management-*.pem` talks to it.</summary>
     private static async Task StartControllerAsync(DeploymentConfig cfg, ControllerConfig controller, ComponentProcesses processes, string logLevel,
         IReadOnlyList<string> telemetry, CancellationToken ct)
     {
@@ -161,7 +163,9 @@ internal static class UpCommand
             TimeSpan.FromSeconds(30), ct).ConfigureAwait(false);
         if (!healthy)
         {
-            throw new DeploymentException($"the controller did not answer on {controller.Url} within 30 s (see {processes.LogPath("controller")})");
+            var log = processes.LogPath("controller");
+            var tail = File.Exists(log) ? string.Join('\n', File.ReadLines(log).TakeLast(10)) : "(no log)";
+            throw new DeploymentException($"the controller did not answer on {controller.Url} within 30 s; the end of {log}:\n{tail}");
         }
         Console.WriteLine($"  controller     {controller.Url}  (sieveq admin status --deployment {cfg.BaseDirectory} --key {ControllerConfig.LocalKeyFile(cfg, Controller.Access.ManagementRole.Viewer)})");
     }
