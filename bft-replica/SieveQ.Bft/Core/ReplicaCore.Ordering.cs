@@ -13,7 +13,22 @@ public sealed partial class ReplicaCore
     /// the disk; writing again could contradict it, so we only WRITE from the next regency on.
     /// </summary>
     private int _amnesiacRegency = -1;
+
+    /// <summary>
+    /// Whether our disk holds anything that gates sends. A restart from an empty log is told apart
+    /// from a first start only by this: until it is true, our first WRITE is preceded by a durable
+    /// record, so a replica that WROTE and then lost power always recovers as an amnesiac.
+    /// </summary>
+    private bool _diskMarked;
     private readonly Dictionary<(int Peer, long Cid), long> _helpedAt = [];
+
+    private void MarkDiskBeforeFirstWrite()
+    {
+        if (!_diskMarked)
+        {
+            Emit(new Persist(new RegencyRecord(Regency)));
+        }
+    }
 
     private InstanceState Instance(long cid)
     {
@@ -177,6 +192,7 @@ public sealed partial class ReplicaCore
                 Complain($"bad-proposal-{fault}");
                 return;
             }
+            MarkDiskBeforeFirstWrite();
             var sig = _signer.Sign(SigningBytes.ForWrite(Regency, inst.ConsensusId, value.Hash));
             inst.SentWrite = true;
             inst.OwnWriteSignature = sig;

@@ -216,6 +216,7 @@ public sealed partial class ReplicaCore
         if (!_replaying)
         {
             _out.Add(output);
+            _diskMarked |= output is Persist { Record.GatesLaterSends: true };
         }
     }
 
@@ -265,6 +266,7 @@ public sealed partial class ReplicaCore
             _regencyChange.RaiseOwnWish(Regency);
             if (list.Count > 0)
             {
+                _diskMarked = true;
                 _amnesiacRegency = Regency;
                 _complainOnFirstTick = true;
             }

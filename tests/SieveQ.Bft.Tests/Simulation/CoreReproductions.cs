@@ -235,9 +235,83 @@ public class CoreReproductions
         }
         // Far below any time-out: only the restart complaints can have done it.
         Assert.All(c.Cores, x => Assert.Equal(1, x.Regency));
-        // Replica 3 took part in nothing durable: its empty disk makes it no amnesiac, it joins the others' wish.
-        Assert.All(new[] { 0, 1, 2 }, r => Assert.Equal(1, c.Cores[r].Counters["complaint.restarted"]));
-        Assert.Equal(0, c.Cores[3].Counters["complaint.restarted"]);
+        // Replica 3 prepared nothing, but it WROTE instance 1: its disk holds the mark written before that WRITE,
+        // so it too recovers as an amnesiac and asks for the next regency.
+        Assert.All(c.Cores, x => Assert.Equal(1, x.Counters["complaint.restarted"]));
+    }
+
+    /// <summary>
+    /// Found by the test command's fresh sweep (`sieveq sim --seed 6234467914588 --faults all`): three replicas
+    /// crash together soon after the start. They had WRITTEN instance 1 but prepared nothing, so their disks were
+    /// empty, and a restart from an empty log counted as a first start: they WROTE instance 1 again in regency 0,
+    /// for another value, and the leader decided it. The replica that had prepared the first value (one certificate
+    /// of regency 0 on its disk) then won the next regency's SYNC on the tie-break, and the others decided the
+    /// first value for the same instance. Now the first WRITE of a replica whose disk holds nothing gating is
+    /// preceded by a durable record, so such a replica recovers as an amnesiac and WRITEs nothing in regency 0.
+    /// </summary>
+    [Fact]
+    public void A_replica_that_wrote_and_lost_power_before_anything_was_durable_writes_no_second_value()
+    {
+        var c = new ScriptedCluster(Config);
+        var a = new ClientRequest(1000, 1, [1]);
+        var b = new ClientRequest(1001, 1, [2]);
+
+        // Instance 1 = {a} in regency 0: only replica 1 collects three WRITEs (0, 1, 2) and prepares it.
+        foreach (var r in new[] { 0, 1, 2, 3 })
+        {
+            c.Step(r, a, now: 10);
+        }
+        c.Deliver(from: 0, to: [1, 2], now: 11, only: m => m is Propose or Write);
+        c.Deliver(from: 2, to: [1], now: 12, only: m => m is Write);
+        Assert.Contains(c.Disk(1), r => r is PreparedRecord { Certificate.ConsensusId: 1 });
+        Assert.DoesNotContain(c.Disk(0), r => r is PreparedRecord);
+        Assert.DoesNotContain(c.Disk(2), r => r is PreparedRecord);
+        c.Discard(to: 0);
+        c.Discard(to: 1);
+        c.Discard(to: 2);
+        c.Discard(to: 3);
+
+        // Replicas 0, 2 and 3 lose power and come back; {b} reaches them, and leader 0 proposes it for instance 1.
+        foreach (var r in new[] { 0, 2, 3 })
+        {
+            c.LosePower(r, now: 100);
+        }
+        foreach (var r in new[] { 0, 2, 3 })
+        {
+            c.Step(r, b, now: 110);
+        }
+        for (var round = 0; round < 3; round++)
+        {
+            foreach (var r in new[] { 0, 2, 3 })
+            {
+                c.Deliver(from: r, to: [0, 2, 3], now: 111 + round, only: m => m is Propose or Write);
+            }
+        }
+        c.Deliver(from: 2, to: [0], now: 115, only: m => m is Accept);
+        c.Deliver(from: 3, to: [0], now: 115, only: m => m is Accept);
+        c.Discard(to: 0);
+        c.Discard(from: 0);
+
+        // Regency 1 (led by replica 1) among 1, 2 and 3; replica 0 hears none of it.
+        var late = 120 + Config.LeaderSilenceTimeoutMs + 100;
+        int[] up = [1, 2, 3];
+        foreach (var r in up)
+        {
+            c.Tick(r, late);
+        }
+        for (var round = 0; round < 6; round++)
+        {
+            foreach (var r in up)
+            {
+                c.Deliver(from: r, to: up, now: late + 1 + round);
+            }
+            c.Discard(from: 0);
+        }
+
+        Assert.All(up, r => Assert.Equal(1, c.Cores[r].Regency));
+        var decided = c.Decisions.Where(d => d.Cid == 1).ToList();
+        Assert.Contains(decided, d => d.Replica == 1);
+        Assert.All(decided, d => Assert.Equal(decided[0].Hash, d.Hash));
     }
 
     /// <summary>
@@ -304,6 +378,14 @@ public class CoreReproductions
     {
         var result = SieveQ.Bft.Simulation.SimulationRun.Execute(186613, SieveQ.Bft.Simulation.Faults.FaultProfile.All);
         Assert.True(result.Passed, result.Failure);
+    }
+
+    [Fact]
+    public void The_seed_that_found_a_write_forgotten_on_an_empty_disk_passes()
+    {
+        var result = SieveQ.Bft.Simulation.SimulationRun.Execute(6234467914588, SieveQ.Bft.Simulation.Faults.FaultProfile.All);
+        Assert.True(result.Passed, result.Failure);
+        Assert.True(result.Stats.CoreCounter("complaint.restarted") > 0, "the seed no longer restarts a replica that wrote before its crash");
     }
 
     [Fact]
