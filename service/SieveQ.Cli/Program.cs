@@ -1,5 +1,7 @@
 using System.CommandLine;
+using System.CommandLine.Parsing;
 using SieveQ.Cli.Commands;
+using SieveQ.Cli.Running;
 
 // `sieveq`: the one entry point for operators. Each command group lives in its own file under Commands/.
 var root = new RootCommand("SieveQ: an intrusion-tolerant application firewall (message-queue sieve with BFT replicas).");
@@ -36,12 +38,20 @@ bench.Subcommands.Add(BenchAttackCommand.Build());
 root.Subcommands.Add(bench);
 root.Subcommands.Add(VersionCommand.Build());
 
-// System.CommandLine ends the process 2 s after Ctrl-C or SIGTERM by default. `up` needs longer to stop its components;
-// every other command keeps the default, so one that does not watch its token still ends promptly on Ctrl-C.
+// System.CommandLine ends the process 2 s after Ctrl-C or SIGTERM by default, with exit code 130 or 143. `up` needs
+// longer to stop its components. A component command gets none of it: its own StopSignal and host lifetime stop it
+// within ComponentHost.StopGrace and it exits with its own code (with the command line's wait, a replica slowed down
+// in its stop exited 143 after STOPPING=1). Every other command keeps the default, so one that does not watch its
+// token still ends promptly on Ctrl-C.
 var parsed = root.Parse(args);
 var invocation = new InvocationConfiguration();
-if (parsed.CommandResult.Command.Name == UpCommand.Name)
+var invoked = parsed.CommandResult.Command;
+if (invoked.Name == UpCommand.Name)
 {
     invocation.ProcessTerminationTimeout = UpCommand.StopBound;
+}
+else if (parsed.CommandResult.Parent is CommandResult { Command: RootCommand } && ComponentHost.CommandNames.Contains(invoked.Name))
+{
+    invocation.ProcessTerminationTimeout = null;
 }
 return await parsed.InvokeAsync(invocation).ConfigureAwait(false);

@@ -1,3 +1,4 @@
+using System.Collections.Frozen;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Hosting.Systemd;
@@ -41,6 +42,9 @@ internal static class ComponentHost
 {
     /// <summary>How long the component is given to stop after SIGTERM, Ctrl-C or a service stop (systemd's TimeoutStopSec is 30 s).</summary>
     public static readonly TimeSpan StopGrace = TimeSpan.FromSeconds(20);
+
+    /// <summary>The top-level commands that run a component in the host: they handle SIGTERM and Ctrl-C themselves (<see cref="StopSignal"/>).</summary>
+    public static readonly FrozenSet<string> CommandNames = FrozenSet.ToFrozenSet(["replica", "replica-sq", "pre-sq", "controller", "agent"], StringComparer.Ordinal);
 
     /// <summary>The exit code of a component refused at start (invalid options, unreadable deployment, port in use).</summary>
     public const int RefusedAtStart = 1;
