@@ -15,14 +15,17 @@ internal sealed class OutputFrames
     private readonly int _replicaCount;
     private readonly int _maxBodyBytes;
     private readonly IOutputBodyStage? _bodies;
+    private readonly IReceiverOutputGate? _gate;
 
     /// <param name="bodies">Null in the product; a test's compromised replica-SQ alters what it streams here.</param>
-    public OutputFrames(int replica, int replicaCount, int maxBodyBytes, IOutputBodyStage? bodies = null)
+    /// <param name="gate">Null in the product; a test's compromised replica-SQ withholds frames here.</param>
+    public OutputFrames(int replica, int replicaCount, int maxBodyBytes, IOutputBodyStage? bodies = null, IReceiverOutputGate? gate = null)
     {
         _replica = replica;
         _replicaCount = replicaCount;
         _maxBodyBytes = maxBodyBytes;
         _bodies = bodies;
+        _gate = gate;
     }
 
     /// <summary>A live batch: bodies only where this replica is the designated one.</summary>
@@ -37,6 +40,10 @@ internal sealed class OutputFrames
 
     private IEnumerable<byte[]> Render(OutboxBatch batch, bool withBodies, MacKeyRing ring)
     {
+        if (_gate?.Sends(batch) == false)
+        {
+            yield break;
+        }
         if (!withBodies)
         {
             // Digest-only items are ~60 bytes; even the largest agreed batch fits one frame.

@@ -23,10 +23,11 @@ internal sealed class ReplicaSqEndpoints
     private readonly ReplicaSqMetrics _metrics;
     private readonly ReplicaSqHostOptions _options;
     private readonly Func<HealthReply> _health;
+    private readonly IReceiverOutputGate? _gate;
     private readonly CancellationToken _shutdown;
 
     public ReplicaSqEndpoints(int replica, Func<SieveReadModel> readModel, SubscriptionCheck check, ReceiverStreams receivers, PreSqAckResponseQueues acks,
-        Func<int, MacKeyRing?> ringForReceiver, ReplicaSqMetrics metrics, ReplicaSqHostOptions options, Func<HealthReply> health, CancellationToken shutdown)
+        Func<int, MacKeyRing?> ringForReceiver, ReplicaSqMetrics metrics, ReplicaSqHostOptions options, Func<HealthReply> health, IReceiverOutputGate? gate, CancellationToken shutdown)
     {
         _replica = replica;
         _readModel = readModel;
@@ -37,6 +38,7 @@ internal sealed class ReplicaSqEndpoints
         _metrics = metrics;
         _options = options;
         _health = health;
+        _gate = gate;
         _shutdown = shutdown;
     }
 
@@ -87,12 +89,32 @@ internal sealed class ReplicaSqEndpoints
         byte[]? answer = null;
         if (SieveReplicaApplication.AuthenticateBodyFetch(request.Canonical.Span, _replica, _ringForReceiver, out var ring, out _) is { } req)
         {
+            if (_gate?.Answers(req.Receiver) == false)
+            {
+                await HoldUnansweredAsync(call).ConfigureAwait(false);
+                return;
+            }
             var found = _readModel().FindBodies(req);
             answer = BodyFetchCodec.EncodeResponse(_replica, req.Receiver, req.Nonce, found, ring!);
         }
         _metrics.BodyFetch(answer is not null);
         var reply = new BodyFetchReply { Canonical = answer is null ? ByteString.Empty : UnsafeByteOperations.UnsafeWrap(answer) };
         await call.WriteAsync(reply, ct: call.CallAborted).ConfigureAwait(false);
+    }
+
+    /// <summary>A fetch the gate withholds: no answer, no refusal, until the receiver gives up or the host stops.</summary>
+    private async Task HoldUnansweredAsync(GrpcServerCall<BodyFetch, BodyFetchReply> call)
+    {
+        using var held = CancellationTokenSource.CreateLinkedTokenSource(call.CallAborted, _shutdown);
+        try
+        {
+            await Task.Delay(Timeout.InfiniteTimeSpan, held.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+            // the receiver gave up, or the host is stopping
+        }
+        call.HttpContext.Abort();
     }
 
     private async Task AckResponsesAsync(GrpcServerCall<PreSqSubscription, AckResponseFrame> call)

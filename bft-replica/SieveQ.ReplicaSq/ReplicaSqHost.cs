@@ -59,7 +59,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
     private int _disposed;
 
     private ReplicaSqHost(int id, DeploymentContext deployment, Uri address, X509Certificate2? certificate, PartyKeys keys, IdentityKey identity, PublicKeyDirectory enrolled,
-        ReplicaSqHostOptions options, ILoggerFactory logs, IOutputBodyStage? bodies)
+        ReplicaSqHostOptions options, ILoggerFactory logs, IOutputBodyStage? bodies, IReceiverOutputGate? receiverGate)
     {
         Id = id;
         Address = address;
@@ -94,7 +94,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         MacKeyRing? RingForReceiver(int receiver) => keys.Ring(MacChannel.ReplicaReceiver, receiver);
         MacKeyRing? RingForSender(int sender) => keys.Ring(MacChannel.ReplicaSender, sender);
         var preSqIds = deployment.Config.PreSqs.Select(p => p.Id).ToHashSet();
-        var frames = new OutputFrames(id, _n, options.MaxFrameBodyBytes, bodies);
+        var frames = new OutputFrames(id, _n, options.MaxFrameBodyBytes, bodies, receiverGate);
         _receivers = new ReceiverStreams(() => ReadModel, _outputs, frames, RingForReceiver, options, Metrics, logs.CreateLogger($"replica-sq-{id}.receivers"));
         _acks = new PreSqAckResponseQueues(id, preSqIds, options.AckResponseQueue, RingForSender, Metrics);
         _noticeReporter = ControllerNoticeReporter.ForDeployment(deployment.Config, identity, Metrics, logs.CreateLogger($"replica-sq-{id}.controller"));
@@ -107,7 +107,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         var web = HardenedWebApplication.CreateBuilder(typeof(ReplicaSqHost).Assembly, logs, address, options.KestrelLimits, ConnectionLimiter, Preface, certificate);
         _web = web.Build();
         var check = new SubscriptionCheck(id, options.SubscriptionFreshness, enrolled, new KeyRing(deployment.Cluster), preSqIds.Contains, Metrics);
-        new ReplicaSqEndpoints(id, () => ReadModel, check, _receivers, _acks, RingForReceiver, Metrics, options, Health, _shutdown.Token).Map(_web);
+        new ReplicaSqEndpoints(id, () => ReadModel, check, _receivers, _acks, RingForReceiver, Metrics, options, Health, receiverGate, _shutdown.Token).Map(_web);
     }
 
     public int Id { get; }
@@ -133,8 +133,9 @@ public sealed class ReplicaSqHost : IAsyncDisposable
 
     /// <param name="deployment">The loaded deployment; this replica's entry, keys and the cluster's identity key come from it.</param>
     /// <param name="bodies">Null in the product; see <see cref="IOutputBodyStage"/>.</param>
+    /// <param name="receiverGate">Null in the product; see <see cref="IReceiverOutputGate"/>.</param>
     public static ReplicaSqHost Create(DeploymentContext deployment, int id, ReplicaSqHostOptions? options = null, ILoggerFactory? logs = null,
-        IOutputBodyStage? bodies = null)
+        IOutputBodyStage? bodies = null, IReceiverOutputGate? receiverGate = null)
     {
         ArgumentNullException.ThrowIfNull(deployment);
         options ??= new ReplicaSqHostOptions();
@@ -151,7 +152,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         {
             identity = ClusterBootstrap.LoadKey(deployment.Cluster, id);
             enrolled = new PublicKeyDirectory(deployment.Enrolment);
-            return new ReplicaSqHost(id, deployment, address, certificate, keys, identity, enrolled, options, logs, bodies);
+            return new ReplicaSqHost(id, deployment, address, certificate, keys, identity, enrolled, options, logs, bodies, receiverGate);
         }
         catch
         {

@@ -12,6 +12,7 @@ internal enum AttackKind
     Oversize,
     ByzantineReplica,
     StateTransferFlood,
+    WithholdingReplica,
 }
 
 internal static class AttackKinds
@@ -27,6 +28,7 @@ internal static class AttackKinds
         ["oversize"] = AttackKind.Oversize,
         ["byzantine-replica"] = AttackKind.ByzantineReplica,
         ["state-transfer-flood"] = AttackKind.StateTransferFlood,
+        ["withholding-replica"] = AttackKind.WithholdingReplica,
     };
 
     public static IEnumerable<string> Names => ByName.Keys;

@@ -58,6 +58,29 @@ public sealed class PlumbingTests
         Assert.True(ReplicaOutputCodec.VerifyMac(frame, Ring));
     }
 
+    private sealed class SilentTowards(int receiver) : IReceiverOutputGate
+    {
+        public bool Sends(OutboxBatch agreed) => agreed.Receiver != receiver;
+
+        public bool Answers(int r) => r != receiver;
+    }
+
+    [Fact]
+    public void A_receiver_output_gate_withholds_every_frame_of_a_batch_live_or_resent_votes_and_bodies_alike()
+    {
+        var items = Enumerable.Range(1, 10).Select(i => Item(1, i, 300)).ToList();
+        // Batch 7 for receiver 100 is designated to replica 3: live, replica 3 streams bodies, replica 0 digests only.
+        var designated = new OutputFrames(3, 4, 1000, gate: new SilentTowards(100));
+        var voter = new OutputFrames(0, 4, 1000, gate: new SilentTowards(100));
+        Assert.Empty(designated.Live(new OutboxBatch(100, 7, items), Ring));
+        Assert.Empty(voter.Live(new OutboxBatch(100, 7, items), Ring));
+        Assert.Empty(designated.Retransmission(new OutboxBatch(100, 0, items), Ring));
+
+        // Another receiver gets its frames as without a gate.
+        Assert.Equal(4, designated.Live(new OutboxBatch(101, 6, items), Ring).Count());
+        Assert.Single(voter.Live(new OutboxBatch(101, 6, items), Ring));
+    }
+
     [Fact]
     public void Items_count_as_old_only_once_they_were_streamed_at_least_an_interval_ago()
     {

@@ -59,6 +59,7 @@ internal abstract class Attack : IAsyncDisposable
         AttackKind.Oversize => new OversizeFrames(s.AttackRate),
         AttackKind.ByzantineReplica => new ByzantineReplicaAttack(),
         AttackKind.StateTransferFlood => new StateTransferFlood(s.AttackRate),
+        AttackKind.WithholdingReplica => new WithholdingReplicaAttack(),
         _ => throw new ArgumentOutOfRangeException(nameof(kind), kind, "no such attack"),
     };
 

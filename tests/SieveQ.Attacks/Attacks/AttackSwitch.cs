@@ -38,9 +38,14 @@ internal static class AttackSwitch
         }
     }
 
-    /// <summary>The component's side: follows the switch until stopped or the host ends, then writes the final count.</summary>
-    public static async Task FollowAsync(string switchFile, string countFile, ISwitchedStage stage, Task hostCompletion, CancellationToken stop)
+    /// <summary>
+    /// The component's side: follows the switch until stopped or the host ends, then writes the final count.
+    /// <paramref name="more"/> are further tallies of the stage, each written to its own file the same way.
+    /// </summary>
+    public static async Task FollowAsync(string switchFile, string countFile, ISwitchedStage stage, Task hostCompletion, CancellationToken stop,
+        IReadOnlyList<(string File, Func<long> Read)>? more = null)
     {
+        more ??= [];
         try
         {
             while (!stop.IsCancellationRequested && !hostCompletion.IsCompleted)
@@ -49,9 +54,13 @@ internal static class AttackSwitch
                 if (active != stage.Active)
                 {
                     stage.Active = active;
-                    await Console.Out.WriteLineAsync($"attack {(active ? "on" : "off")}").ConfigureAwait(false);
+                    await Console.Out.WriteLineAsync($"attack {(active ? "on" : "off")} ({Path.GetFileName(switchFile)})").ConfigureAwait(false);
                 }
                 await WriteCountAsync(countFile, stage.Applied).ConfigureAwait(false);
+                foreach (var (file, read) in more)
+                {
+                    await WriteCountAsync(file, read()).ConfigureAwait(false);
+                }
                 await Task.Delay(FollowInterval, stop).ConfigureAwait(false);
             }
         }
@@ -60,6 +69,10 @@ internal static class AttackSwitch
             // stopped by the launcher
         }
         await WriteCountAsync(countFile, stage.Applied).ConfigureAwait(false);
+        foreach (var (file, read) in more)
+        {
+            await WriteCountAsync(file, read()).ConfigureAwait(false);
+        }
     }
 
     public static long ReadCount(string path)

@@ -7,11 +7,13 @@ using SieveQ.Sieve.Replica;
 namespace SieveQ.Attacks.Attacks;
 
 /// <summary>
-/// `SieveQ.Attacks compromised-replica-sq`: the real replica-SQ host with <see cref="CorruptingBodies"/> plugged into
-/// its output (<see cref="IOutputBodyStage"/>, which the product leaves unset), as a process of its own in place of
-/// `sieveq replica-sq`. It orders, executes and votes honestly; what it streams to receivers carries other bytes
-/// behind the agreed digests while the attack's switch file exists. Its count goes to a file four times a second,
-/// as <see cref="CompromisedPreSqProcess"/> does.
+/// `SieveQ.Attacks compromised-replica-sq`: the real replica-SQ host with two compromising stages plugged into its
+/// output, as a process of its own in place of `sieveq replica-sq`: <see cref="CorruptingBodies"/>
+/// (<see cref="IOutputBodyStage"/>) and <see cref="WithholdingOutputs"/> (<see cref="IReceiverOutputGate"/>); the
+/// product leaves both unset. It orders and executes honestly; while the corrupting switch file exists, what it
+/// streams to receivers carries other bytes behind the agreed digests (byzantine-replica); while the withholding one
+/// exists, it sends receivers nothing at all (withholding-replica). Each switch is followed, and each count written to
+/// a file, four times a second, as <see cref="CompromisedPreSqProcess"/> does; the two kinds can share a deployment.
 /// </summary>
 internal static class CompromisedReplicaSqProcess
 {
@@ -20,6 +22,12 @@ internal static class CompromisedReplicaSqProcess
     public static string SwitchPath(string deployment, int id) => Path.Combine(deployment, "attack", $"replica-sq-{id}.on");
 
     public static string CountPath(string deployment, int id) => Path.Combine(deployment, "attack", $"replica-sq-{id}.applied");
+
+    public static string WithholdingSwitchPath(string deployment, int id) => Path.Combine(deployment, "attack", $"replica-sq-{id}.withholding.on");
+
+    public static string WithheldCountPath(string deployment, int id) => Path.Combine(deployment, "attack", $"replica-sq-{id}.withheld");
+
+    public static string FetchesHeldCountPath(string deployment, int id) => Path.Combine(deployment, "attack", $"replica-sq-{id}.fetches-held");
 
     public static IReadOnlyList<string> Args(string deployment, int id) => [Command, deployment, id.ToString(CultureInfo.InvariantCulture)];
 
@@ -35,11 +43,15 @@ internal static class CompromisedReplicaSqProcess
         using var stop = new CancellationTokenSource();
         using var term = PosixSignalRegistration.Create(PosixSignal.SIGTERM, c => { c.Cancel = true; stop.Cancel(); });
         using var interrupt = PosixSignalRegistration.Create(PosixSignal.SIGINT, c => { c.Cancel = true; stop.Cancel(); });
-        var stage = new CorruptingBodies();
-        await using var host = ReplicaSqHost.Create(DeploymentContext.Load(deployment), id, bodies: stage);
+        var corrupting = new CorruptingBodies();
+        var withholding = new WithholdingOutputs();
+        await using var host = ReplicaSqHost.Create(DeploymentContext.Load(deployment), id, bodies: corrupting, receiverGate: withholding);
         await host.StartAsync(stop.Token).ConfigureAwait(false);
-        await Console.Out.WriteLineAsync($"compromised replica-sq {id} (corrupting bodies) listening on {host.Address}").ConfigureAwait(false);
-        await AttackSwitch.FollowAsync(SwitchPath(deployment, id), CountPath(deployment, id), stage, host.Completion, stop.Token).ConfigureAwait(false);
+        await Console.Out.WriteLineAsync($"compromised replica-sq {id} (corrupting or withholding its outputs) listening on {host.Address}").ConfigureAwait(false);
+        await Task.WhenAll(
+            AttackSwitch.FollowAsync(SwitchPath(deployment, id), CountPath(deployment, id), corrupting, host.Completion, stop.Token),
+            AttackSwitch.FollowAsync(WithholdingSwitchPath(deployment, id), WithheldCountPath(deployment, id), withholding, host.Completion, stop.Token,
+                [(FetchesHeldCountPath(deployment, id), () => withholding.FetchesHeld)])).ConfigureAwait(false);
         return host.Completion.IsFaulted ? 2 : 0;
     }
 }
