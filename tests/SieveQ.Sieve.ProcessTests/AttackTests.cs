@@ -65,9 +65,10 @@ public sealed class AttackTests(ITestOutputHelper output)
     }
 
     [Fact]
-    public async Task A_byzantine_replica_then_oversize_requests_then_a_compromised_sender_lose_nothing_and_each_is_countered()
+    public async Task A_byzantine_replica_then_a_withholding_replica_then_oversize_requests_then_a_compromised_sender_lose_nothing_and_each_is_countered()
     {
-        using var run = await RunAsync(["byzantine-replica", "oversize", "compromised-sender"], "--attack-rate", "3000");
+        // byzantine-replica and withholding-replica are two switches of the one compromised replica-SQ 3.
+        using var run = await RunAsync(["byzantine-replica", "withholding-replica", "oversize", "compromised-sender"], "--attack-rate", "3000");
 
         // byzantine-replica: the countermeasure's proof is RunAsync's own: the liar corrupted bodies (attackApplied) and
         // the run's receiver found every payload intact. A receiver SDK that took a body without checking it against
@@ -75,6 +76,13 @@ public sealed class AttackTests(ITestOutputHelper output)
         // (its fetches happen without a liar too), so none is asserted; the fetches in the attack's window are.
         Assert.True(Counts(run, "byzantine-replica").GetProperty("receiver fetches_answered").GetInt64() > 0,
             "the receiver should have fetched the bodies the liar was designated for from other replicas");
+
+        // withholding-replica: replica-SQ 3 sent the receiver nothing in its window (attackApplied: items withheld) and
+        // the run still delivered every message exactly once: on the other replicas' f+1 votes, with the bodies replica 3
+        // was designated for fetched from the replicas that voted for them. A post-SQ that waited for the designated
+        // replica, or fetched only from it, stalls there and loses the run.
+        Assert.True(Counts(run, "withholding-replica").GetProperty("receiver fetches_answered").GetInt64() > 0,
+            "the receiver should have fetched the bodies the silent replica was designated for from other replicas");
 
         // oversize: each request was refused with a status, none was not; the envelope case was dropped as malformed.
         var oversize = Counts(run, "oversize");
