@@ -43,6 +43,9 @@ public class ReplicaSqCluster : IAsyncLifetime
     /// <summary>An initial rule set: the replicas then run signed rule sets (administrator key in keys/administrator.pem).</summary>
     protected virtual byte[]? RuleSet => null;
 
+    /// <summary>A replica-SQ's receiver output gate (<see cref="IReceiverOutputGate"/>); none, as in the product, unless a fixture sets one.</summary>
+    protected virtual IReceiverOutputGate? ReceiverGate(int replica) => null;
+
     public async Task InitializeAsync()
     {
         DeploymentBootstrap.Create(Directory, new LocalDeploymentSpec
@@ -58,7 +61,7 @@ public class ReplicaSqCluster : IAsyncLifetime
         Context = DeploymentContext.Load(Directory);
         foreach (var r in Context.Config.Replicas)
         {
-            var host = ReplicaSqHost.Create(Context, r.Id, HostOptions);
+            var host = ReplicaSqHost.Create(Context, r.Id, HostOptions, receiverGate: ReceiverGate(r.Id));
             _hosts.Add(host);
             await host.StartAsync();
         }
