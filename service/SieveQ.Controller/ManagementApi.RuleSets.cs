@@ -155,11 +155,11 @@ public sealed partial class ManagementApi
 
     private static void CheckReason(string reason)
     {
-        if (reason.Length > 200 || reason.Any(char.IsControl))
+        if (reason.Length > MaxReasonLength || reason.Any(char.IsControl))
         {
-            throw new GrpcCallException(GrpcStatusCode.InvalidArgument, "the reason is at most 200 characters, without control characters");
+            throw new GrpcCallException(GrpcStatusCode.InvalidArgument, $"the reason is at most {MaxReasonLength} characters, without control characters");
         }
     }
 
-    private static string WithReason(string target, string reason) => string.IsNullOrEmpty(reason) ? target : $"{target} (reason: {Truncate(reason, 200)})";
+    private static string WithReason(string target, string reason) => string.IsNullOrEmpty(reason) ? target : $"{target} (reason: {Truncate(reason, MaxReasonLength)})";
 }

@@ -21,6 +21,9 @@ public sealed partial class ManagementApi
     public const int MaxRequestBytes = 64 * 1024;
     public const int MaxAuditTail = 1000;
 
+    /// <summary>The longest reason a change request may carry (it is kept in the audit log's target).</summary>
+    public const int MaxReasonLength = 200;
+
     /// <summary>Why a quarantine or readmission is recorded but not carried out when the controller holds no command key.</summary>
     public const string NoCommandKey =
         "not applied: this controller holds no administrator command key (controller.json commandKeyFile), so it cannot order the change; the request is recorded in the audit log";
@@ -169,9 +172,9 @@ public sealed partial class ManagementApi
     /// </summary>
     private async Task<ManagementActionReply> PartyActionAsync(CallerIdentity caller, string method, (AdminOp Op, uint Target, string Reason) request, CancellationToken ct)
     {
-        if (request.Reason.Length > 200)
+        if (request.Reason.Length > MaxReasonLength)
         {
-            throw new GrpcCallException(GrpcStatusCode.InvalidArgument, "the reason is limited to 200 characters");
+            throw new GrpcCallException(GrpcStatusCode.InvalidArgument, $"the reason is limited to {MaxReasonLength} characters");
         }
         if (request.Target > int.MaxValue || (request.Op == AdminOp.RevokeSender && request.Target == 0))
         {
@@ -196,7 +199,7 @@ public sealed partial class ManagementApi
     private static string Target(AdminOp op, uint id, string reason)
     {
         var party = op is AdminOp.QuarantinePreSq or AdminOp.ReadmitPreSq ? $"pre-SQ {id}" : $"sender {id}";
-        return string.IsNullOrEmpty(reason) ? party : $"{party} (reason: {Truncate(reason, 200)})";
+        return string.IsNullOrEmpty(reason) ? party : $"{party} (reason: {Truncate(reason, MaxReasonLength)})";
     }
 
     private static string AuditAction(string method) => method switch

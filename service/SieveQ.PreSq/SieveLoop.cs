@@ -76,47 +76,41 @@ internal sealed class SieveLoop : IAsyncDisposable
     /// <summary>Runs a change on the loop without waiting for it; false when the inbox is full and it was skipped.</summary>
     public bool TryPostToLoop(Action<PreSqFilter> change) => _inbox.Writer.TryWrite(new InboundItem(default, null, change));
 
-    /// <summary>
-    /// The replicas' agreed refusals of messages this pre-SQ passed ("refused untaken"), kept apart from the inbox: a
-    /// refusal skipped because the inbox was full of frames left its messages marked as passed here for good, and
-    /// every retransmission refused as a replay. Bounded by construction: one list per completed ordering request, and
-    /// only the loop issues requests (at most <c>MaxOrderingInFlight</c> at a time), so while the loop does not drain
-    /// this queue no more than that many can complete.
-    /// </summary>
-    private readonly System.Collections.Concurrent.ConcurrentQueue<IReadOnlyList<UntakenMessage>> _untaken = new();
+    /// <summary>Agreed refusals and quarantines, kept apart from the inbox so that none is ever skipped.</summary>
+    private readonly AgreedOutcomeQueue _agreed = new();
 
     /// <summary>Refusals waiting for the loop (a gauge: at most the ordering requests in flight).</summary>
-    public int UntakenPending => _untaken.Count;
+    public int UntakenPending => _agreed.UntakenPending;
 
-    /// <summary>Hands the loop a refusal list; never skipped (see <see cref="_untaken"/>).</summary>
-    public void PostUntaken(IReadOnlyList<UntakenMessage> messages)
+    /// <summary>Quarantine reports waiting for the loop; bounded as refusals are.</summary>
+    public int QuarantinesPending => _agreed.QuarantinesPending;
+
+    /// <summary>Hands the loop the messages an agreed result refused untaken; never skipped.</summary>
+    public void PostUntaken(IReadOnlyList<UntakenMessage> messages) => Post(new AgreedOutcome.Untaken(messages));
+
+    /// <summary>Hands the loop the quarantines an agreed result reported; never skipped.</summary>
+    public void PostQuarantines(IReadOnlyList<SenderQuarantineHold> holds) => Post(new AgreedOutcome.Quarantines(holds));
+
+    private void Post(AgreedOutcome outcome)
     {
-        _untaken.Enqueue(messages);
+        _agreed.Post(outcome);
         // Wakes the loop; when the inbox is full the loop is awake anyway and applies it before its next item.
         _inbox.Writer.TryWrite(new InboundItem(default, null, static _ => { }));
     }
 
-    /// <summary>Quarantines f+1 replicas reported, waiting for the loop; bounded as <see cref="_untaken"/> is.</summary>
-    private readonly System.Collections.Concurrent.ConcurrentQueue<IReadOnlyList<SenderQuarantineHold>> _quarantines = new();
-
-    public int QuarantinesPending => _quarantines.Count;
-
-    /// <summary>Hands the loop the quarantines an agreed result reported; never skipped.</summary>
-    public void PostQuarantines(IReadOnlyList<SenderQuarantineHold> holds)
+    private void ApplyAgreed()
     {
-        _quarantines.Enqueue(holds);
-        _inbox.Writer.TryWrite(new InboundItem(default, null, static _ => { }));
-    }
-
-    private void ApplyUntaken()
-    {
-        while (_untaken.TryDequeue(out var messages))
+        while (_agreed.TryTake(out var outcome))
         {
-            _filter.Untaken(messages);
-        }
-        while (_quarantines.TryDequeue(out var holds))
-        {
-            _filter.FollowQuarantines(holds, NowMs);
+            switch (outcome)
+            {
+                case AgreedOutcome.Untaken untaken:
+                    _filter.Untaken(untaken.Messages);
+                    break;
+                case AgreedOutcome.Quarantines quarantines:
+                    _filter.FollowQuarantines(quarantines.Holds, NowMs);
+                    break;
+            }
         }
     }
 
@@ -147,10 +141,10 @@ internal sealed class SieveLoop : IAsyncDisposable
         {
             while (true)
             {
-                ApplyUntaken();
+                ApplyAgreed();
                 while (reader.TryRead(out var item))
                 {
-                    ApplyUntaken();
+                    ApplyAgreed();
                     await HandleAsync(item, ct).ConfigureAwait(false);
                     // Under steady load the queue may never run dry: the delay bound is checked per item too.
                     await ForwardAsync(_batcher.Poll(NowMs), ct).ConfigureAwait(false);

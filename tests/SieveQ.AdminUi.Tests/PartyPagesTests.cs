@@ -112,7 +112,7 @@ public sealed class PartyPagesTests : ConsoleTestContext
     [Theory]
     [InlineData(9u, "ok", "there is no pre-SQ 9 in this deployment")]
     [InlineData(4u, "line\nbreak", "without control characters")]
-    [InlineData(4u, "a reason far longer than the one hundred and twenty characters the console allows in a reason, which the controller would keep in its log", "at most 120 characters")]
+    [InlineData(4u, "a reason far longer than the one hundred and ten characters the console allows in a reason, which the controller would keep in its log", "at most 110 characters")]
     public async Task Malformed_pre_sq_requests_are_refused_before_the_controller(uint preSq, string reason, string message)
     {
         var before = Controller.Host.Audit.LastSequence;
@@ -131,5 +131,16 @@ public sealed class PartyPagesTests : ConsoleTestContext
         var result = await Services.GetRequiredService<PartyActions>().ReadmitSenderAsync((await SignedIn("olga", ConsoleRole.Operator)).User, 77, "x", CancellationToken.None);
         Assert.Contains("there is no sender 77", result.Message, StringComparison.Ordinal);
         Assert.Equal(before, Controller.Host.Audit.LastSequence);
+    }
+
+    [Fact]
+    public async Task A_reason_of_the_forms_full_length_from_the_longest_user_name_is_recorded_by_the_controller()
+    {
+        // A Kerberos principal of the most characters sign-in takes: its attributed reason is the longest the console sends.
+        var user = NegotiateSignIn.ConsoleName(new string('k', WindowsSignInConfig.MaxNameLength - "@EXAMPLE.ORG".Length) + "@EXAMPLE.ORG");
+        var reason = new string('r', PartyActions.MaxReasonLength);
+        var result = await Services.GetRequiredService<PartyActions>().QuarantinePreSqAsync((await SignedIn(user, ConsoleRole.Operator)).User, 5, reason, CancellationToken.None);
+        Assert.True(result.Sent, result.Message);
+        Assert.Equal($"pre-SQ 5 (reason: console user '{user}': {reason})", Controller.Host.Audit.Tail(1).Single().Target);
     }
 }

@@ -31,7 +31,7 @@ public sealed class EnrolmentActions(IAuthorizationService authorization, IContr
         {
             return Invalid("enrol-sender", $"the sender id is a whole number from 1 to {int.MaxValue}, or empty for the next free id");
         }
-        if (ReasonProblem(reason, required: false) is { } reasonProblem)
+        if (ReasonProblem(user, reason, required: false) is { } reasonProblem)
         {
             return Invalid("enrol-sender", reasonProblem);
         }
@@ -67,7 +67,7 @@ public sealed class EnrolmentActions(IAuthorizationService authorization, IContr
         {
             return Invalid("revoke-sender", $"the sender id is a whole number from 1 to {int.MaxValue}");
         }
-        if (ReasonProblem(reason, required: true) is { } reasonProblem)
+        if (ReasonProblem(user, reason, required: true) is { } reasonProblem)
         {
             return Invalid("revoke-sender", reasonProblem);
         }
@@ -92,19 +92,17 @@ public sealed class EnrolmentActions(IAuthorizationService authorization, IContr
     }
 
     /// <summary>A revocation is for good, so it needs a reason; an enrolment may go without.</summary>
-    private static string? ReasonProblem(string? reason, bool required)
+    private static string? ReasonProblem(ClaimsPrincipal user, string? reason, bool required)
     {
         reason = (reason ?? "").Trim();
         if (required && reason.Length == 0)
         {
             return "a revocation needs a reason (it is permanent: the id is never enrolled again)";
         }
-        return reason.Length > PartyActions.MaxReasonLength || reason.Any(char.IsControl)
-            ? $"the reason is at most {PartyActions.MaxReasonLength} characters, without control characters"
-            : null;
+        return AttributedReason.Problem(AttributedReason.UserOf(user), reason);
     }
 
-    private static string Attributed(ClaimsPrincipal user, string? reason) => $"console user '{user.Identity?.Name ?? "?"}': {(reason ?? "").Trim()}";
+    private static string Attributed(ClaimsPrincipal user, string? reason) => AttributedReason.Of(AttributedReason.UserOf(user), (reason ?? "").Trim());
 
     private async Task<ActionResult> SendAsync(string action, string what, Func<Task<ManagementActionReply>> call)
     {

@@ -18,7 +18,8 @@ public sealed record ActionResult(bool Sent, bool Refused, string Message, long 
 public sealed class PartyActions(IAuthorizationService authorization, IControllerGateway controller, DeploymentConfig deployment,
     ConsoleMetrics metrics, ILogger<PartyActions> log)
 {
-    public const int MaxReasonLength = 120;
+    /// <summary>What the reason fields take (<see cref="AttributedReason"/>): the same for every change the console sends.</summary>
+    public static readonly int MaxReasonLength = AttributedReason.MaxTextLength;
 
     public Task<ActionResult> QuarantineSenderAsync(ClaimsPrincipal user, uint sender, string? reason, CancellationToken ct) =>
         RunAsync(user, "quarantine", Party.Sender(sender, deployment), reason, controller.QuarantineSenderAsync, ct);
@@ -36,7 +37,7 @@ public sealed class PartyActions(IAuthorizationService authorization, IControlle
         Func<uint, string, CancellationToken, Task<ManagementActionReply>> call, CancellationToken ct)
     {
         var allowed = await authorization.AuthorizeAsync(user, ConsolePolicies.Operator).ConfigureAwait(false);
-        var name = user.Identity?.Name ?? "?";
+        var name = AttributedReason.UserOf(user);
         var metric = $"{action}-{party.Kind}";
         if (!allowed.Succeeded)
         {
@@ -50,14 +51,14 @@ public sealed class PartyActions(IAuthorizationService authorization, IControlle
             return new ActionResult(false, false, $"not sent: there is no {party.Label} in this deployment");
         }
         reason = (reason ?? "").Trim();
-        if (reason.Length > MaxReasonLength || reason.Any(char.IsControl))
+        if (AttributedReason.Problem(name, reason) is { } problem)
         {
             metrics.Actions.Add(1, new("action", metric), new("outcome", "invalid"));
-            return new ActionResult(false, false, $"not sent: the reason is at most {MaxReasonLength} characters, without control characters");
+            return new ActionResult(false, false, "not sent: " + problem);
         }
         try
         {
-            var reply = await call(party.Id, $"console user '{name}': {reason}", ct).ConfigureAwait(false);
+            var reply = await call(party.Id, AttributedReason.Of(name, reason), ct).ConfigureAwait(false);
             metrics.Actions.Add(1, new("action", metric), new("outcome", "sent"));
             return new ActionResult(true, false, $"{action} of {party.Label} recorded in the audit log (record {reply.AuditSequence}); {(reply.Applied ? "applied" : reply.Status)}", reply.AuditSequence);
         }

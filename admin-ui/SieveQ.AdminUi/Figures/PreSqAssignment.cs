@@ -1,4 +1,4 @@
-using System.Globalization;
+using SieveQ.Deployment;
 using SieveQ.Protocol.V1;
 
 namespace SieveQ.AdminUi.Figures;
@@ -10,15 +10,12 @@ public sealed record AssignmentView(string Replica, long? PreSq);
 public sealed record MovingSender(int Sender, IReadOnlyList<AssignmentView> Views);
 
 /// <summary>
-/// Which senders each pre-SQ carries, as the replicas agreed it (their <c>assigned.sender.{id}</c> health keys): a
-/// sender counts for a pre-SQ when f+1 replicas report that pre-SQ for it (at least one of them correct, and a
-/// correct replica tells the sender exactly that in its ACKRES); otherwise it is moving, with each replica's view.
-/// Bounded: at most <see cref="MaxSenders"/> senders are considered (the lowest ids), the rest only counted.
+/// Which senders each pre-SQ carries, as f+1 replicas agree it (<see cref="AgreedAssignment"/>, the rule `sieveq status`
+/// uses too), and for each moving sender every replica's view. Bounded: at most <see cref="MaxSenders"/> senders are
+/// considered (the lowest ids), the rest only counted.
 /// </summary>
 public sealed record PreSqAssignment(IReadOnlyDictionary<long, IReadOnlyList<int>> ByPreSq, IReadOnlyList<MovingSender> Moving, int NotShown)
 {
-    public const string KeyPrefix = "assigned.sender.";
-
     /// <summary>Senders looked at per poll: far beyond a deployment's enrolment, and a cap on what a replica's report can make the console hold.</summary>
     public const int MaxSenders = 10_000;
 
@@ -31,41 +28,12 @@ public sealed record PreSqAssignment(IReadOnlyDictionary<long, IReadOnlyList<int
     {
         ArgumentNullException.ThrowIfNull(components);
         var replicas = components.Where(c => c.Component == "replica-sq" && c.Reachable).OrderBy(c => c.Name, StringComparer.Ordinal).ToList();
-        var senders = new SortedSet<int>();
-        foreach (var key in replicas.SelectMany(r => r.Counters.Keys))
+        var agreed = AgreedAssignment.Tally([.. replicas.Select(r => (IReadOnlyDictionary<string, long>)r.Counters)], f, MaxSenders);
+        var moving = agreed.Moving.Select(sender =>
         {
-            if (SenderOf(key) is { } sender)
-            {
-                senders.Add(sender);
-            }
-        }
-        var shown = senders.Take(MaxSenders).ToList();
-        var byPreSq = new SortedDictionary<long, List<int>>();
-        var moving = new List<MovingSender>();
-        foreach (var sender in shown)
-        {
-            var key = KeyPrefix + sender.ToString(CultureInfo.InvariantCulture);
-            var views = replicas.Select(r => new AssignmentView(r.Name, r.Counters.TryGetValue(key, out var p) ? p : null)).ToList();
-            var agreed = views.Where(v => v.PreSq is not null).GroupBy(v => v.PreSq!.Value).Where(g => g.Count() >= f + 1).Select(g => g.Key).ToList();
-            if (agreed.Count == 1)
-            {
-                if (!byPreSq.TryGetValue(agreed[0], out var list))
-                {
-                    byPreSq[agreed[0]] = list = [];
-                }
-                list.Add(sender);
-            }
-            else
-            {
-                moving.Add(new MovingSender(sender, views));
-            }
-        }
-        return new PreSqAssignment(byPreSq.ToDictionary(e => e.Key, e => (IReadOnlyList<int>)e.Value), moving, senders.Count - shown.Count);
+            var key = AgreedAssignment.KeyOf(sender);
+            return new MovingSender(sender, [.. replicas.Select(r => new AssignmentView(r.Name, r.Counters.TryGetValue(key, out var p) ? p : null))]);
+        }).ToList();
+        return new PreSqAssignment(agreed.ByPreSq, moving, agreed.NotTallied);
     }
-
-    /// <summary>The sender id of an <c>assigned.sender.{id}</c> key; null for any other key or a malformed id.</summary>
-    private static int? SenderOf(string key) =>
-        key.StartsWith(KeyPrefix, StringComparison.Ordinal)
-        && int.TryParse(key.AsSpan(KeyPrefix.Length), NumberStyles.None, CultureInfo.InvariantCulture, out var id)
-            ? id : null;
 }

@@ -101,14 +101,15 @@ public sealed class RuleSetActions(IAuthorizationService authorization, IControl
     {
         var metric = action + "-rule-set";
         reason = (reason ?? "").Trim();
-        if (reason.Length > PartyActions.MaxReasonLength || reason.Any(char.IsControl))
+        var name = AttributedReason.UserOf(user);
+        if (AttributedReason.Problem(name, reason) is { } problem)
         {
             metrics.Actions.Add(1, new("action", metric), new("outcome", "invalid"));
-            return new ActionResult(false, false, $"not sent: the reason is at most {PartyActions.MaxReasonLength} characters, without control characters");
+            return new ActionResult(false, false, "not sent: " + problem);
         }
         try
         {
-            var reply = await call($"console user '{user.Identity?.Name ?? "?"}': {reason}").ConfigureAwait(false);
+            var reply = await call(AttributedReason.Of(name, reason)).ConfigureAwait(false);
             metrics.Actions.Add(1, new("action", metric), new("outcome", reply.Applied ? "applied" : "not_applied"));
             return new ActionResult(true, false, $"{action} recorded in the audit log (record {reply.AuditSequence}); {(reply.Applied ? "APPLIED: " : "")}{reply.Status}", reply.AuditSequence);
         }

@@ -74,8 +74,9 @@ public sealed partial class SieveReplicaApplication
         var expected = s.RuleCursor + 1;
         if (m.Seq > expected && _reorder.Contains(m.Sender, m.Seq))
         {
-            // Held already: a retransmission of something not yet taken.
-            Drop(SieveStage.ReplicaAdmission, DropReason.Replay, ref t);
+            // Held already: a retransmission of something not yet taken. Named, so the pre-SQ that passed this copy
+            // forgets it: should the held one be let go, a retransmission through that pre-SQ is not refused as a replay.
+            RefuseUntaken(DropReason.Replay, m, ref t);
             return;
         }
         if (m.Seq == expected && s.Rejections.Count >= EnvelopeLimits.MaxAckRejections)
@@ -214,9 +215,13 @@ public sealed partial class SieveReplicaApplication
     /// the paper, the held messages are let go untaken rather than checked past the gap: each sender's
     /// messages reach the rules and the receiver in sequence order, and the sender, which has no
     /// acknowledgement for them, sends them again. Patience bounds how long a gap that never fills (a
-    /// faulty sender's) occupies the buffer.
+    /// faulty sender's) occupies the buffer. They are named untaken in the result of the request that let them go: the
+    /// pre-SQ that passed them marked them seen, and with no other pre-SQ left to try (one pre-SQ, or every one passed a
+    /// copy) the sender's retransmissions were refused there as replays for good. The result reaches the requesting
+    /// pre-SQ only; a held message's own pre-SQ is told when its request is the one (always so with one pre-SQ), and
+    /// the others that passed a copy were told when it reached the replicas (<see cref="AdmitSenderMessage"/>).
     /// </summary>
-    private void ReleaseExpired()
+    private void ReleaseExpired(ref Tally t)
     {
         while (_reorder.TakeExpired(_processed) is { } list)
         {
@@ -224,6 +229,7 @@ public sealed partial class SieveReplicaApplication
             {
                 Unreserve(h);
                 _drops.Count(SieveStage.ReplicaAdmission, DropReason.GapTimedOut);
+                t.RefusedUntaken(h.Sender, h.Seq);
             }
         }
     }

@@ -194,7 +194,7 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
                     Drop(SieveStage.Parse, DropReason.Malformed, ref t);
                     break;
             }
-            ReleaseExpired();
+            ReleaseExpired(ref t);
         }
         return null;
     }
