@@ -72,8 +72,10 @@ internal sealed class SieveLoop : IAsyncDisposable
     /// <summary>Queues a receiver acknowledgement whose signature was already checked; false when the queue is full.</summary>
     public bool TryPostReceiverAck(ReadOnlyMemory<byte> ack) => _inbox.Writer.TryWrite(new InboundItem(ack, null, null));
 
-    /// <summary>Runs <paramref name="change"/> on the loop (grants, quarantine): the filter is never touched elsewhere.</summary>
-    /// <summary>Runs a change on the loop without waiting for it; false when the inbox is full and it was skipped.</summary>
+    /// <summary>
+    /// Runs <paramref name="change"/> on the loop (grants, quarantine: the filter is never touched elsewhere) without
+    /// waiting for it; false when the inbox is full and it was skipped.
+    /// </summary>
     public bool TryPostToLoop(Action<PreSqFilter> change) => _inbox.Writer.TryWrite(new InboundItem(default, null, change));
 
     /// <summary>Agreed refusals and quarantines, kept apart from the inbox so that none is ever skipped.</summary>

@@ -1,7 +1,6 @@
 using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
-using System.Text;
 
 namespace SieveQ.Cli.Tests;
 
@@ -12,8 +11,6 @@ namespace SieveQ.Cli.Tests;
 /// </summary>
 public sealed class ComponentHostingTests
 {
-    private static readonly TimeSpan Patience = TimeSpan.FromSeconds(60);
-
     [Fact]
     public async Task A_replica_tells_systemd_it_is_ready_once_it_listens_and_that_it_stops_on_sigterm()
     {
@@ -21,56 +18,21 @@ public sealed class ComponentHostingTests
         {
             return; // systemd's notify socket is a Unix datagram socket
         }
-        var dir = Directory.CreateTempSubdirectory("sieveq-ready-").FullName;
-        try
+        await using var replica = await NotifiedReplica.StartAsync(FreePort());
+        await replica.WaitReadyAsync();
+        // Ready means ready: its replica endpoint takes connections already.
+        using (var probe = new TcpClient())
         {
-            var port = FreePort();
-            var (init, initOut, initErr) = await SieveqProcess.RunAsync(["bft", "init-cluster", "--dir", dir, "--base-port", port.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
-            Assert.True(init == 0, initOut + initErr);
-
-            var notifyPath = Path.Combine(dir, "notify.sock");
-            using var notify = new Socket(AddressFamily.Unix, SocketType.Dgram, ProtocolType.Unspecified);
-            notify.Bind(new UnixDomainSocketEndPoint(notifyPath));
-            var info = SieveqProcess.Info(["replica", "--config", Path.Combine(dir, "cluster.json"), "--id", "0"], new Dictionary<string, string> { ["NOTIFY_SOCKET"] = notifyPath });
-            using var replica = Process.Start(info)!;
-            var stderr = replica.StandardError.ReadToEndAsync();
-            var stdout = replica.StandardOutput.ReadToEndAsync();
-            try
-            {
-                var ready = await ReceiveUntilAsync(notify, "READY=1");
-                if (ready is null)
-                {
-                    Assert.Fail("no READY=1 within a minute; stderr: " + await Partial(stderr, replica));
-                }
-                // Ready means ready: its replica endpoint takes connections already.
-                using (var probe = new TcpClient())
-                {
-                    await probe.ConnectAsync(IPAddress.Loopback, port);
-                }
-
-                using (var term = Process.Start("kill", ["-TERM", replica.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]))
-                {
-                    await term.WaitForExitAsync();
-                }
-                var stopping = await ReceiveUntilAsync(notify, "STOPPING=1");
-                Assert.True(stopping is not null, "no STOPPING=1 after SIGTERM");
-                using var limit = new CancellationTokenSource(Patience);
-                await replica.WaitForExitAsync(limit.Token);
-                Assert.True(replica.ExitCode == 0, $"exit {replica.ExitCode}; stderr: {await stderr}");
-                await stdout;
-            }
-            finally
-            {
-                if (!replica.HasExited)
-                {
-                    replica.Kill();
-                }
-            }
+            await probe.ConnectAsync(IPAddress.Loopback, replica.Port);
         }
-        finally
+
+        using (var term = Process.Start("kill", ["-TERM", replica.Process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]))
         {
-            Directory.Delete(dir, recursive: true);
+            await term.WaitForExitAsync();
         }
+        Assert.True(await replica.ReceiveUntilAsync("STOPPING=1") is not null, "no STOPPING=1 after SIGTERM");
+        var exit = await replica.WaitExitAsync();
+        Assert.True(exit == 0, $"exit {exit}; stderr: {await replica.Stderr}");
     }
 
     /// <summary>
@@ -89,53 +51,21 @@ public sealed class ComponentHostingTests
         // The freeze must land while the replica is still stopping; a stop faster than the test's reaction is retried.
         for (var attempt = 1; attempt <= 5; attempt++)
         {
-            var dir = Directory.CreateTempSubdirectory("sieveq-slow-stop-").FullName;
-            try
+            await using var replica = await NotifiedReplica.StartAsync(FreePort());
+            await replica.WaitReadyAsync();
+            var pid = replica.Process.Id;
+            ProcessFreeze.Signal(pid, ProcessFreeze.SigTerm);
+            Assert.True(await replica.ReceiveUntilAsync("STOPPING=1") is not null, "no STOPPING=1 after SIGTERM");
+            ProcessFreeze.Signal(pid, ProcessFreeze.SigStop);
+            await Task.Delay(50);
+            var frozen = ProcessFreeze.IsStopped(pid);
+            await Task.Delay(TimeSpan.FromSeconds(3));
+            ProcessFreeze.Signal(pid, ProcessFreeze.SigCont);
+            var exit = await replica.WaitExitAsync();
+            if (frozen)
             {
-                var port = FreePort();
-                var (init, initOut, initErr) = await SieveqProcess.RunAsync(["bft", "init-cluster", "--dir", dir, "--base-port", port.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
-                Assert.True(init == 0, initOut + initErr);
-                var notifyPath = Path.Combine(dir, "notify.sock");
-                using var notify = new Socket(AddressFamily.Unix, SocketType.Dgram, ProtocolType.Unspecified);
-                notify.Bind(new UnixDomainSocketEndPoint(notifyPath));
-                var info = SieveqProcess.Info(["replica", "--config", Path.Combine(dir, "cluster.json"), "--id", "0"], new Dictionary<string, string> { ["NOTIFY_SOCKET"] = notifyPath });
-                using var replica = Process.Start(info)!;
-                var stderr = replica.StandardError.ReadToEndAsync();
-                var stdout = replica.StandardOutput.ReadToEndAsync();
-                try
-                {
-                    if (await ReceiveUntilAsync(notify, "READY=1") is null)
-                    {
-                        Assert.Fail("no READY=1 within a minute; stderr: " + await Partial(stderr, replica));
-                    }
-                    ProcessFreeze.Signal(replica.Id, ProcessFreeze.SigTerm);
-                    Assert.True(await ReceiveUntilAsync(notify, "STOPPING=1") is not null, "no STOPPING=1 after SIGTERM");
-                    ProcessFreeze.Signal(replica.Id, ProcessFreeze.SigStop);
-                    await Task.Delay(50);
-                    var frozen = ProcessFreeze.IsStopped(replica.Id);
-                    await Task.Delay(TimeSpan.FromSeconds(3));
-                    ProcessFreeze.Signal(replica.Id, ProcessFreeze.SigCont);
-                    using var limit = new CancellationTokenSource(Patience);
-                    await replica.WaitForExitAsync(limit.Token);
-                    await stdout;
-                    if (!frozen)
-                    {
-                        continue;
-                    }
-                    Assert.True(replica.ExitCode == 0, $"exit {replica.ExitCode} after a stop held up for 3 s; stderr: {await stderr}");
-                    return;
-                }
-                finally
-                {
-                    if (!replica.HasExited)
-                    {
-                        replica.Kill();
-                    }
-                }
-            }
-            finally
-            {
-                Directory.Delete(dir, recursive: true);
+                Assert.True(exit == 0, $"exit {exit} after a stop held up for 3 s; stderr: {await replica.Stderr}");
+                return;
             }
         }
         Assert.Fail("the replica stopped before the test could hold it up, five times");
@@ -160,38 +90,6 @@ public sealed class ComponentHostingTests
         var (code, _, stderr) = await SieveqProcess.RunAsync(["replica", "--config", "cluster.json", "--id", "-1"]);
         Assert.Equal(1, code);
         Assert.Contains("replica -1: invalid options: --id must not be negative", stderr, StringComparison.Ordinal);
-    }
-
-    /// <summary>The notify socket's datagrams until one holds <paramref name="state"/> (null: none within the patience).</summary>
-    private static async Task<string?> ReceiveUntilAsync(Socket socket, string state)
-    {
-        using var limit = new CancellationTokenSource(Patience);
-        var buffer = new byte[4096];
-        try
-        {
-            while (true)
-            {
-                var n = await socket.ReceiveAsync(buffer, SocketFlags.None, limit.Token);
-                var datagram = Encoding.UTF8.GetString(buffer, 0, n);
-                if (datagram.Split('\n').Contains(state))
-                {
-                    return datagram;
-                }
-            }
-        }
-        catch (OperationCanceledException)
-        {
-            return null;
-        }
-    }
-
-    private static async Task<string> Partial(Task<string> output, Process process)
-    {
-        if (!process.HasExited)
-        {
-            process.Kill();
-        }
-        return await output;
     }
 
     private static int FreePort()
