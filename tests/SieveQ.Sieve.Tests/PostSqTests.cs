@@ -259,6 +259,45 @@ public sealed class PostSqTests
         Assert.Equal(Enumerable.Range(1, 10).Select(i => (long)i), delivered.Select(d => d.RouteSeq));
     }
 
+    /// <summary>
+    /// The byzantine-replica attack's receiver waited out the fetch grace (50 ms) for each body the liar had already
+    /// sent wrong, behind which every later message of that sender waited (p50 26 to 66 ms, docs/attacks.md). A wrong
+    /// body leaves nothing in flight to wait for: the fetch goes out at once, and not to the replica that lied.
+    /// </summary>
+    [Fact]
+    public void A_designated_replicas_wrong_body_is_fetched_from_another_voter_at_once()
+    {
+        var rng = new Random(7);
+        var batches = AgreedBatches(rng, 1, 10, out var truth);
+        batches = batches.Select((b, i) => b with { BatchNo = 2 - Receiver % 4 + 4 * (i + 1) }).ToList();
+        var c = Cluster.Create(1, new Dictionary<int, Lie> { [2] = Lie.WrongBody });
+        var voter = new PostSqVoter(Receiver, 1, r => c.Rings[r], new InMemoryDeliveryCursorStore());
+        var delivered = new List<Delivery>();
+        var fetches = new List<FetchOrder>();
+        const long now = 1_000;
+        foreach (var b in batches)
+        {
+            foreach (var r in new[] { 2, 0, 1, 3 })
+            {
+                foreach (var bytes in Render(c, r, b, rng))
+                {
+                    var step = voter.OnReplicaOutput(bytes, now);
+                    delivered.AddRange(step.Deliveries);
+                    fetches.AddRange(step.Fetches);
+                }
+            }
+        }
+        fetches.AddRange(voter.Tick(now));
+        Assert.NotEmpty(fetches);
+        Assert.DoesNotContain(fetches, f => f.Replica == 2);
+        foreach (var order in fetches)
+        {
+            delivered.AddRange(voter.OnBodyFetchResponse(AnswerFetch(c, order, truth)!, now).Deliveries);
+        }
+        Assert.Equal(Enumerable.Range(1, 10).Select(i => (long)i), delivered.Select(d => d.RouteSeq));
+        Assert.Equal(Enumerable.Range(1, 10).Select(i => truth[(1, i)]), delivered.Select(d => d.Data.ToArray()));
+    }
+
     [Fact]
     public void Exactly_once_across_a_receiver_restart()
     {

@@ -319,6 +319,12 @@ public sealed class PostSqVoter
             else
             {
                 _drops.Count(SieveStage.Vote, DropReason.BodyMismatch);
+                // Its body came and was wrong: the grace for a body in flight has nothing left to wait for.
+                slot.BodyRefusedFrom = replica;
+                if (slot.NextFetchAtMs > 0)
+                {
+                    slot.NextFetchAtMs = 0;
+                }
             }
         }
         return true;
@@ -391,14 +397,15 @@ public sealed class PostSqVoter
                 if (slot.NextFetchAtMs < 0)
                 {
                     // Give the designated replica a moment; its body may be in flight behind the digests.
-                    slot.NextFetchAtMs = nowMs + _options.FetchGraceMs;
+                    slot.NextFetchAtMs = slot.BodyRefusedFrom >= 0 ? nowMs : nowMs + _options.FetchGraceMs;
                 }
                 if (slot.NextFetchAtMs > nowMs)
                 {
                     continue;
                 }
                 var voters = slot.VotersFor(q);
-                var next = voters.FirstOrDefault(v => v > slot.LastAsked, voters[0]);
+                var askable = voters.Length > 1 ? voters.Where(v => v != slot.BodyRefusedFrom).ToArray() : voters;
+                var next = askable.FirstOrDefault(v => v > slot.LastAsked, askable[0]);
                 slot.LastAsked = next;
                 slot.NextFetchAtMs = nowMs + _options.FetchRetryMs;
                 if (!wanted.TryGetValue(next, out var list))

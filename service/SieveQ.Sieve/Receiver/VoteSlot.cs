@@ -19,6 +19,9 @@ internal sealed class VoteSlot
 
     public int LastAsked { get; set; } = -1;
 
+    /// <summary>A replica whose body for this slot did not hash to its own vote (-1: none): not waited for, nor asked.</summary>
+    public int BodyRefusedFrom { get; set; } = -1;
+
     /// <summary>The value with at least <paramref name="quorum"/> votes, if any (at most one can have f+1 with at most f liars).</summary>
     public Vote? Quorum(int quorum)
     {
