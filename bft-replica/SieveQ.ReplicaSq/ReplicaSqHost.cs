@@ -243,7 +243,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         }
         foreach (var (sender, assignment) in sieve.Assignments)
         {
-            c[$"assigned.sender.{sender}"] = assignment.PreSq;
+            c[AgreedAssignment.KeyOf(sender)] = assignment.PreSq;
             c[$"last_loss_ppm.sender.{sender}"] = assignment.LastLossPpm;
         }
         c["quarantined.senders"] = quarantinedSenders;
