@@ -298,6 +298,72 @@ public sealed class PostSqTests
         Assert.Equal(Enumerable.Range(1, 10).Select(i => truth[(1, i)]), delivered.Select(d => d.Data.ToArray()));
     }
 
+    /// <summary>
+    /// Under the withholding-replica attack every slot the silent replica was designated for waited out the fetch
+    /// grace, and its sender's later messages behind it (p50 21 to 62 ms, docs/attacks.md). A designated replica that
+    /// missed its last slots and sent nothing since is fetched around at once; anything it sends makes it waited for.
+    /// </summary>
+    [Fact]
+    public void A_designated_replica_that_went_silent_is_not_waited_for_until_it_speaks_again()
+    {
+        var rng = new Random(9);
+        var batches = AgreedBatches(rng, 1, 60, out var truth);
+        batches = batches.Select((b, i) => b with { BatchNo = 2 - Receiver % 4 + 4 * (i + 1) }).ToList();
+        var c = Cluster.Create(1, new Dictionary<int, Lie> { [2] = Lie.Silent });
+        var voter = new PostSqVoter(Receiver, 1, r => c.Rings[r], new InMemoryDeliveryCursorStore());
+        var delivered = new List<Delivery>();
+        long now = 1_000;
+        var next = 0;
+
+        // One agreed batch from the replicas (replica 2 too when it speaks); the fetches it called for at once.
+        List<FetchOrder> Feed(bool silentSpeaks)
+        {
+            var b = batches[next++];
+            var fetches = new List<FetchOrder>();
+            // When it speaks, it speaks first (a batch whose quorum forms before its return is still fetched at once).
+            foreach (var r in silentSpeaks ? new[] { 2, 0, 1, 3 } : [0, 1, 2, 3])
+            {
+                var frames = r == 2 && silentSpeaks ? [ReplicaOutputRenderer.Render(b, 2, c.N, c.Rings[2])] : Render(c, r, b, rng);
+                foreach (var bytes in frames)
+                {
+                    var step = voter.OnReplicaOutput(bytes, now);
+                    delivered.AddRange(step.Deliveries);
+                    fetches.AddRange(step.Fetches);
+                }
+            }
+            return fetches;
+        }
+        void Settle(IEnumerable<FetchOrder> orders)
+        {
+            now += 100;
+            foreach (var order in orders.Concat(voter.Tick(now)))
+            {
+                Assert.NotEqual(2, order.Replica);
+                delivered.AddRange(voter.OnBodyFetchResponse(AnswerFetch(c, order, truth)!, now).Deliveries);
+            }
+        }
+
+        // Not yet known silent: the grace is given.
+        Assert.Empty(Feed(silentSpeaks: false));
+        Settle([]);
+        while (delivered.Count < new PostSqOptions().SilentAfterMissedSlots)
+        {
+            Settle(Feed(silentSpeaks: false));
+        }
+        // Known silent: fetched at once, never from it.
+        var atOnce = Feed(silentSpeaks: false);
+        Assert.NotEmpty(atOnce);
+        Settle(atOnce);
+        // It speaks (its body comes with its vote), and is waited for again.
+        Assert.Empty(Feed(silentSpeaks: true));
+        Assert.Empty(Feed(silentSpeaks: false));
+        Settle([]);
+
+        Assert.Equal(Enumerable.Range(1, delivered.Count).Select(i => (long)i), delivered.Select(d => d.RouteSeq));
+        Assert.Equal(delivered.Select(d => truth[(1, d.RouteSeq)]), delivered.Select(d => d.Data.ToArray()));
+        Assert.Equal(batches.Take(next).Sum(b => b.Items.Count), delivered.Count);
+    }
+
     [Fact]
     public void Exactly_once_across_a_receiver_restart()
     {

@@ -12,6 +12,13 @@ public sealed record PostSqOptions
     /// <summary>After f+1 digest votes without a body, wait this long for the designated replica before fetching.</summary>
     public long FetchGraceMs { get; init; } = 50;
 
+    /// <summary>
+    /// A designated replica whose vote was missing from this many delivered slots in a row, and that sent nothing
+    /// since, is not waited for: its bodies are fetched at once (a silent replica's body is not in flight). Any
+    /// output from it makes it waited for again. Only latency depends on it, never what is delivered.
+    /// </summary>
+    public int SilentAfterMissedSlots { get; init; } = 3;
+
     /// <summary>Between fetch attempts (each to the next replica that voted for the digest).</summary>
     public long FetchRetryMs { get; init; } = 250;
 

@@ -3,6 +3,7 @@ using SieveQ.Bft.Protocol;
 using SieveQ.Sieve.Envelope;
 using SieveQ.Sieve.Filtering;
 using SieveQ.Sieve.Keys;
+using SieveQ.Sieve.Replica;
 
 namespace SieveQ.Sieve.Receiver;
 
@@ -44,6 +45,8 @@ public sealed class PostSqVoter
     private readonly DropCounters _drops = new(Component);
     private long _fetchNonce;
     private readonly long[] _bodyBytes;
+    // Per replica: slots it was designated for, delivered in a row without its vote and with nothing from it since.
+    private readonly int[] _missedInARow;
 
     private sealed class SenderSlots
     {
@@ -64,6 +67,7 @@ public sealed class PostSqVoter
         _store = store;
         _options = options ?? new PostSqOptions();
         _bodyBytes = new long[_n];
+        _missedInARow = new int[_n];
         _nominations = Enumerable.Range(0, _n).Select(_ => new Queue<int>()).ToArray();
         foreach (var c in store.Load())
         {
@@ -108,10 +112,12 @@ public sealed class PostSqVoter
             _drops.Count(SieveStage.Vote, DropReason.BadMac);
             return PostSqStep.Rejected;
         }
+        _missedInARow[batch.Replica] = 0;
+        var designated = ReplicaOutputRenderer.DesignatedReplica(batch.BatchNo, _receiver, _n);
         var touched = new SortedSet<int>();
         foreach (var item in batch.Items)
         {
-            if (Vote(batch.Replica, item))
+            if (Vote(batch.Replica, item, designated))
             {
                 touched.Add(item.Sender);
             }
@@ -264,7 +270,7 @@ public sealed class PostSqVoter
         return true;
     }
 
-    private bool Vote(int replica, OutputItem item)
+    private bool Vote(int replica, OutputItem item, int designated)
     {
         if (_options.EnrolledSenders is { } enrolled && !enrolled.Contains(item.Sender) && !Vouched(replica, item.Sender))
         {
@@ -293,7 +299,7 @@ public sealed class PostSqVoter
         }
         if (!s.Slots.TryGetValue(item.RouteSeq, out var slot))
         {
-            slot = new VoteSlot();
+            slot = new VoteSlot { Designated = designated };
             s.Slots.Add(item.RouteSeq, slot);
         }
         var vote = new VoteSlot.Vote(item.SenderSeq, item.DataDigest);
@@ -374,6 +380,10 @@ public sealed class PostSqVoter
                     break;
                 }
                 deliveries.Add(new Delivery(sender, q.SenderSeq, s.Expected, body));
+                if (slot.Designated >= 0 && !slot.Votes.ContainsKey(slot.Designated))
+                {
+                    _missedInARow[slot.Designated] = Math.Min(_missedInARow[slot.Designated] + 1, _options.SilentAfterMissedSlots);
+                }
                 ReleaseBodies(slot);
                 s.Slots.Remove(s.Expected);
                 s.Expected++;
@@ -397,7 +407,7 @@ public sealed class PostSqVoter
                 if (slot.NextFetchAtMs < 0)
                 {
                     // Give the designated replica a moment; its body may be in flight behind the digests.
-                    slot.NextFetchAtMs = slot.BodyRefusedFrom >= 0 ? nowMs : nowMs + _options.FetchGraceMs;
+                    slot.NextFetchAtMs = slot.BodyRefusedFrom >= 0 || DesignatedIsSilent(slot) ? nowMs : nowMs + _options.FetchGraceMs;
                 }
                 if (slot.NextFetchAtMs > nowMs)
                 {
@@ -430,6 +440,9 @@ public sealed class PostSqVoter
         }
         return orders;
     }
+
+    private bool DesignatedIsSilent(VoteSlot slot) =>
+        slot.Designated >= 0 && !slot.Votes.ContainsKey(slot.Designated) && _missedInARow[slot.Designated] >= _options.SilentAfterMissedSlots;
 
     /// <summary>
     /// Slots from the head on, while each has a quorum, that lack the quorum's body: what blocks

@@ -19,6 +19,9 @@ internal sealed class VoteSlot
 
     public int LastAsked { get; set; } = -1;
 
+    /// <summary>The replica designated to stream this slot's body, by the batch its first vote came in (-1: not known).</summary>
+    public int Designated { get; set; } = -1;
+
     /// <summary>A replica whose body for this slot did not hash to its own vote (-1: none): not waited for, nor asked.</summary>
     public int BodyRefusedFrom { get; set; } = -1;
 
