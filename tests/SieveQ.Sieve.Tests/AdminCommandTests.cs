@@ -189,11 +189,11 @@ public sealed class AdminCommandTests : IClassFixture<TestWorld>, IDisposable
         var fresh = NewReplica();
         var legacy = fresh.TakeSnapshot();
         var empty = new AdministrativeLayout();
-        restored.RestoreSnapshot(legacy.AsSpan(0, legacy.Length - empty.Length - empty.EnrolmentTableLength - empty.LossClaimsLength));
+        restored.RestoreSnapshot(legacy.AsSpan(0, legacy.Length - empty.Length - empty.EnrolmentTableLength - empty.LossClaimsLength - empty.MovesLength));
         Assert.False(restored.IsSenderQuarantined(1));
         Assert.Equal(legacy, restored.TakeSnapshot());
         // One from before the enrolment table existed keeps its administrative section.
-        restored.RestoreSnapshot(snapshot.AsSpan(0, snapshot.Length - empty.EnrolmentTableLength - empty.LossClaimsLength));
+        restored.RestoreSnapshot(snapshot.AsSpan(0, snapshot.Length - empty.EnrolmentTableLength - empty.LossClaimsLength - empty.MovesLength));
         Assert.True(restored.IsPreSqQuarantinedByAdministrator(10));
 
         var truncated = snapshot.AsSpan(0, snapshot.Length - 1).ToArray();
@@ -231,5 +231,8 @@ public sealed class AdminCommandTests : IClassFixture<TestWorld>, IDisposable
 
         /// <summary>No sender's loss claim pending: a u32 zero count.</summary>
         public int LossClaimsLength => 4;
+
+        /// <summary>No sender moved between pre-SQs: a u32 zero count.</summary>
+        public int MovesLength => 4;
     }
 }

@@ -214,4 +214,40 @@ public sealed class PreSqTests : IClassFixture<TestWorld>
         Assert.Equal(10, w.PreSq);
         Assert.True(w.LoadPermille >= 800);
     }
+
+    [Fact]
+    public void Load_monitor_counts_a_second_of_frames_so_a_burst_of_retransmissions_is_no_overload()
+    {
+        // 20,000 frames/s capacity: 1,000 frames a second, each second's arriving as one burst of 4,000 back to back
+        // every fourth second (a sender retransmitting a lost window). An average over the last intervals read such a
+        // burst as thousands of times capacity and warned; the replicas then held the pre-SQ unhealthy for ten seconds.
+        var mon = new PreSqLoadMonitor(10, capacityPerSecond: 20_000);
+        byte[]? warn = null;
+        for (long second = 0; second < 20; second++)
+        {
+            var start = second * 1_000_000;
+            for (long i = 0; i < 1_000; i++)
+            {
+                warn ??= mon.OnArrival(start + (i * 1_000));
+            }
+            if (second % 4 == 3)
+            {
+                for (long i = 0; i < 4_000; i++)
+                {
+                    warn ??= mon.OnArrival(start + 500_000 + (i / 100));
+                }
+            }
+        }
+        Assert.Null(warn);
+        // 17,000 frames/s for one second is overload: a warning within that second, at 800 per mille or more.
+        for (long t = 20_000_000; t < 21_000_000 && warn is null; t += 59)
+        {
+            warn = mon.OnArrival(t);
+        }
+        Assert.NotNull(warn);
+        Assert.InRange(LoadWarningCodec.Decode(warn).LoadPermille, 800, 900);
+        // A silent second empties the window.
+        Assert.Null(mon.OnArrival(23_000_000));
+        Assert.Equal(0, mon.LoadPermille);
+    }
 }

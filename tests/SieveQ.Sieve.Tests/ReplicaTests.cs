@@ -240,18 +240,55 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
         Run(restored, 1_100, AckRequestCodec.Encode(1, 5, 2, 2, _w.SenderSigning[1]));
         Assert.Equal(800_000, restored.TakeOutputs().AckResponses.Single().LossPpm);
 
-        // A snapshot written before the claims section existed ends at the enrolment changes (an empty section is
-        // a 4-byte zero count): it reads, with no claim pending.
+        // A snapshot written before the claims section existed ends at the enrolment changes (the claims and the
+        // loss moves after them, empty, are 4-byte zero counts): it reads, with no claim pending; so does one written
+        // before the loss moves existed.
         var fresh = _w.Replica();
         Run(fresh, 0, _w.Message(1, 1, 100, "a"));
         var old = fresh.TakeSnapshot();
-        Assert.Equal([0, 0, 0, 0], old[^4..]);
-        var reader = _w.Replica();
-        reader.RestoreSnapshot(old[..^4]);
-        Assert.Equal(old, reader.TakeSnapshot());
+        Assert.Equal(new byte[8], old[^8..]);
+        foreach (var cut in new[] { 8, 4 })
+        {
+            var reader = _w.Replica();
+            reader.RestoreSnapshot(old[..^cut]);
+            Assert.Equal(old, reader.TakeSnapshot());
+        }
         // A claims section naming an unknown sender is refused.
-        var bad = old[..^4].Concat(new byte[] { 1, 0, 0, 0, 9, 0, 0, 0 }).Concat(new byte[20]).ToArray();
+        var bad = old[..^8].Concat(new byte[] { 1, 0, 0, 0, 9, 0, 0, 0 }).Concat(new byte[20]).ToArray();
         Assert.Throws<MalformedEnvelopeException>(() => _w.Replica().RestoreSnapshot(bad));
+    }
+
+    [Fact]
+    public void A_sender_moved_off_a_pre_sq_for_loss_goes_to_a_warned_one_and_a_warning_does_not_send_it_back()
+    {
+        var app = _w.Replica();
+        Run(app, 0, 10, _w.Message(1, 1, 100, "a"));
+        Run(app, 10, 10, AckRequestCodec.Encode(1, 1, 2, 1, _w.SenderSigning[1]));
+        Assert.Equal(10, app.AssignedPreSq(1));
+        // Pre-SQ 11 warns of load; then the sender's claim of 2..100 through 10 comes to nothing.
+        Run(app, 100, 11, LoadWarningCodec.Encode(new LoadWarning(11, 900)));
+        Run(app, 1_100, 10, AckRequestCodec.Encode(1, 100, 2, 2, _w.SenderSigning[1]));
+        Run(app, 2_200, 10, AckRequestCodec.Encode(1, 100, 2, 3, _w.SenderSigning[1]));
+        var res = app.TakeOutputs().AckResponses[^1];
+        Assert.Equal((1_000_000, 11), (res.LossPpm, res.AssignedPreSq));
+
+        // Pre-SQ 11 warns again: without the hold the sender went straight back to the pre-SQ that lost everything.
+        Run(app, 2_300, 11, Enumerable.Range(2, 99).Select(i => _w.Message(1, i, 100, "m")).ToArray());
+        Run(app, 2_400, 11, LoadWarningCodec.Encode(new LoadWarning(11, 900)));
+        Run(app, 2_500, 11, AckRequestCodec.Encode(1, 100, 101, 4, _w.SenderSigning[1]));
+        Assert.Equal(11, app.AssignedPreSq(1));
+
+        // The hold is agreed state: a replica restored from a snapshot keeps the sender where it is too.
+        var restored = _w.Replica();
+        restored.RestoreSnapshot(app.TakeSnapshot());
+        Assert.Equal(app.TakeSnapshot(), restored.TakeSnapshot());
+        Run(restored, 3_000, 11, AckRequestCodec.Encode(1, 100, 101, 5, _w.SenderSigning[1]));
+        Assert.Equal(11, restored.AssignedPreSq(1));
+
+        // Once the hold is over, load may move it again.
+        Run(app, 40_000, 11, LoadWarningCodec.Encode(new LoadWarning(11, 900)));
+        Run(app, 40_100, 11, AckRequestCodec.Encode(1, 100, 101, 6, _w.SenderSigning[1]));
+        Assert.Equal(10, app.AssignedPreSq(1));
     }
 
     [Fact]

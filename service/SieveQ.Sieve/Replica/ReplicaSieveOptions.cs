@@ -86,6 +86,12 @@ public sealed record ReplicaSieveOptions
     /// <summary>How long a WARNREQ marks its pre-SQ as overloaded.</summary>
     public long WarningHoldMs { get; init; } = 10_000;
 
+    /// <summary>
+    /// How long a sender moved off a pre-SQ for loss is not moved back onto it to spread load: a warning from its new
+    /// pre-SQ alone must not return it to one that lost its messages (only its new pre-SQ's quarantine does).
+    /// </summary>
+    public long LossMoveHoldMs { get; init; } = 30_000;
+
     public SuspicionPolicy SenderSuspicion { get; init; } = SuspicionPolicy.Default;
 
     public SuspicionPolicy PreSqSuspicion { get; init; } = SuspicionPolicy.Default;
@@ -122,7 +128,7 @@ public sealed record ReplicaSieveOptions
         }
         if (WindowSize < 64 || WindowSize % 64 != 0 || MaxAhead < 1 || ReorderThreshold < 0 || ReorderPatience < 1
             || MaxHeldTotal < 0 || ReceiverQueueCapacity < 1 || OutputBatchMaxItems < 1 || GrantRatePerSecond < 1 || GrantBurst < 1
-            || MaxHeldBytes < 0 || MaxHeldBytesPerSender < 0 || LossGraceMs < 0 || AdminQuarantineHoldMs is < 0 or > Envelope.ExecuteResultCodec.MaxHoldMs)
+            || MaxHeldBytes < 0 || MaxHeldBytesPerSender < 0 || LossGraceMs < 0 || LossMoveHoldMs < 0 || AdminQuarantineHoldMs is < 0 or > Envelope.ExecuteResultCodec.MaxHoldMs)
         {
             throw new ArgumentException("replica sieve options out of range");
         }

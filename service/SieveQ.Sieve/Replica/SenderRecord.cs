@@ -43,6 +43,9 @@ internal sealed class SenderRecord
     /// <summary>The loss rate (ppm) of the last measurement, repeated in every ACKRES until the next one.</summary>
     public int LastLossPpm { get; set; }
 
+    /// <summary>The last move between pre-SQs (kept in its own snapshot section).</summary>
+    public PreSqMove LastMove { get; set; } = PreSqMove.None;
+
     /// <summary>Pre-SQ that last forwarded a badly signed message in this sender's name (-1: none).</summary>
     public int LastBadSignatureOrigin { get; set; } = -1;
 

@@ -83,31 +83,48 @@ public sealed partial class SieveReplicaApplication
     /// Measures loss over the numbers the sender claimed sent at an earlier ACKREQ, once that claim is at least
     /// <see cref="ReplicaSieveOptions.LossGraceMs"/> old: a message sent just before an ACKREQ is usually still on its
     /// way, and counted lost it moved senders off healthy pre-SQs at start-up, for good. Between measurements the
-    /// last rate is repeated and is not fresh (it must not move the sender again).
+    /// last rate is repeated and is not fresh (it must not move the sender again). For a grace period after a move
+    /// nothing is claimed, and the first claim after it starts the measured range: what the sender sent before it
+    /// knew of the move went through the pre-SQ it left, and counted against the new one, a dropping pre-SQ's losses
+    /// sent the sender straight back to it, every two seconds (docs/attacks.md, dropping-presq).
     /// </summary>
     private (int LossPpm, bool Fresh) MeasureLoss(SenderRecord s, int sender, long lastSent)
     {
-        var claim = s.PendingLossClaim;
-        if (!claim.IsNone && _now - claim.AtMs < _options.LossGraceMs)
+        if (s.LastMove.Quiet(_now, _options.LossGraceMs))
         {
             return (s.LastLossPpm, false);
         }
-        var fresh = !claim.IsNone;
-        if (fresh)
+        var claim = s.PendingLossClaim;
+        if (claim.IsNone)
         {
-            s.LastLossPpm = LossPpm(s, sender, claim.LastSent);
+            if (!s.LastMove.IsNone)
+            {
+                s.LossBaseline = Math.Max(s.LossBaseline, lastSent);
+            }
+            s.PendingLossClaim = new LossClaim(Math.Max(lastSent, 0), _now);
+            return (s.LastLossPpm, false);
+        }
+        if (_now - claim.AtMs < _options.LossGraceMs)
+        {
+            return (s.LastLossPpm, false);
         }
         s.PendingLossClaim = new LossClaim(Math.Max(lastSent, 0), _now);
-        return (s.LastLossPpm, fresh);
+        if (LossPpm(s, sender, claim.LastSent) is not { } ppm)
+        {
+            // The claim opened the range after a move: nothing to measure yet.
+            return (s.LastLossPpm, false);
+        }
+        s.LastLossPpm = ppm;
+        return (ppm, true);
     }
 
-    /// <summary>Share of (baseline, lastSent] neither taken into agreed state nor held, in ppm; at most one window is examined.</summary>
-    private int LossPpm(SenderRecord s, int sender, long lastSent)
+    /// <summary>Share of (baseline, lastSent] neither taken into agreed state nor held, in ppm; at most one window is examined; null if empty.</summary>
+    private int? LossPpm(SenderRecord s, int sender, long lastSent)
     {
         var low = Math.Max(s.LossBaseline, lastSent - _options.WindowSize);
         if (lastSent <= low)
         {
-            return 0;
+            return null;
         }
         long missing = 0;
         for (var seq = low + 1; seq <= lastSent; seq++)
@@ -123,7 +140,8 @@ public sealed partial class SieveReplicaApplication
 
     /// <summary>
     /// Redistributes load (paper 4.4.2): a sender whose pre-SQ loses too much, warned of overload or is
-    /// quarantined moves to the healthy pre-SQ with the fewest senders (lowest id on ties). Loss moves the sender
+    /// quarantined moves to the healthy pre-SQ with the fewest senders (lowest id on ties); for loss, to a warned one
+    /// if no other is healthy; for load, not back onto the one it left for loss within <see cref="ReplicaSieveOptions.LossMoveHoldMs"/>. Loss moves the sender
     /// only: it is the sender's claim (numbers it says it sent), and late is not lost, so it is no evidence against
     /// the pre-SQ. Counted as suspicion, one lying sender could get every pre-SQ quarantined in turn, and an
     /// overloaded honest pre-SQ was (its queued messages counted as lost until it was quarantined).
@@ -135,23 +153,52 @@ public sealed partial class SieveReplicaApplication
             s.AssignedPreSq = Healthy(origin) ? origin : Math.Max(Pick(exclude: -1), origin);
         }
         var current = s.AssignedPreSq;
-        if (lossy || !Healthy(current))
+        if (!lossy && Healthy(current))
         {
-            var pick = Pick(exclude: current);
-            if (pick >= 0)
+            return current;
+        }
+        int pick;
+        if (lossy)
+        {
+            // Loss outweighs a load warning: a sender losing its messages is better served by a busy pre-SQ, and
+            // warnings alone once kept two senders on a pre-SQ that dropped everything (docs/attacks.md).
+            pick = Pick(exclude: current);
+            pick = pick >= 0 ? pick : Pick(exclude: current, warnedToo: true);
+        }
+        else
+        {
+            // Warned or quarantined: not back onto a pre-SQ the sender recently left for loss, unless its own is
+            // quarantined and nothing else healthy is left; a quarantined one is left for a warned one too.
+            pick = Pick(exclude: current, avoid: s.LastMove.AvoidedAt(_now, _options.LossMoveHoldMs));
+            if (pick < 0 && !Serving(current))
             {
-                s.AssignedPreSq = pick;
+                pick = Pick(exclude: current);
+                pick = pick >= 0 ? pick : Pick(exclude: current, warnedToo: true);
             }
         }
-        return s.AssignedPreSq;
+        if (pick < 0)
+        {
+            return current;
+        }
+        s.LastMove = new PreSqMove(current, _now, lossy);
+        s.PendingLossClaim = default;
+        s.AssignedPreSq = pick;
+        return pick;
     }
 
-    private bool Healthy(int preSq) =>
+    private bool Healthy(int preSq) => Serving(preSq) && !(_preSqs.TryGetValue(preSq, out var p) && p.WarnedUntilMs > _now);
+
+    /// <summary>Enrolled and quarantined neither by the administrator nor by suspicion; it may be warned of load.</summary>
+    private bool Serving(int preSq) =>
         _keys.IsPreSq(preSq)
         && !_admin.QuarantinedPreSqs.Contains(preSq)
-        && !(_preSqs.TryGetValue(preSq, out var p) && (p.WarnedUntilMs > _now || p.Suspicion.IsQuarantined(_now, _options.PreSqSuspicion)));
+        && !(_preSqs.TryGetValue(preSq, out var p) && p.Suspicion.IsQuarantined(_now, _options.PreSqSuspicion));
 
-    private int Pick(int exclude)
+    /// <summary>
+    /// The healthy (or, with <paramref name="warnedToo"/>, serving) pre-SQ other than <paramref name="exclude"/> and
+    /// <paramref name="avoid"/> with the fewest senders, lowest id on ties; -1 if none.
+    /// </summary>
+    private int Pick(int exclude, bool warnedToo = false, int avoid = -1)
     {
         var load = new SortedDictionary<int, int>();
         foreach (var id in _keys.PreSqIds)
@@ -169,7 +216,7 @@ public sealed partial class SieveReplicaApplication
         var bestLoad = int.MaxValue;
         foreach (var (id, n) in load)
         {
-            if (id != exclude && Healthy(id) && n < bestLoad)
+            if (id != exclude && id != avoid && (warnedToo ? Serving(id) : Healthy(id)) && n < bestLoad)
             {
                 best = id;
                 bestLoad = n;

@@ -10,8 +10,9 @@ public sealed partial class SieveReplicaApplication
     /// the senders, pre-SQs and receiver queues (each <c>u32 count</c> then <c>u32 id | record</c> in
     /// ascending id order), the reorder buffer, the rules' own state (<c>u32 len | bytes</c>) and the administrative
     /// state (<see cref="AdministrativeState"/>), the enrolment changes (<see cref="SenderEnrolmentTable"/>) and the
-    /// senders' pending loss claims (<c>u32 count</c> then <c>u32 id | seq lastSent | i64 at | u32 lastLossPpm</c>);
-    /// each of the last three is absent in snapshots taken before it existed, read as empty.
+    /// senders' pending loss claims (<c>u32 count</c> then <c>u32 id | seq lastSent | i64 at | u32 lastLossPpm</c>) and
+    /// their last moves between pre-SQs (<c>u32 count</c> then <c>u32 id | u32 from | i64 at | u8 forLoss</c>);
+    /// each of the last four is absent in snapshots taken before it existed, read as empty.
     /// </summary>
     public byte[] TakeSnapshot()
     {
@@ -43,6 +44,7 @@ public sealed partial class SieveReplicaApplication
         _admin.WriteTo(w);
         _enrolment.WriteTo(w);
         WriteLossClaims(w);
+        WriteMoves(w);
         return w.ToArray();
     }
 
@@ -67,6 +69,10 @@ public sealed partial class SieveReplicaApplication
         if (r.Remaining > 0)
         {
             ReadLossClaims(ref r, senders);
+        }
+        if (r.Remaining > 0)
+        {
+            ReadMoves(ref r, senders);
         }
         r.End("replica snapshot");
         _rules.RestoreState(rules);
@@ -131,6 +137,35 @@ public sealed partial class SieveReplicaApplication
             }
             s.PendingLossClaim = new LossClaim(lastSent, at);
             s.LastLossPpm = ppm;
+        }
+    }
+
+    private void WriteMoves(CanonicalWriter w)
+    {
+        var moved = _senders.Where(e => !e.Value.LastMove.IsNone).ToArray();
+        w.Id(moved.Length);
+        foreach (var (id, s) in moved)
+        {
+            w.Id(id);
+            w.Id(s.LastMove.From);
+            w.I64(s.LastMove.AtMs);
+            w.Bool(s.LastMove.ForLoss);
+        }
+    }
+
+    private static void ReadMoves(ref CanonicalReader r, SortedDictionary<int, SenderRecord> senders)
+    {
+        var n = r.Count(senders.Count, "pre-SQ moves");
+        var previous = -1;
+        for (var i = 0; i < n; i++)
+        {
+            var id = r.Id("moved sender");
+            if (id <= previous || !senders.TryGetValue(id, out var s))
+            {
+                throw new MalformedEnvelopeException("pre-SQ moves out of order or of an unknown sender");
+            }
+            previous = id;
+            s.LastMove = new PreSqMove(r.Id("pre-SQ left"), r.I64("move time"), r.Bool("moved for loss"));
         }
     }
 
