@@ -292,6 +292,23 @@ public sealed class ReplicaTests : IClassFixture<TestWorld>
     }
 
     [Fact]
+    public void New_senders_are_placed_where_the_fewest_are_whichever_pre_sq_their_first_ackreq_came_through()
+    {
+        // Both first ACKREQs come through pre-SQ 11 (the first answered at start-up is a race); placed by origin, both
+        // senders sat on 11 and none on 10.
+        var app = _w.Replica();
+        Run(app, 0, 11, AckRequestCodec.Encode(1, 0, 1, 1, _w.SenderSigning[1]));
+        Run(app, 10, 11, AckRequestCodec.Encode(2, 0, 1, 1, _w.SenderSigning[2]));
+        Assert.Equal((10, 11), (app.AssignedPreSq(1), app.AssignedPreSq(2)));
+        // A warned pre-SQ is passed over while another is healthy; a placed sender stays where it is.
+        Run(app, 20, 10, LoadWarningCodec.Encode(new LoadWarning(10, 900)));
+        Run(app, 30, 10, AckRequestCodec.Encode(3, 0, 1, 1, _w.SenderSigning[3]));
+        Assert.Equal(11, app.AssignedPreSq(3));
+        Run(app, 40, 11, AckRequestCodec.Encode(2, 0, 1, 2, _w.SenderSigning[2]));
+        Assert.Equal(11, app.AssignedPreSq(2));
+    }
+
+    [Fact]
     public void Loss_a_sender_reports_moves_it_but_never_quarantines_a_pre_sq()
     {
         // Loss is the sender's word, and late is not lost: a lying sender (or an honest one whose retransmissions

@@ -150,7 +150,12 @@ public sealed partial class SieveReplicaApplication
     {
         if (s.AssignedPreSq < 0 || !_keys.IsPreSq(s.AssignedPreSq))
         {
-            s.AssignedPreSq = Healthy(origin) ? origin : Math.Max(Pick(exclude: -1), origin);
+            // A new sender goes where the fewest are, not where its first ACKREQ came through: which of a sender's
+            // ACKREQs is answered first at start-up is a race (a retry goes through the next pre-SQ), and placement
+            // by origin put every sender on one pre-SQ in some runs and none on it in others (docs/attacks.md).
+            var first = Pick(exclude: -1);
+            first = first >= 0 ? first : Pick(exclude: -1, warnedToo: true);
+            s.AssignedPreSq = first >= 0 ? first : origin;
         }
         var current = s.AssignedPreSq;
         if (!lossy && Healthy(current))
