@@ -236,7 +236,7 @@ public sealed partial class ConsoleBrowserTests(LocalDeployment deployment) : IC
     }
 
     [Fact]
-    public async Task An_operator_quarantines_and_readmits_a_pre_sq_and_reads_both_audit_records()
+    public async Task An_operator_quarantines_a_pre_sq_acknowledges_its_alarm_readmits_it_and_reads_the_audit_records()
     {
         var page = await SignInAsync("operator1");
         await page.GotoAsync("/pre-sqs");
@@ -249,6 +249,17 @@ public sealed partial class ConsoleBrowserTests(LocalDeployment deployment) : IC
         await page.GetByLabel("Reason (recorded in the audit log)").FillAsync("browser test pre-SQ");
         await quarantine.ClickAsync();
         await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync($"quarantine of pre-SQ {id} recorded in the audit log");
+        // The quarantine is an alarm once f+1 replicas report it; the operator acknowledges it there.
+        await page.GotoAsync("/alarms");
+        await InteractiveAsync(page);
+        var alarm = page.GetByTestId($"alarm-quarantine/pre-sq/{id}");
+        await Assertions.Expect(alarm).ToContainTextAsync($"pre-SQ {id} quarantined", new() { Timeout = 30_000 });
+        await page.GetByLabel("What is being done (recorded in the audit log)").FillAsync("browser test: readmitting");
+        await page.GetByRole(AriaRole.Button, new() { Name = $"Acknowledge quarantine/pre-sq/{id}" }).ClickAsync();
+        await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync("alarm acknowledged; recorded in the audit log");
+        await Assertions.Expect(page.GetByTestId($"ack-quarantine/pre-sq/{id}")).ToContainTextAsync("acknowledged by operator1 at ");
+        await page.GotoAsync("/pre-sqs");
+        await InteractiveAsync(page);
         await page.GetByRole(AriaRole.Button, new() { Name = $"Readmit pre-SQ {id}" }).ClickAsync();
         await Assertions.Expect(page.GetByTestId("action-result")).ToContainTextAsync($"readmit of pre-SQ {id} recorded in the audit log");
         await ScreenshotAsync(page, "pre-sqs");
@@ -257,6 +268,7 @@ public sealed partial class ConsoleBrowserTests(LocalDeployment deployment) : IC
         var audit = page.GetByTestId("audit");
         await Assertions.Expect(audit.Locator("tr", new() { HasText = "quarantine-pre-sq" }).First).ToContainTextAsync($"pre-SQ {id} (reason: console user 'operator1': browser test pre-SQ)");
         await Assertions.Expect(audit.Locator("tr", new() { HasText = "readmit-pre-sq" }).First).ToContainTextAsync($"pre-SQ {id}");
+        await Assertions.Expect(audit.Locator("tr", new() { HasText = "console-acknowledge-alarm" }).First).ToContainTextAsync("console user 'operator1': browser test: readmitting");
         await page.Context.CloseAsync();
     }
 

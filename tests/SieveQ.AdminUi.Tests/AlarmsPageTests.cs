@@ -1,4 +1,6 @@
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging.Abstractions;
+using SieveQ.AdminUi.Access;
 using SieveQ.AdminUi.Components.Pages;
 using SieveQ.AdminUi.Components.Shared;
 using SieveQ.AdminUi.Figures;
@@ -94,5 +96,95 @@ public sealed class AlarmsPageTests : ConsoleTestContext
         book.Record(alarms.Select(a => a with { Since = start.AddDays(1) }).ToList());
         Assert.Equal(50, book.DroppedTotal);
         Assert.Equal(start.AddSeconds(50), book.Open[^1].Since);
+    }
+
+    /// <summary>A second console on the same journal, as after a restart.</summary>
+    private AlarmBook Restarted() => new(Services.GetRequiredService<LiveFigures>(), Controller.Gateway, Services.GetRequiredService<DeploymentConfig>(),
+        new AlarmJournal(AlarmsFile), TimeProvider.System, Services.GetRequiredService<System.Diagnostics.Metrics.IMeterFactory>(), NullLogger<AlarmBook>.Instance);
+
+    [Fact]
+    public async Task An_operator_acknowledges_an_alarm_the_controller_audits_it_and_it_stays_acknowledged_across_a_restart_until_it_clears()
+    {
+        var book = await RefreshAsync();
+        const string key = "component/pre-sq/pre-sq-4";
+        var since = book.Find(key)!.Since;
+        var page = Render<Alarms>(p => p.AddCascadingValue(SignedIn("olga", ConsoleRole.Operator)));
+        page.Find("#reason").Input("restarting the host");
+        await page.Find($"button[aria-label='Acknowledge {key}']").ClickAsync(new());
+        page.WaitForAssertion(() => Assert.StartsWith("alarm acknowledged; recorded in the audit log", page.Find("[data-testid=action-result]").TextContent, StringComparison.Ordinal));
+        var record = Controller.Host.Audit.Tail(1).Single();
+        Assert.Equal((AlarmActions.AuditAction, key, "console user 'olga': restarting the host"), (record.Action, record.Target, record.Outcome));
+        Assert.Contains("(console, operator)", record.Actor, StringComparison.Ordinal);
+        var cell = page.Find($"[data-testid='ack-{key}']").TextContent;
+        Assert.Contains("acknowledged by olga at ", cell, StringComparison.Ordinal);
+        Assert.Contains($"restarting the host (audit record {record.Sequence})", cell, StringComparison.Ordinal);
+        // The other alarm is still to be taken on.
+        Assert.NotEmpty(page.FindAll("button[aria-label='Acknowledge quarantine/pre-sq/4']"));
+
+        // A console restarted on the same journal: the alarm keeps its first-seen time and its acknowledgement.
+        var again = Restarted();
+        await again.RefreshAsync(CancellationToken.None);
+        var kept = again.Find(key)!;
+        Assert.Equal(since, kept.Since);
+        Assert.Equal(("olga", "restarting the host", record.Sequence), (kept.Acknowledged!.By, kept.Acknowledged.Reason, kept.Acknowledged.AuditSequence));
+        Assert.Null(again.Find("quarantine/pre-sq/4")!.Acknowledged);
+
+        // The condition clears: the acknowledgement goes with it, on disk too; when it comes back it is a new alarm to take on.
+        var down = Controller.Health;
+        Controller.Health = [Replica(0, 10, 1, 0), Replica(1, 10, 1, 0)];
+        await Services.GetRequiredService<LiveFigures>().PollOnceAsync(CancellationToken.None);
+        await again.RefreshAsync(CancellationToken.None);
+        Assert.Null(again.Find(key));
+        Assert.DoesNotContain(key, await File.ReadAllTextAsync(AlarmsFile), StringComparison.Ordinal);
+        Controller.Health = down;
+        await Services.GetRequiredService<LiveFigures>().PollOnceAsync(CancellationToken.None);
+        await again.RefreshAsync(CancellationToken.None);
+        Assert.Null(again.Find(key)!.Acknowledged);
+    }
+
+    [Fact]
+    public async Task Acknowledgements_a_viewer_asks_for_or_without_a_reason_or_of_no_open_alarm_or_twice_are_not_sent()
+    {
+        await RefreshAsync();
+        var actions = Services.GetRequiredService<AlarmActions>();
+        var olga = (await SignedIn("olga", ConsoleRole.Operator)).User;
+        var before = Controller.Host.Audit.LastSequence;
+        var refused = await actions.AcknowledgeAsync((await SignedIn("vera", ConsoleRole.Viewer)).User, "component/pre-sq/pre-sq-4", "mine", CancellationToken.None);
+        Assert.True(refused.Refused);
+        foreach (var (key, reason, message) in new[]
+        {
+            ("component/pre-sq/pre-sq-4", "  ", "say what is being done"),
+            ("component/pre-sq/pre-sq-9", "mine", "no such alarm is open"),
+            ("", "mine", "no such alarm is open"),
+            (new string('k', 300), "mine", "no such alarm is open"),
+            ("component/pre-sq/pre-sq-4", "line\nbreak", "without control characters"),
+        })
+        {
+            var result = await actions.AcknowledgeAsync(olga, key, reason, CancellationToken.None);
+            Assert.False(result.Sent);
+            Assert.Contains(message, result.Message, StringComparison.Ordinal);
+        }
+        Assert.Equal(before, Controller.Host.Audit.LastSequence);
+        Assert.True((await actions.AcknowledgeAsync(olga, "component/pre-sq/pre-sq-4", "mine", CancellationToken.None)).Sent);
+        var twice = await actions.AcknowledgeAsync(olga, "component/pre-sq/pre-sq-4", "mine too", CancellationToken.None);
+        Assert.False(twice.Sent);
+        Assert.Contains("acknowledged by olga", twice.Message, StringComparison.Ordinal);
+        Assert.Equal(before + 1, Controller.Host.Audit.LastSequence);
+    }
+
+    [Theory]
+    [InlineData("not json")]
+    [InlineData("[{\"key\":\"a\",\"since\":\"2026-11-26T00:00:00+00:00\"},{\"key\":\"a\",\"since\":\"2026-11-26T00:00:00+00:00\"}]")]
+    [InlineData("[{\"key\":\"a\",\"since\":\"2026-11-26T00:00:00+00:00\",\"acknowledged\":{\"by\":\"\",\"at\":\"2026-11-26T00:00:00+00:00\",\"reason\":\"x\",\"auditSequence\":1}}]")]
+    public async Task A_damaged_journal_is_set_aside_and_the_book_starts_from_what_is_seen_now(string text)
+    {
+        Directory.CreateDirectory(Path.GetDirectoryName(AlarmsFile)!);
+        await File.WriteAllTextAsync(AlarmsFile, text);
+        var book = Restarted();
+        Assert.Equal(text, await File.ReadAllTextAsync(AlarmsFile + ".bad"));
+        await Services.GetRequiredService<LiveFigures>().PollOnceAsync(CancellationToken.None);
+        await book.RefreshAsync(CancellationToken.None);
+        Assert.Equal(2, book.Open.Count);
+        Assert.Contains("component/pre-sq/pre-sq-4", await File.ReadAllTextAsync(AlarmsFile), StringComparison.Ordinal);
     }
 }

@@ -23,6 +23,9 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
     /// <summary>The console's account store (lockout after 3 failures), holding admin, olga (operator) and vera (viewer).</summary>
     internal ConsoleUserStore Users { get; private set; } = null!;
 
+    /// <summary>The alarm book's journal, in the controller's directory.</summary>
+    internal string AlarmsFile => Path.Combine(Controller.Directory, "console", "alarms.json");
+
     /// <summary>Each account's generated password.</summary>
     internal Dictionary<string, string> Passwords { get; } = [];
 
@@ -40,8 +43,10 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
         Services.AddSingleton(TimeProvider.System);
         Services.AddSingleton<IControllerGateway>(Controller.Gateway);
         Services.AddSingleton<LiveFigures>();
+        Services.AddSingleton(new AlarmJournal(AlarmsFile));
         Services.AddSingleton<AlarmBook>();
         Services.AddScoped<PartyActions>();
+        Services.AddScoped<AlarmActions>();
         Services.AddScoped<EnrolmentActions>();
         Services.AddScoped<RuleSetChanges.RuleSetActions>();
         Users = ConsoleUserStore.Open(Path.Combine(Controller.Directory, "users.json"), new ConsoleConfig { Url = "http://127.0.0.1:1", MaxFailedLogins = 3 });

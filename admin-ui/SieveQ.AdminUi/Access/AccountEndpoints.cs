@@ -35,6 +35,9 @@ public static class AccountEndpoints
         routes.MapPost("/api/senders/{sender}/revoke", (uint sender, [FromForm] string? reason, HttpContext context, EnrolmentActions actions) =>
             ChangeAsync(actions.RevokeAsync(context.User, sender, reason, context.RequestAborted)))
             .RequireAuthorization(ConsolePolicies.Operator);
+        routes.MapPost("/api/alarms/acknowledge", ([FromForm] string? key, [FromForm] string? reason, HttpContext context, AlarmActions actions) =>
+            ChangeAsync(actions.AcknowledgeAsync(context.User, key, reason, context.RequestAborted)))
+            .RequireAuthorization(ConsolePolicies.Operator);
         routes.MapPost("/api/pre-sqs/{preSq}/quarantine", (uint preSq, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
             ChangeAsync(actions.QuarantinePreSqAsync(context.User, preSq, reason, context.RequestAborted)))
             .RequireAuthorization(ConsolePolicies.Operator);

@@ -3,9 +3,10 @@ namespace SieveQ.AdminUi.Figures;
 /// <summary>
 /// Something an operator must act on. <see cref="Key"/> identifies the condition across polls (the same component
 /// DOWN twice in a row is one alarm); <see cref="Since"/> is when the console first saw it, or, for a replica notice,
-/// when the controller recorded it.
+/// when the controller recorded it. <see cref="Acknowledged"/> is set once an operator took it on; it lasts as long as
+/// the condition does.
 /// </summary>
-public sealed record Alarm(string Key, string Kind, string Message, DateTimeOffset Since);
+public sealed record Alarm(string Key, string Kind, string Message, DateTimeOffset Since, AlarmAcknowledgement? Acknowledged = null);
 
 /// <summary>The conditions one status reply and the controller's recent replica notices show, each with its key.</summary>
 public static class AlarmConditions

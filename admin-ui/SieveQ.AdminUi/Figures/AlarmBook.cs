@@ -7,8 +7,10 @@ namespace SieveQ.AdminUi.Figures;
 /// <summary>
 /// The alarms now open, from the poller's latest status and the controller's newest audit records (for the replica
 /// notices it recorded at f+1). An alarm keeps the time it was first seen while its condition lasts and goes when the
-/// condition does. At most <see cref="MaxAlarms"/> are kept: beyond that the oldest are dropped and counted
-/// (`sieveq.console.alarms_dropped`); `sieveq.console.alarms_open` is how many are open.
+/// condition does; an operator's acknowledgement stays with it until then. Both are kept in the <see cref="AlarmJournal"/>
+/// across restarts. At most <see cref="MaxAlarms"/> are kept: beyond that the oldest are dropped and counted
+/// (`sieveq.console.alarms_dropped`); `sieveq.console.alarms_open` is how many are open, `sieveq.console.alarms_unacknowledged`
+/// how many of those no operator has taken on.
 /// </summary>
 public sealed class AlarmBook : BackgroundService
 {
@@ -28,18 +30,39 @@ public sealed class AlarmBook : BackgroundService
     private readonly Lock _lock = new();
     private IReadOnlyList<Alarm> _open = [];
     private readonly Dictionary<string, DateTimeOffset> _since = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, AlarmAcknowledgement> _acknowledged = new(StringComparer.Ordinal);
+    private readonly AlarmJournal _journal;
+    private bool _seenOnce;
 
-    public AlarmBook(LiveFigures figures, IControllerGateway controller, DeploymentConfig deployment, TimeProvider time, IMeterFactory meters, ILogger<AlarmBook> log)
+    public AlarmBook(LiveFigures figures, IControllerGateway controller, DeploymentConfig deployment, AlarmJournal journal, TimeProvider time,
+        IMeterFactory meters, ILogger<AlarmBook> log)
     {
         ArgumentNullException.ThrowIfNull(meters);
+        ArgumentNullException.ThrowIfNull(journal);
         _figures = figures;
         _controller = controller;
         _deployment = deployment;
+        _journal = journal;
         _time = time;
         _log = log;
         var meter = meters.Create(ConsoleMetrics.MeterName);
         _droppedCount = meter.CreateCounter<long>("sieveq.console.alarms_dropped", description: "Alarms dropped, oldest first, because more than the bound were open.");
         meter.CreateObservableGauge("sieveq.console.alarms_open", () => Open.Count, description: "Alarms open now.");
+        meter.CreateObservableGauge("sieveq.console.alarms_unacknowledged", () => Open.Count(a => a.Acknowledged is null),
+            description: "Open alarms no operator has acknowledged.");
+        var entries = journal.Load(out var problem);
+        foreach (var e in entries)
+        {
+            _since[e.Key] = e.Since;
+            if (e.Acknowledged is { } a)
+            {
+                _acknowledged[e.Key] = a;
+            }
+        }
+        if (problem is not null)
+        {
+            _log.LogWarning("alarms: {Problem}", problem);
+        }
     }
 
     /// <summary>Raised after every refresh: the alarms page and the navigation's count re-render through InvokeAsync.</summary>
@@ -89,15 +112,20 @@ public sealed class AlarmBook : BackgroundService
         lock (_lock)
         {
             var keys = current.Select(a => a.Key).ToHashSet(StringComparer.Ordinal);
+            var changed = !_seenOnce;
+            _seenOnce = true;
             foreach (var gone in _since.Keys.Where(k => !keys.Contains(k)).ToList())
             {
                 _since.Remove(gone);
+                _acknowledged.Remove(gone);
+                changed = true;
             }
             var open = current.Select(a => _since.TryGetValue(a.Key, out var since) ? a with { Since = since } : a)
+                .Select(a => _acknowledged.TryGetValue(a.Key, out var ack) ? a with { Acknowledged = ack } : a)
                 .OrderByDescending(a => a.Since).ThenBy(a => a.Key, StringComparer.Ordinal).ToList();
             foreach (var a in open)
             {
-                _since.TryAdd(a.Key, a.Since);
+                changed |= _since.TryAdd(a.Key, a.Since);
             }
             // The dropped keep their first-seen time (so they stay the oldest, not new again at the next refresh) and
             // are counted once each; _since holds only current conditions, which the deployment's size bounds.
@@ -111,6 +139,58 @@ public sealed class AlarmBook : BackgroundService
             _dropped = dropped;
             open = open.Take(MaxAlarms).ToList();
             _open = open;
+            if (changed)
+            {
+                SaveJournal();
+            }
+        }
+    }
+
+    /// <summary>
+    /// Marks the open alarm <paramref name="key"/> as taken on; false when no such alarm is open (it cleared) or it was
+    /// acknowledged already, with <paramref name="current"/> the alarm as it stands (null when not open).
+    /// </summary>
+    public bool Acknowledge(string key, AlarmAcknowledgement acknowledgement, out Alarm? current)
+    {
+        ArgumentNullException.ThrowIfNull(acknowledgement);
+        lock (_lock)
+        {
+            current = _open.FirstOrDefault(a => a.Key == key);
+            if (current is null || current.Acknowledged is not null)
+            {
+                return false;
+            }
+            _acknowledged[key] = acknowledgement;
+            var taken = current with { Acknowledged = acknowledgement };
+            _open = _open.Select(a => a.Key == key ? taken : a).ToList();
+            current = taken;
+            SaveJournal();
+        }
+        Updated?.Invoke();
+        return true;
+    }
+
+    /// <summary>The open alarm <paramref name="key"/>, or null.</summary>
+    public Alarm? Find(string key)
+    {
+        lock (_lock)
+        {
+            return _open.FirstOrDefault(a => a.Key == key);
+        }
+    }
+
+    /// <summary>Under the lock. A failed write is logged: the alarms stay right in memory, only a restart would forget.</summary>
+    private void SaveJournal()
+    {
+        var entries = _since.Where(e => AlarmJournal.IsValidKey(e.Key)).OrderBy(e => e.Key, StringComparer.Ordinal).Take(AlarmJournal.MaxEntries)
+            .Select(e => new AlarmJournalEntry(e.Key, e.Value, _acknowledged.GetValueOrDefault(e.Key))).ToList();
+        try
+        {
+            _journal.Save(entries);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            _log.LogWarning("alarms: {Path} could not be written: {Error}", _journal.Path, e.Message);
         }
     }
 }

@@ -32,6 +32,8 @@ public sealed record ConsoleConfig
     /// <summary>The console's management key (PKCS#8 PEM, owner-only), relative to the deployment directory.</summary>
     public string KeyFile { get; init; } = Path.Combine("keys", "management-console.pem");
     public string UsersFile { get; init; } = Path.Combine("console", "users.json");
+    /// <summary>The open alarms' first-seen times and acknowledgements (<see cref="Figures.AlarmJournal"/>), relative to the deployment directory.</summary>
+    public string AlarmsFile { get; init; } = Path.Combine("console", "alarms.json");
     public string DataProtectionDirectory { get; init; } = Path.Combine("console", "data-protection");
     public int MaxFailedLogins { get; init; } = 5;
     public int LockoutMinutes { get; init; } = 15;

@@ -76,9 +76,11 @@ public static class ConsoleWebApp
         builder.Services.AddSingleton<IControllerGateway>(_ => new ControllerGateway(new ManagementClient(new Uri(controller.Url), key, pin: controller.Pin())));
         builder.Services.AddSingleton<LiveFigures>();
         builder.Services.AddHostedService(sp => sp.GetRequiredService<LiveFigures>());
+        builder.Services.AddSingleton(new AlarmJournal(deployment.Resolve(config.AlarmsFile)));
         builder.Services.AddSingleton<AlarmBook>();
         builder.Services.AddHostedService(sp => sp.GetRequiredService<AlarmBook>());
         builder.Services.AddScoped<PartyActions>();
+        builder.Services.AddScoped<AlarmActions>();
         builder.Services.AddScoped<EnrolmentActions>();
         builder.Services.AddScoped<AccountActions>();
         builder.Services.AddScoped<RuleSetChanges.RuleSetActions>();
