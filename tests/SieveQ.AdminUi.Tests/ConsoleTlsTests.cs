@@ -1,3 +1,4 @@
+using Microsoft.Extensions.DependencyInjection;
 using System.Net;
 using System.Net.Sockets;
 using System.Security.Cryptography;
@@ -148,6 +149,65 @@ public sealed partial class ConsoleTlsTests : IAsyncLifetime
             using var stranger = new CertificateRequest("CN=stranger", other, HashAlgorithmName.SHA256).CreateSelfSigned(DateTimeOffset.UtcNow, DateTimeOffset.UtcNow.AddDays(1));
             using var wrong = PinnedClient(TlsPin.Of(stranger.PublicKey), out _);
             await Assert.ThrowsAsync<HttpRequestException>(() => wrong.GetAsync(new Uri($"{url}/healthz")));
+        }
+        finally
+        {
+            await app.StopAsync();
+        }
+    }
+
+    [Fact]
+    public async Task A_renewed_certificate_is_served_to_new_connections_without_a_restart_and_a_refused_renewal_keeps_the_current_one()
+    {
+        var url = $"https://127.0.0.1:{FreeLoopbackPort()}";
+        var (config, _) = ConsoleTls.CreateCertificate(_dir, url);
+        var certificatePath = Path.Combine(_dir, config.Tls!.CertificateFile);
+        var keyPath = Path.Combine(_dir, config.Tls.KeyFile!);
+        TlsPin PinOfFiles()
+        {
+            using var c = X509Certificate2.CreateFromPemFile(certificatePath, keyPath);
+            return TlsPin.Of(c.PublicKey);
+        }
+        var first = PinOfFiles();
+
+        await using var app = ConsoleWebApp.Build(_dir, ConsoleServeSettings.FromFiles, []);
+        await app.StartAsync();
+        try
+        {
+            var renewal = app.Services.GetRequiredService<ConsoleCertificateRenewal>();
+            var certificate = app.Services.GetRequiredService<ConsoleCertificate>();
+            Assert.Equal(CertificateRenewal.Unchanged, renewal.Check());
+            using (var http = PinnedClient(first, out _))
+            {
+                Assert.Equal(HttpStatusCode.OK, (await http.GetAsync(new Uri($"{url}/healthz"))).StatusCode);
+            }
+
+            // The files are replaced by a new pair (what a renewal job does): new connections get the new key.
+            File.Delete(certificatePath);
+            File.Delete(keyPath);
+            TlsServerCertificate.Create(certificatePath, keyPath, "sieveq-console", ["127.0.0.1"]);
+            var second = PinOfFiles();
+            Assert.Equal(CertificateRenewal.Reloaded, renewal.Check());
+            Assert.Equal(1, certificate.Reloads);
+            using (var http = PinnedClient(second, out var seen))
+            {
+                Assert.Equal(HttpStatusCode.OK, (await http.GetAsync(new Uri($"{url}/healthz"))).StatusCode);
+                Assert.Single(seen);
+            }
+            using (var old = PinnedClient(first, out _))
+            {
+                await Assert.ThrowsAsync<HttpRequestException>(() => old.GetAsync(new Uri($"{url}/healthz")));
+            }
+
+            // A broken renewal (the certificate overwritten with garbage) is refused once, and the second certificate stays.
+            await File.WriteAllTextAsync(certificatePath, "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n");
+            Assert.Equal(CertificateRenewal.Refused, renewal.Check());
+            Assert.Equal(CertificateRenewal.Unchanged, renewal.Check());
+            Assert.Equal(1, certificate.Refusals);
+            using (var http = PinnedClient(second, out _))
+            {
+                Assert.Equal(HttpStatusCode.OK, (await http.GetAsync(new Uri($"{url}/healthz"))).StatusCode);
+            }
         }
         finally
         {

@@ -198,8 +198,11 @@ public static class ConsoleTls
         return (updated, certificate.GetCertHashString(HashAlgorithmName.SHA256));
     }
 
-    /// <summary>Kestrel's listener for the console's URL, each connection through the per-source limit, TLS when a certificate is given.</summary>
-    public static void Listen(KestrelServerOptions kestrel, string url, X509Certificate2? certificate, SourceConnectionLimiter limiter)
+    /// <summary>
+    /// Kestrel's listener for the console's URL, each connection through the per-source limit, TLS when a certificate is
+    /// given: each handshake takes the certificate current then, so a renewal needs no restart.
+    /// </summary>
+    public static void Listen(KestrelServerOptions kestrel, string url, ConsoleCertificate? certificate, SourceConnectionLimiter limiter)
     {
         ArgumentNullException.ThrowIfNull(kestrel);
         ArgumentNullException.ThrowIfNull(limiter);
@@ -209,7 +212,7 @@ public static class ConsoleTls
             listen.Use(next => limiter.Wrap(next));
             if (certificate is not null)
             {
-                listen.UseHttps(certificate);
+                listen.UseHttps(o => o.ServerCertificateSelector = (_, _) => certificate.Current);
             }
         });
     }

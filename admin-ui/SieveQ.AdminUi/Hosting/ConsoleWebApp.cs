@@ -43,7 +43,7 @@ public static class ConsoleWebApp
         var key = ManagementKeyFile.Read(deployment.Resolve(config.KeyFile));
         var users = ConsoleUserStore.Open(deployment.Resolve(config.UsersFile), config);
         KerberosKeytab.Use(config.WindowsSignIn);
-        var certificate = ConsoleTls.LoadCertificate(config, deployment, TimeProvider.System);
+        var certificate = ConsoleCertificate.Load(config, deployment, TimeProvider.System);
 
         var builder = WebApplication.CreateBuilder(new WebApplicationOptions
         {
@@ -73,6 +73,12 @@ public static class ConsoleWebApp
         builder.Services.AddSingleton(users);
         builder.Services.AddSingleton(TimeProvider.System);
         builder.Services.AddSingleton<ConsoleMetrics>();
+        if (certificate is not null)
+        {
+            builder.Services.AddSingleton(certificate);
+            builder.Services.AddSingleton<ConsoleCertificateRenewal>();
+            builder.Services.AddHostedService(sp => sp.GetRequiredService<ConsoleCertificateRenewal>());
+        }
         builder.Services.AddSingleton<IControllerGateway>(_ => new ControllerGateway(new ManagementClient(new Uri(controller.Url), key, pin: controller.Pin())));
         builder.Services.AddSingleton<LiveFigures>();
         builder.Services.AddHostedService(sp => sp.GetRequiredService<LiveFigures>());
