@@ -187,4 +187,18 @@ public sealed class AlarmsPageTests : ConsoleTestContext
         Assert.Equal(2, book.Open.Count);
         Assert.Contains("component/pre-sq/pre-sq-4", await File.ReadAllTextAsync(AlarmsFile), StringComparison.Ordinal);
     }
+
+    [Fact]
+    public void The_consoles_certificate_is_an_alarm_from_fourteen_days_before_it_expires()
+    {
+        using var key = System.Security.Cryptography.ECDsa.Create();
+        var now = DateTimeOffset.UtcNow;
+        using var certificate = new System.Security.Cryptography.X509Certificates.CertificateRequest("CN=console", key,
+            System.Security.Cryptography.HashAlgorithmName.SHA256).CreateSelfSigned(now.AddDays(-30), now.AddDays(10));
+        Assert.Null(AlarmConditions.CertificateExpiry(certificate, now.AddDays(-5)));
+        var soon = AlarmConditions.CertificateExpiry(certificate, now)!;
+        Assert.Equal(("tls/console-certificate", "certificate"), (soon.Key, soon.Kind));
+        Assert.Contains("in 10 day(s)", soon.Message, StringComparison.Ordinal);
+        Assert.Contains("expired at", AlarmConditions.CertificateExpiry(certificate, now.AddDays(11))!.Message, StringComparison.Ordinal);
+    }
 }

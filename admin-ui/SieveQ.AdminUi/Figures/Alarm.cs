@@ -60,6 +60,26 @@ public static class AlarmConditions
         return alarms;
     }
 
+    /// <summary>How long before its notAfter the console's own TLS certificate is an alarm.</summary>
+    public static readonly TimeSpan CertificateWarning = TimeSpan.FromDays(14);
+
+    /// <summary>The console's certificate expiring within <see cref="CertificateWarning"/> (or expired), else null.</summary>
+    public static Alarm? CertificateExpiry(System.Security.Cryptography.X509Certificates.X509Certificate2 certificate, DateTimeOffset now)
+    {
+        ArgumentNullException.ThrowIfNull(certificate);
+        var notAfter = new DateTimeOffset(certificate.NotAfter.ToUniversalTime(), TimeSpan.Zero);
+        if (notAfter - now > CertificateWarning)
+        {
+            return null;
+        }
+        var when = notAfter.ToString("yyyy-MM-dd HH:mm", System.Globalization.CultureInfo.InvariantCulture);
+        return new Alarm("tls/console-certificate", "certificate",
+            notAfter <= now
+                ? $"the console's TLS certificate expired at {when} UTC; browsers refuse it: replace its files (reloaded without a restart)"
+                : $"the console's TLS certificate expires at {when} UTC, in {(int)Math.Ceiling((notAfter - now).TotalDays)} day(s): replace its files (reloaded without a restart)",
+            now);
+    }
+
     /// <summary>The value at least f+1 replicas reached: the (f+1)-th highest.</summary>
     private static long Agreed(IEnumerable<long> values, int f)
     {

@@ -34,9 +34,13 @@ public sealed class AlarmBook : BackgroundService
     private readonly AlarmJournal _journal;
     private bool _seenOnce;
 
+    private readonly ConsoleCertificate? _certificate;
+
+    /// <param name="certificate">The https:// console's certificate, for the expiry alarm; none for http://.</param>
     public AlarmBook(LiveFigures figures, IControllerGateway controller, DeploymentConfig deployment, AlarmJournal journal, TimeProvider time,
-        IMeterFactory meters, ILogger<AlarmBook> log)
+        IMeterFactory meters, ILogger<AlarmBook> log, ConsoleCertificate? certificate = null)
     {
+        _certificate = certificate;
         ArgumentNullException.ThrowIfNull(meters);
         ArgumentNullException.ThrowIfNull(journal);
         _figures = figures;
@@ -103,7 +107,12 @@ public sealed class AlarmBook : BackgroundService
             _log.LogWarning("alarms: the controller's audit tail could not be read: {Error}", e.Message);
             audit = [];
         }
-        Record(AlarmConditions.From(snapshot, audit, _deployment.F));
+        var alarms = AlarmConditions.From(snapshot, audit, _deployment.F);
+        if (_certificate is not null && AlarmConditions.CertificateExpiry(_certificate.Current, snapshot.Time) is { } expiry)
+        {
+            alarms = [.. alarms, expiry];
+        }
+        Record(alarms);
         Updated?.Invoke();
     }
 
