@@ -74,6 +74,26 @@ public sealed class SenderSqTests : IClassFixture<TestWorld>
     }
 
     [Fact]
+    public void A_message_sent_before_the_replicas_moved_the_sender_is_retransmitted_through_the_new_pre_sq()
+    {
+        var s = Sender(o: new SenderSqOptions { RetransmitAfterMs = 100, AckRequestIntervalMs = 1_000_000, AckResponseWaitMs = 1_000_000 });
+        static List<int> Resent(IReadOnlyList<OutgoingFrame> frames) =>
+            [.. frames.Where(f => SenderFrameCodec.Decode(f.Frame).BodyKind == StructureKind.SenderMessage).Select(f => f.PreSq)];
+        s.TryEnqueue(100, [1], out _);
+        s.Flush(0);
+        var req = AckRequestCodec.Decode(SenderFrameCodec.Decode(s.Tick(0).Single().Frame).Body);
+        // Pre-SQ 10 lost it: the time-out sends it through 11.
+        Assert.Equal([11], Resent(s.Tick(100)));
+        // The replicas move the sender to 11 before that copy is acknowledged (it was slow, not lost).
+        s.OnAckResponse(AckRes(0, 1, 0, 11, req.Nonce), 150);
+        Assert.True(s.OnAckResponse(AckRes(1, 1, 0, 11, req.Nonce), 150).Reassigned);
+        // Rotating from 11 sent the next copy back to 10, the pre-SQ the sender was moved off; it goes through 11.
+        Assert.Equal([11], Resent(s.Tick(300)));
+        // Sent through 11 since the move and still not acknowledged: now the rotation goes on to another pre-SQ.
+        Assert.Equal([10], Resent(s.Tick(700)));
+    }
+
+    [Fact]
     public void Acknowledgements_that_keep_moving_hold_back_retransmission_and_the_time_out_adapts_to_their_delay()
     {
         var s = Sender(o: new SenderSqOptions { RetransmitAfterMs = 100, AckRequestIntervalMs = 1_000_000, AckResponseWaitMs = 1_000_000 });

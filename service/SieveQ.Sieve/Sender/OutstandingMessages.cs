@@ -14,6 +14,8 @@ internal sealed class OutstandingMessages
         public int Attempts { get; set; }
         /// <summary>When it first went out: acknowledgement delays are sampled only from messages sent once (Karn).</summary>
         public long FirstSentAt { get; init; }
+        /// <summary>The sender's count of pre-SQ moves when it last went out.</summary>
+        public long SentAtMove { get; set; }
     }
 
     private readonly SortedDictionary<long, Entry> _bySeq = [];
@@ -27,9 +29,9 @@ internal sealed class OutstandingMessages
 
     public bool TryGet(long seq, out Entry entry) => _bySeq.TryGetValue(seq, out entry!);
 
-    public void Add(long seq, byte[] message, int preSq, long deadline, long sentAt)
+    public void Add(long seq, byte[] message, int preSq, long deadline, long sentAt, long move = 0)
     {
-        _bySeq.Add(seq, new Entry { Message = message, PreSq = preSq, Deadline = deadline, Attempts = 1, FirstSentAt = sentAt });
+        _bySeq.Add(seq, new Entry { Message = message, PreSq = preSq, Deadline = deadline, Attempts = 1, FirstSentAt = sentAt, SentAtMove = move });
         _deadlines.Add((deadline, seq));
     }
 

@@ -66,6 +66,7 @@ public sealed class SenderSq
     private int _backoff;
     private long _nextRoundAt = long.MinValue;
     private long _restoredUpTo;
+    private long _moves;
 
     public SenderSq(int sender, ECDsa signingKey, SenderSequencer sequencer, IReadOnlyList<int> preSqs, int initialPreSq, int f,
         Func<int, MacKeyRing?> preSqRing, Func<int, MacKeyRing?> replicaRing, SenderSqOptions? options = null)
@@ -189,7 +190,7 @@ public sealed class SenderSq
             RootsSigned++;
             for (var i = 0; i < signed.Length; i++)
             {
-                _outstanding.Add(group[i].Seq, signed[i], AssignedPreSq, nowMs + _rto.CurrentMs, nowMs);
+                _outstanding.Add(group[i].Seq, signed[i], AssignedPreSq, nowMs + _rto.CurrentMs, nowMs, _moves);
                 frames.Add(new OutgoingFrame(AssignedPreSq, SenderFrameCodec.Encode(AssignedPreSq, signed[i], ring)));
                 _lastSent = Math.Max(_lastSent, group[i].Seq);
             }
@@ -244,8 +245,12 @@ public sealed class SenderSq
                     {
                         continue;
                     }
-                    var target = NextPreSq(e.PreSq);
+                    // Sent before the replicas moved this sender, it goes through the pre-SQ they chose: rotating from
+                    // where it last went, a copy first retransmitted through the new pre-SQ went back to the one the sender
+                    // was moved off, which under dropping-presq dropped it once more (docs/attacks.md).
+                    var target = e.SentAtMove != _moves ? AssignedPreSq : NextPreSq(e.PreSq);
                     e.PreSq = target;
+                    e.SentAtMove = _moves;
                     e.Attempts++;
                     frames.Add(new OutgoingFrame(target, SenderFrameCodec.Encode(target, e.Message, RingFor(target))));
                     Retransmissions++;
@@ -302,6 +307,7 @@ public sealed class SenderSq
             if (a.AssignedPreSq != AssignedPreSq && Array.BinarySearch(_preSqs, a.AssignedPreSq) >= 0)
             {
                 AssignedPreSq = a.AssignedPreSq;
+                _moves++;
                 reassigned = true;
             }
         }
