@@ -92,8 +92,10 @@ else
 fi
 timings+=("$(printf '%5d s  %s' $((SECONDS - section_start)) build)")
 
+# The MSI check publishes six self-contained win-x64 programs and builds the CLI for Linux beside the test projects:
+# about 550 s on a quiet machine, over 1,200 s on a slow day (26 Nov: every section about twice as long).
 [ -f driver/Makefile ] && background driver "driver (C core, fuzz, mingw cross-build, the real .sys under Wine)" make -C driver test
-background msi "installer (MSI built with wixl; tables, signature, install and uninstall under Wine)" timeout 1200 bash installer/msi/check.sh
+background msi "installer (MSI built with wixl; tables, signature, install and uninstall under Wine)" timeout 2400 bash installer/msi/check.sh
 
 for proj in $(ls tests/*/*.csproj | sort); do
   name=$(basename "$(dirname "$proj")")
