@@ -24,29 +24,29 @@ public sealed class AlarmActions(IAuthorizationService authorization, IControlle
         var name = AttributedReason.UserOf(user);
         if (!allowed.Succeeded)
         {
-            metrics.Actions.Add(1, new("action", "acknowledge-alarm"), new("outcome", "refused_role"));
+            Count("refused_role");
             log.LogWarning("console user {User} refused: acknowledging an alarm needs the operator role", name);
             return new ActionResult(false, true, "refused: acknowledging an alarm needs the operator role");
         }
         if (!AlarmJournal.IsValidKey(key) || book.Find(key!) is not { } alarm)
         {
-            metrics.Actions.Add(1, new("action", "acknowledge-alarm"), new("outcome", "invalid"));
+            Count("invalid");
             return new ActionResult(false, false, "not sent: no such alarm is open (it may have cleared since the page was drawn)");
         }
         if (alarm.Acknowledged is { } earlier)
         {
-            metrics.Actions.Add(1, new("action", "acknowledge-alarm"), new("outcome", "invalid"));
+            Count("invalid");
             return new ActionResult(false, false, $"not sent: {Acknowledgement(earlier)}");
         }
         reason = (reason ?? "").Trim();
         if (reason.Length == 0)
         {
-            metrics.Actions.Add(1, new("action", "acknowledge-alarm"), new("outcome", "invalid"));
+            Count("invalid");
             return new ActionResult(false, false, "not sent: say what is being done about it (the reason goes to the audit log)");
         }
         if (AttributedReason.Problem(name, reason) is { } problem)
         {
-            metrics.Actions.Add(1, new("action", "acknowledge-alarm"), new("outcome", "invalid"));
+            Count("invalid");
             return new ActionResult(false, false, "not sent: " + problem);
         }
         long sequence;
@@ -56,7 +56,7 @@ public sealed class AlarmActions(IAuthorizationService authorization, IControlle
         }
         catch (Exception e) when (e is not OperationCanceledException and not OutOfMemoryException)
         {
-            metrics.Actions.Add(1, new("action", "acknowledge-alarm"), new("outcome", "failed"));
+            Count("failed");
             log.LogWarning("acknowledging alarm {Key} failed at the controller: {Error}", alarm.Key, e.Message);
             return new ActionResult(false, false, $"not acknowledged: the controller did not record it in its audit log ({e.Message})");
         }
@@ -64,14 +64,16 @@ public sealed class AlarmActions(IAuthorizationService authorization, IControlle
         if (!book.Acknowledge(alarm.Key, ack, out var now))
         {
             // Cleared, or taken on by someone else, between the check and the audit record: the record stands, and says so.
-            metrics.Actions.Add(1, new("action", "acknowledge-alarm"), new("outcome", "raced"));
+            Count("raced");
             return new ActionResult(true, false, now?.Acknowledged is { } other
                 ? $"recorded in the audit log (record {sequence}), but {Acknowledgement(other)}"
                 : $"recorded in the audit log (record {sequence}), but the alarm cleared meanwhile", sequence);
         }
-        metrics.Actions.Add(1, new("action", "acknowledge-alarm"), new("outcome", "sent"));
+        Count("sent");
         return new ActionResult(true, false, $"alarm acknowledged; recorded in the audit log (record {sequence})", sequence);
     }
+
+    private void Count(string outcome) => metrics.Actions.Add(1, new("action", "acknowledge-alarm"), new("outcome", outcome));
 
     /// <summary>How the page and the replies say who took an alarm on.</summary>
     public static string Acknowledgement(AlarmAcknowledgement a)

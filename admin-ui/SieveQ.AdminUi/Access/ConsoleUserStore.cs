@@ -255,18 +255,11 @@ public sealed class ConsoleUserStore
 
     private async Task SaveAsync(CancellationToken ct)
     {
-        Directory.CreateDirectory(Path.GetDirectoryName(Path.GetFullPath(_path))!);
-        var tmp = _path + ".tmp";
-        var options = new FileStreamOptions { Mode = FileMode.Create, Access = FileAccess.Write };
-        if (!OperatingSystem.IsWindows())
-        {
-            options.UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite;
-        }
-        await using (var file = new FileStream(tmp, options))
+        await using (var file = OwnerOnlyFile.CreateTemporary(_path))
         {
             await JsonSerializer.SerializeAsync(file, _users.Values.OrderBy(u => u.Name, StringComparer.Ordinal).ToList(), ConsoleConfig.Options, ct).ConfigureAwait(false);
         }
-        File.Move(tmp, _path, overwrite: true);
+        OwnerOnlyFile.Commit(_path);
         _loadedWriteTime = File.GetLastWriteTimeUtc(_path);
     }
 }

@@ -32,17 +32,16 @@ public sealed class AlarmBook : BackgroundService
     private readonly Dictionary<string, DateTimeOffset> _since = new(StringComparer.Ordinal);
     private readonly Dictionary<string, AlarmAcknowledgement> _acknowledged = new(StringComparer.Ordinal);
     private readonly AlarmJournal _journal;
-    private bool _seenOnce;
-
     private readonly ConsoleCertificate? _certificate;
+    private bool _seenOnce;
 
     /// <param name="certificate">The https:// console's certificate, for the expiry alarm; none for http://.</param>
     public AlarmBook(LiveFigures figures, IControllerGateway controller, DeploymentConfig deployment, AlarmJournal journal, TimeProvider time,
         IMeterFactory meters, ILogger<AlarmBook> log, ConsoleCertificate? certificate = null)
     {
-        _certificate = certificate;
         ArgumentNullException.ThrowIfNull(meters);
         ArgumentNullException.ThrowIfNull(journal);
+        _certificate = certificate;
         _figures = figures;
         _controller = controller;
         _deployment = deployment;

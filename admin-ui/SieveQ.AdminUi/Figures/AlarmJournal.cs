@@ -58,19 +58,12 @@ public sealed class AlarmJournal(string path)
     public void Save(IReadOnlyCollection<AlarmJournalEntry> entries)
     {
         ArgumentNullException.ThrowIfNull(entries);
-        Directory.CreateDirectory(System.IO.Path.GetDirectoryName(System.IO.Path.GetFullPath(Path))!);
-        var tmp = Path + ".tmp";
-        var options = new FileStreamOptions { Mode = FileMode.Create, Access = FileAccess.Write };
-        if (!OperatingSystem.IsWindows())
-        {
-            options.UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite;
-        }
-        using (var file = new FileStream(tmp, options))
+        using (var file = OwnerOnlyFile.CreateTemporary(Path))
         {
             JsonSerializer.Serialize(file, entries, ConsoleConfig.Options);
             file.Flush(flushToDisk: true);
         }
-        File.Move(tmp, Path, overwrite: true);
+        OwnerOnlyFile.Commit(Path);
     }
 
     private static void Validate(List<AlarmJournalEntry> entries)

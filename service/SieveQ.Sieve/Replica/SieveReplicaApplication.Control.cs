@@ -153,8 +153,7 @@ public sealed partial class SieveReplicaApplication
             // A new sender goes where the fewest are, not where its first ACKREQ came through: which of a sender's
             // ACKREQs is answered first at start-up is a race (a retry goes through the next pre-SQ), and placement
             // by origin put every sender on one pre-SQ in some runs and none on it in others (docs/attacks.md).
-            var first = Pick(exclude: -1);
-            first = first >= 0 ? first : Pick(exclude: -1, warnedToo: true);
+            var first = PickHealthyElseWarned(exclude: -1);
             s.AssignedPreSq = first >= 0 ? first : origin;
         }
         var current = s.AssignedPreSq;
@@ -167,8 +166,7 @@ public sealed partial class SieveReplicaApplication
         {
             // Loss outweighs a load warning: a sender losing its messages is better served by a busy pre-SQ, and
             // warnings alone once kept two senders on a pre-SQ that dropped everything (docs/attacks.md).
-            pick = Pick(exclude: current);
-            pick = pick >= 0 ? pick : Pick(exclude: current, warnedToo: true);
+            pick = PickHealthyElseWarned(exclude: current);
         }
         else
         {
@@ -177,8 +175,7 @@ public sealed partial class SieveReplicaApplication
             pick = Pick(exclude: current, avoid: s.LastMove.AvoidedAt(_now, _options.LossMoveHoldMs));
             if (pick < 0 && !Serving(current))
             {
-                pick = Pick(exclude: current);
-                pick = pick >= 0 ? pick : Pick(exclude: current, warnedToo: true);
+                pick = PickHealthyElseWarned(exclude: current);
             }
         }
         if (pick < 0)
@@ -190,6 +187,8 @@ public sealed partial class SieveReplicaApplication
         s.AssignedPreSq = pick;
         return pick;
     }
+
+    private int PickHealthyElseWarned(int exclude) => Pick(exclude) is >= 0 and var healthy ? healthy : Pick(exclude, warnedToo: true);
 
     private bool Healthy(int preSq) => Serving(preSq) && !(_preSqs.TryGetValue(preSq, out var p) && p.WarnedUntilMs > _now);
 

@@ -116,29 +116,19 @@ public sealed partial class SieveReplicaApplication
         }
     }
 
-    private static void ReadLossClaims(ref CanonicalReader r, SortedDictionary<int, SenderRecord> senders)
-    {
-        var n = r.Count(senders.Count, "loss claims");
-        var previous = -1;
-        for (var i = 0; i < n; i++)
+    private static void ReadLossClaims(ref CanonicalReader r, SortedDictionary<int, SenderRecord> senders) =>
+        ReadSenderSection(ref r, senders, "loss claims", (ref CanonicalReader rr, SenderRecord s) =>
         {
-            var id = r.Id("loss claim sender");
-            if (id <= previous || !senders.TryGetValue(id, out var s))
-            {
-                throw new MalformedEnvelopeException("loss claims out of order or of an unknown sender");
-            }
-            previous = id;
-            var lastSent = r.Seq("claimed last sent");
-            var at = r.I64("claim time");
-            var ppm = r.Id("last loss ppm");
+            var lastSent = rr.Seq("claimed last sent");
+            var at = rr.I64("claim time");
+            var ppm = rr.Id("last loss ppm");
             if (ppm > 1_000_000)
             {
                 throw new MalformedEnvelopeException("loss rate above 1,000,000 ppm");
             }
             s.PendingLossClaim = new LossClaim(lastSent, at);
             s.LastLossPpm = ppm;
-        }
-    }
+        });
 
     private void WriteMoves(CanonicalWriter w)
     {
@@ -153,19 +143,26 @@ public sealed partial class SieveReplicaApplication
         }
     }
 
-    private static void ReadMoves(ref CanonicalReader r, SortedDictionary<int, SenderRecord> senders)
+    private static void ReadMoves(ref CanonicalReader r, SortedDictionary<int, SenderRecord> senders) =>
+        ReadSenderSection(ref r, senders, "pre-SQ moves", (ref CanonicalReader rr, SenderRecord s) =>
+            s.LastMove = new PreSqMove(rr.Id("pre-SQ left"), rr.I64("move time"), rr.Bool("moved for loss")));
+
+    private delegate void SenderEntryReader(ref CanonicalReader r, SenderRecord sender);
+
+    /// <summary>A section of per-sender entries kept apart from the sender records: a count, then each known sender's id in ascending order and its entry.</summary>
+    private static void ReadSenderSection(ref CanonicalReader r, SortedDictionary<int, SenderRecord> senders, string what, SenderEntryReader read)
     {
-        var n = r.Count(senders.Count, "pre-SQ moves");
+        var n = r.Count(senders.Count, what);
         var previous = -1;
         for (var i = 0; i < n; i++)
         {
-            var id = r.Id("moved sender");
+            var id = r.Id(what + " sender");
             if (id <= previous || !senders.TryGetValue(id, out var s))
             {
-                throw new MalformedEnvelopeException("pre-SQ moves out of order or of an unknown sender");
+                throw new MalformedEnvelopeException($"{what} out of order or of an unknown sender");
             }
             previous = id;
-            s.LastMove = new PreSqMove(r.Id("pre-SQ left"), r.I64("move time"), r.Bool("moved for loss"));
+            read(ref r, s);
         }
     }
 
