@@ -3,6 +3,8 @@
  * in under it, so classification never sees a half-built policy. */
 #include "glue.h"
 
+#include "../core/boot_rules.h"
+
 sqfw_glue g_sqfw;
 
 NTSTATUS NTAPI DriverEntry(PDRIVER_OBJECT driver, PUNICODE_STRING registry);
@@ -161,6 +163,18 @@ static NTSTATUS ioctl_bind_service(sqfw_ioctl_req *rq)
     return rc == SQFW_OK ? STATUS_SUCCESS : STATUS_INVALID_PARAMETER;
 }
 
+static NTSTATUS ioctl_boot_filters(sqfw_ioctl_req *rq)
+{
+    UINT32 enable = 0;
+    if (!sqfw_boot_request_check(rq->buf, rq->in_len, &enable))
+        return STATUS_INVALID_PARAMETER;
+    sqfw_boot_filters_out out;
+    sqfw_boot_filters_set(enable, &out);
+    sq_copy(rq->buf, &out, sizeof out);
+    rq->info = sizeof out;
+    return STATUS_SUCCESS; /* the outcome is in out.status */
+}
+
 static NTSTATUS ioctl_wait_events(sqfw_ioctl_req *rq)
 {
     NTSTATUS st = sqfw_events_wait(rq->irp);
@@ -201,6 +215,8 @@ static const sqfw_ioctl_entry ioctl_table[] = {
     {IOCTL_SQFW_ATTEST, sizeof(sqfw_attest_in), 0, 0, STATUS_INVALID_PARAMETER, FALSE, TRUE, ioctl_attest},
     {IOCTL_SQFW_BIND_SERVICE, sizeof(sqfw_bind_in), 0, 0, STATUS_INVALID_PARAMETER, FALSE, TRUE,
      ioctl_bind_service},
+    {IOCTL_SQFW_SET_BOOT_FILTERS, sizeof(sqfw_boot_filters_in), sizeof(sqfw_boot_filters_in),
+     sizeof(sqfw_boot_filters_out), STATUS_INVALID_PARAMETER, FALSE, TRUE, ioctl_boot_filters},
     /* room for at least one event: nothing is dequeued into a buffer that cannot take it */
     {IOCTL_SQFW_WAIT_EVENTS, 0, 0, sizeof(sqfw_event), STATUS_BUFFER_TOO_SMALL, FALSE, TRUE, ioctl_wait_events},
 };

@@ -103,6 +103,9 @@ void sqfw_bfe_stop(void);
 void sqfw_session_lock(void);
 void sqfw_session_unlock(void);
 
+/* bootfilters.c */
+NTSTATUS sqfw_boot_filters_set(UINT32 enable, sqfw_boot_filters_out *out); /* PASSIVE_LEVEL */
+
 /* processes.c */
 NTSTATUS sqfw_processes_start(void);
 void sqfw_processes_stop(void);

@@ -20,12 +20,16 @@
 #define IOCTL_SQFW_ATTEST SQFW_CTL(0x805u, SQFW_WRITE)              /* in: sqfw_attest_in */
 #define IOCTL_SQFW_BIND_SERVICE SQFW_CTL(0x806u, SQFW_WRITE)        /* in: sqfw_bind_in */
 #define IOCTL_SQFW_HELLO SQFW_CTL(0x807u, SQFW_READ)                /* in: sqfw_hello_in; out: sqfw_version_info */
+#define IOCTL_SQFW_SET_BOOT_FILTERS SQFW_CTL(0x808u, SQFW_WRITE)    /* in: sqfw_boot_filters_in; out: sqfw_boot_filters_out */
 
 /* The device interface (codes, layouts, handshake) this header describes.
  * A handle must say IOCTL_SQFW_HELLO with this number before any request
  * other than GET_VERSION and HELLO is served on it; a different number is
  * refused with STATUS_REVISION_MISMATCH, so an agent never reads structures
- * of another layout. Bump on any change to a code or a layout. */
+ * of another layout. Bump on any change to an existing code or layout. A
+ * code added beside them (SET_BOOT_FILTERS) is not such a change: an agent
+ * that does not know it never sends it, and a driver that does not know it
+ * answers STATUS_INVALID_DEVICE_REQUEST, which tells the agent so. */
 #define SQFW_INTERFACE_VERSION 3u
 #define SQFW_HELLO_MAGIC 0x51465753u /* "SWFQ" little-endian: not a length a confused caller would send */
 
@@ -64,6 +68,20 @@ typedef struct sqfw_set_policy_out {
     uint32_t status; /* sqfw_status */
     uint32_t err_offset;
 } sqfw_set_policy_out;
+
+/* IOCTL_SQFW_SET_BOOT_FILTERS: the input is core/boot_rules.h's
+ * sqfw_boot_filters_in (magic, enable 0/1, reserved zero; any other length
+ * or value is STATUS_INVALID_PARAMETER). The request itself completes with
+ * success and its outcome is here, as SET_POLICY's is. */
+#define SQFW_BOOT_UNCHANGED 0xFFFFFFFFu
+typedef struct sqfw_boot_filters_out {
+    uint32_t status;  /* NTSTATUS of the change: 0 done; 0xC00000A3 (STATUS_DEVICE_NOT_READY) BFE is not running;
+                         else what WFP answered, and the transaction was aborted */
+    uint32_t enabled; /* what was asked */
+    uint32_t filters; /* our boot-time filters in BFE's store now (all of them or 0); SQFW_BOOT_UNCHANGED after a
+                         failure: BFE kept what it had */
+    uint32_t reserved;
+} sqfw_boot_filters_out;
 
 /* Process key, computed the same way by the driver and the agent:
  * pid XOR (creation time in 100 ns units * 0x9E3779B97F4A7C15). The agent

@@ -17,6 +17,7 @@
 #include "../core/policy_format.h"
 #include "../core/sqfw.h"
 #include "../wfp/sqfw_ioctl.h"
+#include "harness_boot.h"
 #include "standin_ioctl.h"
 
 static int passed, failed;
@@ -888,6 +889,7 @@ int main(int argc, char **argv)
     if (!blob_ws || !blob_min)
         goto done;
     if (argc >= 4 && strcmp(argv[2], "--loop") == 0) {
+        boot_checks(&passed, &failed);
         loop(atoi(argv[3]));
         goto done;
     }

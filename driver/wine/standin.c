@@ -19,6 +19,7 @@
 #include <csq.h>
 
 #include "standin_ioctl.h"
+#include "standin_boot.h"
 
 /* kernel32, which winedevice.exe has loaded */
 __declspec(dllimport) void *__stdcall GetModuleHandleA(const char *name);
@@ -595,7 +596,7 @@ static NTSTATUS NTAPI hook_ioctl(PDEVICE_OBJECT dev, PIRP irp)
             RtlCopyMemory(&pi, buf, sizeof pi);
             st = run_process(&pi);
         }
-    } else {
+    } else if (!sq_boot_ioctl(code, buf, in_len, out_len, &st, &info)) {
         return orig_ioctl(dev, irp);
     }
     irp->IoStatus.Status = st;
@@ -825,36 +826,45 @@ NTSTATUS NTAPI FwpsGetPacketListSecurityInformation0(NET_BUFFER_LIST *nbl, UINT3
 
 NTSTATUS NTAPI FwpmEngineOpen0(const wchar_t *server, UINT32 authn, void *auth, const FWPM_SESSION0 *s, HANDLE *h)
 {
-    (void)server, (void)authn, (void)auth, (void)s;
+    (void)server, (void)authn, (void)auth;
+    if (!s || !(s->flags & FWPM_SESSION_FLAG_DYNAMIC))
+        return sq_boot_engine_open(h); /* what it adds outlives it: standin_boot.c */
     *h = (HANDLE)(ULONG_PTR)0x6000;
     cnt.engine_open++;
     return STATUS_SUCCESS;
 }
 NTSTATUS NTAPI FwpmEngineClose0(HANDLE h)
 {
-    (void)h;
+    if (sq_boot_owns(h))
+        return sq_boot_engine_close(h);
     cnt.engine_close++;
     RtlZeroMemory(filter_live, sizeof filter_live); /* a dynamic session's filters go with it */
     return STATUS_SUCCESS;
 }
 NTSTATUS NTAPI FwpmTransactionBegin0(HANDLE h, UINT32 f)
 {
-    (void)h, (void)f;
+    (void)f;
+    if (sq_boot_owns(h))
+        return sq_boot_txn(h, SQ_TXN_BEGIN);
     return STATUS_SUCCESS;
 }
 NTSTATUS NTAPI FwpmTransactionCommit0(HANDLE h)
 {
-    (void)h;
+    if (sq_boot_owns(h))
+        return sq_boot_txn(h, SQ_TXN_COMMIT);
     return STATUS_SUCCESS;
 }
 NTSTATUS NTAPI FwpmTransactionAbort0(HANDLE h)
 {
-    (void)h;
+    if (sq_boot_owns(h))
+        return sq_boot_txn(h, SQ_TXN_ABORT);
     return STATUS_SUCCESS;
 }
 NTSTATUS NTAPI FwpmSubLayerAdd0(HANDLE h, const FWPM_SUBLAYER0 *s, PSECURITY_DESCRIPTOR sd)
 {
-    (void)h, (void)s, (void)sd;
+    (void)sd;
+    if (sq_boot_owns(h))
+        return sq_boot_sublayer_add(h, s);
     cnt.sublayers_added++;
     return STATUS_SUCCESS;
 }
@@ -866,7 +876,9 @@ NTSTATUS NTAPI FwpmCalloutAdd0(HANDLE h, const FWPM_CALLOUT0 *c, PSECURITY_DESCR
 }
 NTSTATUS NTAPI FwpmFilterAdd0(HANDLE h, const FWPM_FILTER0 *f, PSECURITY_DESCRIPTOR sd, UINT64 *id)
 {
-    (void)h, (void)f, (void)sd;
+    (void)sd;
+    if (sq_boot_owns(h) || f->flags)
+        return sq_boot_filter_add(h, f, id);
     cnt.filters_added++;
     UINT64 fid = next_filter_id++;
     for (int i = 0; i < MAX_FILTERS; i++)
@@ -943,6 +955,7 @@ int __stdcall DllMain(void *inst, ULONG reason, void *reserved)
         bfe_state = FWPM_SERVICE_RUNNING;
         bfe_callback = NULL;
         patch_driver();
+        sq_boot_attach();
         load_seen = 1;
     } else if (reason == 0) { /* DLL_PROCESS_DETACH: a failed start never unloads */
         write_balances("detach");
