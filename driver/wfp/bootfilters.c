@@ -15,14 +15,12 @@
 #include "include/wfp_boot_decls.h"
 
 #include "../core/boot_rules.h"
+#include "sqfw_keys.h"
 
-/* {6c7d1e0a-5f2b-4a8e-9d3c-51e5a0f1b0xx}: the provider, the sublayer, the filters */
-#define SQ_BOOT_GUID(last)                                                                                             \
-    {                                                                                                                  \
-        0x6c7d1e0a, 0x5f2b, 0x4a8e, { 0x9d, 0x3c, 0x51, 0xe5, 0xa0, 0xf1, 0xb0, (last) }                              \
-    }
-static const GUID provider_key = SQ_BOOT_GUID(0x00);
-static const GUID sublayer_key = SQ_BOOT_GUID(0x01);
+/* the keys are shared with the installer, which removes these objects on uninstall */
+#define SQ_BOOT_GUID(last) SQFW_PERSISTED_KEY(last)
+static const GUID provider_key = SQFW_PROVIDER_KEY;
+static const GUID sublayer_key = SQFW_PERSISTENT_SUBLAYER_KEY;
 #define FILTER_KEY_BASE 0x10u
 
 /* FWPM_LAYER_ALE_AUTH_* keys (fwpmk.h), in SQFW_BL_* order */
