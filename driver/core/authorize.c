@@ -7,9 +7,13 @@ void sq_emit(sqfw_engine *e, uint32_t type, uint32_t reason, const sqfw_request 
              uint64_t now)
 {
     sqfw_event *ev = sq_event_ring_push(&e->events);
+    sqfw_event spare; /* a listener still hears what the agent's full ring loses */
     if (!ev) {
         e->st.events_dropped++;
-        return;
+        if (!e->tap)
+            return;
+        sq_zero(&spare, sizeof spare);
+        ev = &spare;
     }
     ev->type = type;
     ev->reason = reason;
@@ -45,6 +49,8 @@ void sq_emit(sqfw_engine *e, uint32_t type, uint32_t reason, const sqfw_request 
             sq_copy(ev->path, r->path, n);
         ev->path_len = (uint16_t)n;
     }
+    if (e->tap)
+        e->tap(e->tap_ctx, ev);
 }
 
 /* The connection log: one budget for allowed connections and rate drops. */

@@ -248,3 +248,11 @@ const char *sqfw_status_name(int s)
         return "unknown";
     }
 }
+
+void sqfw_set_event_tap(sqfw_engine *e, sqfw_event_tap tap, void *ctx)
+{
+    if (!e)
+        return;
+    e->tap_ctx = ctx;
+    e->tap = tap;
+}

@@ -45,6 +45,8 @@ struct sqfw_engine {
     uint32_t pad;
     sq_pend pend[SQFW_MAX_PENDED];
     sqfw_stats st;
+    sqfw_event_tap tap; /* NULL unless someone listens (ETW) */
+    void *tap_ctx;
 };
 
 void sq_reallocate(sqfw_engine *e, uint64_t now);

@@ -327,6 +327,12 @@ SQFW_API void sqfw_tick(sqfw_engine *e, uint64_t now_ns);
 
 SQFW_API void sqfw_get_stats(const sqfw_engine *e, sqfw_stats *s);
 SQFW_API int sqfw_next_event(sqfw_engine *e, sqfw_event *ev);
+/* A second consumer of every event as it is recorded (the driver's ETW
+ * provider), called under the caller's serialisation, also when the ring is
+ * full. The glue sets it only while a session listens, so the packet path
+ * pays one branch otherwise. NULL removes it. */
+typedef void (*sqfw_event_tap)(void *ctx, const sqfw_event *ev);
+SQFW_API void sqfw_set_event_tap(sqfw_engine *e, sqfw_event_tap tap, void *ctx);
 
 /* ---- user-mode convenience (shared library): malloc-backed engine with
  * its own mutex; compiled only outside the kernel ---- */

@@ -367,6 +367,7 @@ static void teardown(PDRIVER_OBJECT driver)
     sqfw_callouts_unregister();
     sqfw_shaper_release();
     sqfw_events_cancel_all();
+    sqfw_etw_stop();
     if (g_sqfw.engine) {
         sqfw_engine_detach(g_sqfw.engine);
         g_sqfw.engine = NULL;
@@ -418,6 +419,7 @@ NTSTATUS NTAPI DriverEntry(PDRIVER_OBJECT driver, PUNICODE_STRING registry)
         ExFreePoolWithTag(g_sqfw.engine_mem, SQFW_TAG);
         return STATUS_INSUFFICIENT_RESOURCES;
     }
+    sqfw_etw_start();
 
     UNICODE_STRING name, dos;
     RtlInitUnicodeString(&name, SQFW_DEVICE_NAME);

@@ -72,7 +72,12 @@ typedef struct sqfw_glue {
     KEVENT stop, kick;
     volatile LONG stopping;
     volatile LONG opened; /* the one open file object of the exclusive device */
+    /* ETW provider (etw.c): its state, events written and refused, under lock */
+    UINT32 etw_state;
+    UINT64 etw_written, etw_failed;
 } sqfw_glue;
+
+enum { SQFW_ETW_OFF = 0, SQFW_ETW_ON = 1, SQFW_ETW_ABSENT = 2 /* no Etw* routines */, SQFW_ETW_FAILED = 3 };
 
 extern sqfw_glue g_sqfw;
 
@@ -109,6 +114,10 @@ NTSTATUS sqfw_boot_filters_set(UINT32 enable, sqfw_boot_filters_out *out); /* PA
 /* processes.c */
 NTSTATUS sqfw_processes_start(void);
 void sqfw_processes_stop(void);
+
+/* etw.c: never fails the load; without ETW the driver runs untraced */
+void sqfw_etw_start(void); /* after the engine exists */
+void sqfw_etw_stop(void);  /* before the engine goes */
 
 /* events.c */
 void sqfw_events_init(void);

@@ -18,6 +18,7 @@
 #include "../core/sqfw.h"
 #include "../wfp/sqfw_ioctl.h"
 #include "harness_boot.h"
+#include "harness_etw.h"
 #include "standin_ioctl.h"
 
 static int passed, failed;
@@ -36,6 +37,11 @@ static int passed, failed;
 #define ACTION_PERMIT 0x1002u
 #define RIGHT_WRITE 1u
 #define FLAG_ABSORB 1u
+
+static void etw_check(const char *what, int ok, int line)
+{
+    ok ? passed++ : (failed++, printf("FAIL %s (harness_etw.c:%d)\n", what, line));
+}
 
 static const char *golden_dir;
 static UINT8 *blob_ws, *blob_min;
@@ -753,7 +759,7 @@ static int log_lines(int *leaky, int *bad_counts, char *last, size_t last_cap)
             (*leaky)++;
         if (strncmp(line, "unload", 6) == 0 &&
             (!strstr(line, "registered=10 unregistered=10") || !strstr(line, "pnotify=1/1") ||
-             !strstr(line, "bfe=1/1")))
+             !strstr(line, "bfe=1/1") || !etw_balance_ok(line)))
             (*bad_counts)++;
         snprintf(last, last_cap, "%s", line);
     }
@@ -901,6 +907,7 @@ int main(int argc, char **argv)
     security(h);
     contract(h);
     classify_checks(h);
+    etw_checks(h, etw_check);
     service_checks(h);
     reauth_checks(h);
     cleanup_check(h);

@@ -20,6 +20,11 @@
 
 #include "standin_ioctl.h"
 #include "standin_boot.h"
+#include "standin_etw.h"
+/* standin_etw.c: the ETW recorders */
+void standin_etw_patch(UINT8 *base, void *(*patch)(UINT8 *, const char *, const char *, void *));
+LONG64 standin_etw_leak(char *text, ULONG cap);
+int standin_etw_ioctl(ULONG code, void *buf, ULONG in_len, ULONG out_len, NTSTATUS *status, ULONG *info);
 
 /* kernel32, which winedevice.exe has loaded */
 __declspec(dllimport) void *__stdcall GetModuleHandleA(const char *name);
@@ -125,14 +130,16 @@ static void write_balances(const char *when)
                   (LONG64)(cnt.pool_allocs - cnt.pool_frees) +
                   (LONG64)(cnt.process_notify_set - cnt.process_notify_removed) +
                   (LONG64)(cnt.bfe_subscribed - cnt.bfe_unsubscribed);
+    char etw[64];
+    leak += standin_etw_leak(etw, sizeof etw);
     _snprintf(buf, sizeof buf,
               "%s registered=%llu unregistered=%llu busy=%llu engine=%llu/%llu flows=%llu/%llu deleted=%llu "
-              "pends=%llu/%llu clones=%llu/%llu injh=%llu/%llu pool=%llu/%llu pnotify=%llu/%llu bfe=%llu/%llu leak=%lld\r\n",
+              "pends=%llu/%llu clones=%llu/%llu injh=%llu/%llu pool=%llu/%llu pnotify=%llu/%llu bfe=%llu/%llu %s leak=%lld\r\n",
               when, cnt.callouts_registered, cnt.callouts_unregistered, cnt.unregister_busy, cnt.engine_open,
               cnt.engine_close, cnt.flow_associated, cnt.flow_removed, cnt.flow_delete_calls, cnt.pended,
               cnt.completed, cnt.clones, cnt.clones_freed, cnt.injection_handles, cnt.injection_handles_destroyed,
               cnt.pool_allocs, cnt.pool_frees, cnt.process_notify_set, cnt.process_notify_removed,
-              cnt.bfe_subscribed, cnt.bfe_unsubscribed, leak);
+              cnt.bfe_subscribed, cnt.bfe_unsubscribed, etw, leak);
     log_line(buf);
 }
 
@@ -460,6 +467,7 @@ static void patch_driver(void)
     void *f = patch_import(base, "ntoskrnl.exe", "ExFreePoolWithTag", (void *)my_ExFreePoolWithTag);
     real_alloc = a ? (alloc_fn)a : ExAllocatePoolWithTag;
     real_free = f ? (free_fn)f : ExFreePoolWithTag;
+    standin_etw_patch(base, patch_import);
 }
 
 /* ---- harness requests on the driver's device ---- */
@@ -587,6 +595,7 @@ static NTSTATUS NTAPI hook_ioctl(PDEVICE_OBJECT dev, PIRP irp)
                 info = sizeof co;
             }
         }
+    } else if (standin_etw_ioctl(code, buf, in_len, out_len, &st, &info)) {
     } else if (code == IOCTL_STANDIN_BFE) {
         st = in_len >= sizeof(UINT32) ? run_bfe(*(const UINT32 *)buf) : STATUS_INVALID_PARAMETER;
     } else if (code == IOCTL_STANDIN_PROCESS) {
