@@ -492,3 +492,13 @@ int sqfw_packet_retry(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t
 {
     return packet(e, flow_id, bytes, now, d, 1);
 }
+
+int sqfw_packet_unqueued(sqfw_engine *e)
+{
+    if (!e)
+        return SQFW_E_ARG;
+    if (e->st.packets_deferred)
+        e->st.packets_deferred--;
+    e->st.packets_dropped++;
+    return SQFW_OK;
+}

@@ -267,6 +267,10 @@ SQFW_API int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint6
  * not a new arrival, so QGuard's demand estimate and the deferral count do
  * not grow with every retry. */
 SQFW_API int sqfw_packet_retry(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now_ns, sqfw_decision *d);
+/* A DEFER the caller could not queue (its class queue full, no memory for
+ * the queued copy): the packet is dropped, so it is counted as dropped, not
+ * as deferred. Call it once, right after the sqfw_packet that deferred it. */
+SQFW_API int sqfw_packet_unqueued(sqfw_engine *e);
 
 /* Pending: sqfw_authorize returns SQFW_PEND with a slot (bounded by the
  * policy's max_pended); the glue pends the ALE operation under that slot.

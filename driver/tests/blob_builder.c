@@ -1,7 +1,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include "blob_builder.h"
 
+#ifdef _WIN32
+#include <ws2tcpip.h> /* the Wine harness builds policies with it */
+#else
 #include <arpa/inet.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 

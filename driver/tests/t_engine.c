@@ -404,6 +404,31 @@ TEST(engine_packet_retries_are_not_new_arrivals)
     fx_close(&f);
 }
 
+/* A deferred packet the glue cannot queue (class queue full) is dropped:
+ * the stats must say dropped, not deferred. */
+TEST(engine_unqueued_deferral_counts_as_dropped)
+{
+    fx_engine f;
+    open_policy(&f, 1);
+    sqfw_request r = fx_req(CURL, SQFW_DIR_OUTBOUND, 6, "1.2.3.4", 443);
+    fx_user(&r, SID);
+    CHECK_EQ(sqfw_flow_established(f.e, 79, &r, 0), SQFW_OK);
+    sqfw_decision d;
+    for (int i = 0; i < 100; i++) /* class 2's packet burst */
+        sqfw_packet(f.e, 79, 1000, 1, &d);
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    uint64_t deferred = st.packets_deferred, dropped = st.packets_dropped;
+    sqfw_packet(f.e, 79, 1000, 1, &d);
+    CHECK_EQ(d.verdict, SQFW_DEFER);
+    CHECK_EQ(sqfw_packet_unqueued(f.e), SQFW_OK);
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.packets_deferred, deferred);
+    CHECK_EQ(st.packets_dropped, dropped + 1);
+    CHECK_EQ(sqfw_packet_unqueued(NULL), SQFW_E_ARG);
+    fx_close(&f);
+}
+
 TEST(engine_flows_shape_packets_by_class)
 {
     fx_engine f;

@@ -379,6 +379,17 @@ static BOOLEAN transport_inject_fields(const FWPS_INCOMING_VALUES0 *in, UINT16 f
     return TRUE;
 }
 
+/* A packet the core deferred but that is dropped here (no queue room, no
+ * memory, nothing to re-inject it with): the core counted it as deferred. */
+static void drop_deferred(FWPS_CLASSIFY_OUT0 *out)
+{
+    KIRQL irql;
+    KeAcquireSpinLock(&g_sqfw.lock, &irql);
+    sqfw_packet_unqueued(g_sqfw.engine);
+    KeReleaseSpinLock(&g_sqfw.lock, irql);
+    block(out);
+}
+
 static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_VALUES0 *meta, void *layer,
                   UINT64 flow_ctx, FWPS_CLASSIFY_OUT0 *out, UINT16 family, UINT8 outbound)
 {
@@ -419,8 +430,12 @@ static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_
         permit(out);
         return;
     }
-    if (d.verdict != SQFW_DEFER || nbl->Next) {
-        block(out); /* level drop, or a chain we do not split */
+    if (d.verdict != SQFW_DEFER) {
+        block(out); /* level drop */
+        return;
+    }
+    if (nbl->Next) {
+        drop_deferred(out); /* a chain we do not split */
         return;
     }
     /* what re-injection needs, from this transport layer's own field indices
@@ -428,18 +443,18 @@ static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_
     UINT8 remote_addr[16];
     UINT32 if_index = 0, sub_if_index = 0;
     if (!transport_inject_fields(in, family, outbound, remote_addr, &if_index, &sub_if_index)) {
-        block(out); /* cannot re-inject it correctly: drop rather than send it to 0.0.0.0 / :: */
+        drop_deferred(out); /* cannot re-inject it correctly: drop rather than send it to 0.0.0.0 / :: */
         return;
     }
     sqfw_queued *q = ExAllocatePoolWithTag(NonPagedPoolNx, sizeof *q, SQFW_TAG);
     if (!q) {
-        block(out);
+        drop_deferred(out);
         return;
     }
     sq_zero(q, sizeof *q);
     if (!NT_SUCCESS(clone_packet(nbl, meta, outbound ? 0 : 1, &q->clone))) {
         ExFreePoolWithTag(q, SQFW_TAG);
-        block(out);
+        drop_deferred(out);
         return;
     }
     q->flow = ctx;
@@ -457,7 +472,7 @@ static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_
     if (!sqfw_shaper_enqueue(q, d.class_id)) {
         FwpsFreeCloneNetBufferList0(q->clone, 0);
         ExFreePoolWithTag(q, SQFW_TAG);
-        block(out); /* class queue full: tail drop */
+        drop_deferred(out); /* class queue full: tail drop */
         return;
     }
     /* the original is absorbed; the clone goes out when tokens allow */

@@ -767,6 +767,9 @@ static int log_lines(int *leaky, int *bad_counts, char *last, size_t last_cap)
     return n;
 }
 
+/* the per-packet transport path: its own file */
+#include "harness_shaper.c"
+
 static void loop(int cycles)
 {
     SC_HANDLE scm = OpenSCManagerW(NULL, NULL, SC_MANAGER_ALL_ACCESS);
@@ -877,6 +880,7 @@ static void loop(int cycles)
     CHECK("no unload left a registration, context, pend, clone, handle or pool block behind", leaky == 0);
     CHECK("every unload unregistered all 10 callouts, its process notify and its BFE subscription", bad == 0);
     printf("  last unload: %s", last);
+    shaper_unload_check(svc);
     CloseServiceHandle(svc);
     CloseServiceHandle(scm);
 }
@@ -910,6 +914,7 @@ int main(int argc, char **argv)
     etw_checks(h, etw_check);
     service_checks(h);
     reauth_checks(h);
+    shaper_checks(h);
     cleanup_check(h);
 done:
     printf("%d passed, %d failed\n", passed, failed);

@@ -25,6 +25,7 @@
 void standin_etw_patch(UINT8 *base, void *(*patch)(UINT8 *, const char *, const char *, void *));
 LONG64 standin_etw_leak(char *text, ULONG cap);
 int standin_etw_ioctl(ULONG code, void *buf, ULONG in_len, ULONG out_len, NTSTATUS *status, ULONG *info);
+#include "standin_shaper.h"
 
 /* kernel32, which winedevice.exe has loaded */
 __declspec(dllimport) void *__stdcall GetModuleHandleA(const char *name);
@@ -605,6 +606,7 @@ static NTSTATUS NTAPI hook_ioctl(PDEVICE_OBJECT dev, PIRP irp)
             RtlCopyMemory(&pi, buf, sizeof pi);
             st = run_process(&pi);
         }
+    } else if (shaper_request(code, buf, in_len, out_len, &st, &info)) {
     } else if (!sq_boot_ioctl(code, buf, in_len, out_len, &st, &info)) {
         return orig_ioctl(dev, irp);
     }
@@ -805,6 +807,7 @@ NTSTATUS NTAPI FwpsInjectTransportSendAsync0(HANDLE h, HANDLE ictx, UINT64 endpo
         return STATUS_INVALID_PARAMETER;
     f->injected = 1;
     cnt.inject_send++;
+    shaper_note_send(h, endpoint, args, af, comp, nbl);
     RtlCopyMemory(&cnt.last_send_remote, args->remoteAddress, 4);
     done(done_ctx, nbl, FALSE);
     return STATUS_SUCCESS;
@@ -820,6 +823,7 @@ NTSTATUS NTAPI FwpsInjectTransportReceiveAsync0(HANDLE h, HANDLE ictx, void *res
         return STATUS_INVALID_PARAMETER;
     f->injected = 1;
     cnt.inject_receive++;
+    shaper_note_receive(h, af, comp, ifi, subifi, nbl);
     cnt.last_receive_if = ifi;
     cnt.last_receive_sub_if = subifi;
     cnt.last_receive_offset_back = f->created_offset - f->nb.DataOffset;
@@ -971,3 +975,6 @@ int __stdcall DllMain(void *inst, ULONG reason, void *reserved)
     }
     return 1;
 }
+
+/* the per-packet requests: one file, sharing this one's records */
+#include "standin_shaper.c"
