@@ -423,9 +423,12 @@ int sqfw_flow_lookup(sqfw_engine *e, uint64_t flow_id, uint32_t *identity_id, ui
 
 /* retry: a queued packet asking again; it arrived once, when it was first
  * deferred, so it adds neither to the class's arrivals (QGuard's demand
- * estimate) nor to the deferral count */
-static int packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, sqfw_decision *d, int retry)
+ * estimate) nor to the deferral count. behind: a new arrival that must
+ * queue behind the class's waiting packets whatever the tokens say. */
+enum { PKT_NEW = 0, PKT_RETRY = 1, PKT_BEHIND = 2 };
+static int packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, sqfw_decision *d, int mode)
 {
+    int retry = mode == PKT_RETRY;
     if (!e || !d)
         return SQFW_E_ARG;
     sq_zero(d, sizeof *d);
@@ -461,8 +464,8 @@ static int packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now
             return SQFW_OK;
         }
     }
-    if (!(d->flags & SQFW_DF_AUDIT) &&
-        (!sq_conforms(&c->pkt, &c->pkt_rate, now, 1) || !sq_conforms(&c->bytes, &c->byte_rate, now, bytes))) {
+    if (!(d->flags & SQFW_DF_AUDIT) && (mode == PKT_BEHIND || !sq_conforms(&c->pkt, &c->pkt_rate, now, 1) ||
+                                        !sq_conforms(&c->bytes, &c->byte_rate, now, bytes))) {
         uint64_t w1 = sq_wait_ns(&c->pkt, &c->pkt_rate, 1), w2 = sq_wait_ns(&c->bytes, &c->byte_rate, bytes);
         d->verdict = SQFW_DEFER;
         d->reason = SQFW_R_SHAPED;
@@ -485,12 +488,17 @@ static int packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now
 
 int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, sqfw_decision *d)
 {
-    return packet(e, flow_id, bytes, now, d, 0);
+    return packet(e, flow_id, bytes, now, d, PKT_NEW);
 }
 
 int sqfw_packet_retry(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, sqfw_decision *d)
 {
-    return packet(e, flow_id, bytes, now, d, 1);
+    return packet(e, flow_id, bytes, now, d, PKT_RETRY);
+}
+
+int sqfw_packet_behind(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now, sqfw_decision *d)
+{
+    return packet(e, flow_id, bytes, now, d, PKT_BEHIND);
 }
 
 int sqfw_packet_unqueued(sqfw_engine *e)

@@ -267,6 +267,12 @@ SQFW_API int sqfw_packet(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint6
  * not a new arrival, so QGuard's demand estimate and the deferral count do
  * not grow with every retry. */
 SQFW_API int sqfw_packet_retry(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now_ns, sqfw_decision *d);
+/* A new packet of a class whose queue (the caller's) is not empty: it goes
+ * behind the packets that waited first, so it is deferred without taking
+ * tokens, even when there are some (they are the queue's). Counted as an
+ * arrival and a deferral, as sqfw_packet counts a packet it defers; ALLOW
+ * in audit mode, BLOCK when the level does not admit the class. */
+SQFW_API int sqfw_packet_behind(sqfw_engine *e, uint64_t flow_id, uint32_t bytes, uint64_t now_ns, sqfw_decision *d);
 /* A DEFER the caller could not queue (its class queue full, no memory for
  * the queued copy): the packet is dropped, so it is counted as dropped, not
  * as deferred. Call it once, right after the sqfw_packet that deferred it. */

@@ -404,6 +404,47 @@ TEST(engine_packet_retries_are_not_new_arrivals)
     fx_close(&f);
 }
 
+/* While a class has packets queued, a new one goes behind them: deferred
+ * with tokens there for the taking (they are the queue's, FIFO), counted
+ * as an arrival and a deferral, the tokens left for the queue's head. */
+TEST(engine_packet_behind_a_queue_is_deferred_whatever_the_tokens)
+{
+    fx_engine f;
+    open_policy(&f, 1);
+    sqfw_request r = fx_req(CURL, SQFW_DIR_OUTBOUND, 6, "1.2.3.4", 443);
+    fx_user(&r, SID);
+    CHECK_EQ(sqfw_flow_established(f.e, 80, &r, 0), SQFW_OK);
+    sqfw_decision d;
+    for (int i = 0; i < 100; i++) /* class 2's packet burst */
+        sqfw_packet(f.e, 80, 1000, 1, &d);
+    sqfw_packet(f.e, 80, 1000, 1, &d);
+    CHECK_EQ(d.verdict, SQFW_DEFER);
+    uint64_t later = 1 + d.wait_ns; /* one token back */
+    int ci = -1;
+    for (uint32_t i = 0; i < f.e->pol->n_class; i++)
+        if (f.e->pol->cls[i].id == d.class_id)
+            ci = (int)i;
+    CHECK(ci >= 0);
+    if (ci < 0)
+        return;
+    uint64_t arrivals = f.e->pol->cls[ci].pkt_arrivals, accepted = f.e->pol->cls[ci].pkt_accepted;
+    sqfw_stats st;
+    sqfw_get_stats(f.e, &st);
+    uint64_t deferred = st.packets_deferred;
+    CHECK_EQ(sqfw_packet_behind(f.e, 80, 1000, later, &d), SQFW_OK);
+    CHECK_EQ(d.verdict, SQFW_DEFER);
+    CHECK_EQ(d.reason, SQFW_R_SHAPED);
+    CHECK_EQ(f.e->pol->cls[ci].pkt_arrivals, arrivals + 1);
+    CHECK_EQ(f.e->pol->cls[ci].pkt_accepted, accepted);
+    sqfw_get_stats(f.e, &st);
+    CHECK_EQ(st.packets_deferred, deferred + 1);
+    /* the token is still there for the queue's head */
+    CHECK_EQ(sqfw_packet_retry(f.e, 80, 1000, later, &d), SQFW_OK);
+    CHECK_EQ(d.verdict, SQFW_ALLOW);
+    CHECK_EQ(sqfw_packet_behind(NULL, 80, 1000, later, &d), SQFW_E_ARG);
+    fx_close(&f);
+}
+
 /* A deferred packet the glue cannot queue (class queue full) is dropped:
  * the stats must say dropped, not deferred. */
 TEST(engine_unqueued_deferral_counts_as_dropped)

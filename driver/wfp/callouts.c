@@ -424,7 +424,15 @@ static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_
     sqfw_decision d;
     KIRQL irql;
     KeAcquireSpinLock(&g_sqfw.lock, &irql);
-    sqfw_packet(g_sqfw.engine, ctx->flow_id, bytes, sqfw_now_ns(), &d);
+    /* FIFO per class: with packets of its class waiting, a new one queues
+     * behind them even when a token has come back (the queue's head is
+     * owed it), or a steady flow would overtake and starve the queue */
+    UINT32 identity_id = 0, class_id = 0;
+    if (sqfw_flow_lookup(g_sqfw.engine, ctx->flow_id, &identity_id, &class_id) == SQFW_OK &&
+        g_sqfw.queued[class_id % SQFW_QUEUE_CLASSES] > 0)
+        sqfw_packet_behind(g_sqfw.engine, ctx->flow_id, bytes, sqfw_now_ns(), &d);
+    else
+        sqfw_packet(g_sqfw.engine, ctx->flow_id, bytes, sqfw_now_ns(), &d);
     KeReleaseSpinLock(&g_sqfw.lock, irql);
     if (d.verdict == SQFW_ALLOW) {
         permit(out);
