@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds installer/msi/build/SieveQ.msi with Debian's wixl from SieveQ.wxs and the self-contained win-x64
-# publishes of service/SieveQ.Cli (build/publish) and admin-ui/SieveQ.AdminUi (build/publish-console).
-# Needs only the .NET SDK; installs wixl/msitools from apt when missing.
+# Builds installer/msi/build/SieveQ.msi with Debian's wixl from SieveQ.wxs, the self-contained win-x64
+# publishes of service/SieveQ.Cli (build/publish) and admin-ui/SieveQ.AdminUi (build/publish-console), the WFP
+# driver (driver/, cross-built with mingw-w64 into build/driver) and the custom actions' sieveq-setup.exe
+# (installer/setup/, mingw-w64). Needs the .NET SDK; installs wixl, msitools and mingw-w64 from apt when missing.
 #
 # Environment:
 #   SIEVEQ_VERSION         ProductVersion of the package (major.minor.build), default 1.0.0
@@ -18,11 +19,12 @@ out="${SIEVEQ_MSI_OUT:-$build/SieveQ.msi}"
 
 log() { printf '[msi build] %s\n' "$*" >&2; }
 
-if ! command -v wixl >/dev/null || ! command -v msiinfo >/dev/null; then
-    log "installing wixl and msitools from apt"
+if ! command -v wixl >/dev/null || ! command -v msiinfo >/dev/null || ! command -v msibuild >/dev/null \
+    || ! command -v x86_64-w64-mingw32-gcc >/dev/null || ! command -v x86_64-w64-mingw32-dlltool >/dev/null; then
+    log "installing wixl, msitools and mingw-w64 from apt"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq wixl msitools >/dev/null
+    apt-get install -y -qq wixl msitools gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 make >/dev/null
 fi
 
 if [[ ! "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
@@ -123,9 +125,31 @@ log "generating build/ProgramFiles.wxs"
 } >"$build/ProgramFiles.wxs.tmp"
 mv "$build/ProgramFiles.wxs.tmp" "$build/ProgramFiles.wxs"
 
+# The driver, built here into build/driver (the test command builds driver/build at the same time), and the custom
+# actions' program.
+log "cross-building the WFP driver (sieveqfw.sys) and sieveq-setup.exe"
+make -C "$repo/driver" --no-print-directory BUILD="$build/driver" "$build/driver/win/sieveqfw.sys" >"$build/driver.log" 2>&1 \
+    || { tail -n 20 "$build/driver.log" >&2; exit 1; }
+# --no-insert-timestamp: the same sources give the same bytes (the check compares the package's copy with this one)
+x86_64-w64-mingw32-gcc -std=c11 -municode -O2 -s -Wall -Wextra -Werror -Wl,--no-insert-timestamp -o "$build/sieveq-setup.exe" \
+    "$repo/installer/setup/sqsetup.c" "$repo/installer/setup/sqsetup_wfp.c" -lsetupapi -ladvapi32 -lfwpuclnt \
+    || { echo "sieveq-setup.exe did not build" >&2; exit 1; }
+
 log "wixl -a x64 (version $version) -> $out"
 rm -f "$out"
 # wixl looks File/@Source up relative to the current folder only (an absolute Source fails).
 (cd "$here" && wixl -a x64 -D "Version=$version" -D "PublishDir=build/publish" -D "ConsolePublishDir=build/publish-console" -D "PolicyDir=../policy" \
+    -D "SetupExe=build/sieveq-setup.exe" -D "DriverDir=build/driver/win" -D "DriverInfDir=../../driver/wfp" \
     -o "$out" SieveQ.wxs build/ProgramFiles.wxs)
+# The custom actions wixl cannot write (SieveQ.wxs says which and why): exes run from the Binary table.
+while IFS=$'\t' read -r action type target; do
+    [[ -z "$action" || "$action" == '#'* ]] && continue
+    [[ "$type" =~ ^[0-9]+$ && "$target" != *"'"* ]] || { echo "custom-actions.tsv: bad row for $action" >&2; exit 1; }
+    # (in build/: msibuild leaves a Binary/ folder of the package's streams in its working folder)
+    (cd "$build" && msibuild "$out" -q "INSERT INTO \`CustomAction\` (\`Action\`, \`Type\`, \`Source\`, \`Target\`) VALUES ('$action', $type, 'SieveQSetup', '$target')") \
+        || { echo "msibuild could not add the custom action $action" >&2; exit 1; }
+done <"$here/custom-actions.tsv"
+for action in $(awk -F'\t' '!/^#/ && NF { print $1 }' "$here/custom-actions.tsv"); do
+    msiinfo export "$out" InstallExecuteSequence | cut -f1 | grep -qx "$action" || { echo "$action has no place in InstallExecuteSequence" >&2; exit 1; }
+done
 log "built $out ($(du -h "$out" | cut -f1))"

@@ -70,7 +70,7 @@ tables="$tmp/tables"
 mkdir -p "$tables"
 msiinfo tables "$msi" >"$tables/list" 2>&1
 for t in File Component Feature FeatureComponents ServiceInstall ServiceControl Directory Property Upgrade \
-         CreateFolder Registry AppSearch RegLocator CustomAction LaunchCondition InstallExecuteSequence; do
+         CreateFolder Registry AppSearch RegLocator CustomAction LaunchCondition InstallExecuteSequence Binary; do
     # Skip the three header lines (column names, types, table name).
     msiinfo export "$msi" "$t" 2>/dev/null | tr -d '\r' | tail -n +4 >"$tables/$t"
 done
@@ -127,19 +127,19 @@ check "Upgrade: older versions removed first (RemoveExistingProducts after Insta
 t_feature() {
     local got
     got="$(awk -F'\t' '{ print $1 "|" $2 "|" $6 }' "$tables/Feature" | LC_ALL=C sort | tr '\n' ' ')"
-    [[ "$got" == "Agent||1 Console||1 Controller||1 PreSq||1 ReplicaSq||1 " ]] || { echo "features: $got"; return 1; }
+    [[ "$got" == "Agent||1 Console||1 Controller||1 Driver||1 PreSq||1 ReplicaSq||1 " ]] || { echo "features: $got"; return 1; }
 }
-check "Feature: exactly Agent, Console, Controller, PreSq, ReplicaSq (top level, installed by default)" t_feature
+check "Feature: exactly Agent, Console, Controller, Driver, PreSq, ReplicaSq (top level, installed by default)" t_feature
 
 t_directory() {
     local row
     for row in "INSTALLFOLDER	ProgramFiles64Folder	SieveQ" "PolicyDefinitions	WindowsFolder	PolicyDefinitions" \
                "PolicyDefinitionsEnUs	PolicyDefinitions	en-US" "SIEVEQ_DATA_DIR	CommonAppDataFolder	SieveQ" \
-               "SIEVEQ_DEPLOYMENT_DIR	SIEVEQ_DATA_DIR	deployment"; do
+               "SIEVEQ_DEPLOYMENT_DIR	SIEVEQ_DATA_DIR	deployment" "DRIVERFOLDER	INSTALLFOLDER	driver"; do
         grep -qxF "$row" "$tables/Directory" || { echo "no Directory row '$row'"; return 1; }
     done
 }
-check "Directory: ProgramFiles64Folder\\SieveQ, WindowsFolder\\PolicyDefinitions(\\en-US), CommonAppDataFolder\\SieveQ\\deployment" t_directory
+check "Directory: ProgramFiles64Folder\\SieveQ(\\driver), WindowsFolder\\PolicyDefinitions(\\en-US), CommonAppDataFolder\\SieveQ\\deployment" t_directory
 
 # Program files: every published file once, with its size, in a component of its folder: the CLI's publish in
 # INSTALLFOLDER, the console's (with its wwwroot\ subfolders) in INSTALLFOLDER\console.
@@ -208,14 +208,18 @@ t_role_files() {
                "ReplicaSqExe	ReplicaSqService	sieveq-replica-sq.exe	$exe_size" "ControllerExe	ControllerService	sieveq-controller.exe	$exe_size" \
                "ConsoleExe	ConsoleService	sieveq-console.exe	$(stat -c %s "$console_publish/SieveQ.AdminUi.exe")" \
                "SieveQAdmx	PolicyAdmx	SieveQ.admx	$(stat -c %s "$repo/installer/policy/SieveQ.admx")" \
-               "SieveQAdml	PolicyAdml	SieveQ.adml	$(stat -c %s "$repo/installer/policy/en-US/SieveQ.adml")"; do
+               "SieveQAdml	PolicyAdml	SieveQ.adml	$(stat -c %s "$repo/installer/policy/en-US/SieveQ.adml")" \
+               "DriverSys	DriverFiles	sieveqfw.sys	$(stat -c %s "$build/driver/win/sieveqfw.sys")" \
+               "DriverInf	DriverFiles	sieveqfw.inf	$(stat -c %s "$repo/driver/wfp/sieveqfw.inf")" \
+               "DriverSetupExe	DriverFiles	sieveq-setup.exe	$(stat -c %s "$build/sieveq-setup.exe")"; do
         grep -qxF "$row" < <(cut -f1-4 "$tables/File") || { echo "no File row '$row'"; return 1; }
     done
-    for row in "PolicyAdmx	PolicyDefinitions" "PolicyAdml	PolicyDefinitionsEnUs" "ConsoleService	CONSOLEFOLDER" "ControllerService	INSTALLFOLDER"; do
+    for row in "PolicyAdmx	PolicyDefinitions" "PolicyAdml	PolicyDefinitionsEnUs" "ConsoleService	CONSOLEFOLDER" "ControllerService	INSTALLFOLDER" \
+               "DriverFiles	DRIVERFOLDER"; do
         grep -qxF "$row" < <(cut -f1,3 "$tables/Component") || { echo "no Component row '$row'"; return 1; }
     done
 }
-check "File: one app host per service (sieveq-agent.exe, sieveq-pre-sq.exe, sieveq-replica-sq.exe, sieveq-controller.exe; console\\sieveq-console.exe the console's), SieveQ.admx, en-US\\SieveQ.adml" t_role_files
+check "File: one app host per service (sieveq-agent.exe, sieveq-pre-sq.exe, sieveq-replica-sq.exe, sieveq-controller.exe; console\\sieveq-console.exe the console's), SieveQ.admx, en-US\\SieveQ.adml, driver\\sieveqfw.sys, .inf and sieveq-setup.exe" t_role_files
 
 t_components() {
     local n id guid dir attr rest
@@ -250,6 +254,7 @@ t_feature_components() {
             ReplicaSqService) expect="ReplicaSq" ;;
             ControllerService) expect="Controller" ;;
             ConsoleService) expect="Console" ;;
+            DriverFiles) expect="Driver" ;;
             InstallerSettings | DataFolder | DeploymentFolder) expect="Agent Console Controller PreSq ReplicaSq" ;;
             *) if [[ -n "${console_only[$c]:-}" ]]; then expect="Console"; else expect="Agent Controller PreSq ReplicaSq"; fi ;;
         esac
@@ -258,7 +263,40 @@ t_feature_components() {
     done
     [[ -z "$bad" ]] || { echo "$bad"; return 1; }
 }
-check "FeatureComponents: the CLI's files shared by Agent, Controller, PreSq, ReplicaSq; the console's (wwwroot too) only in Console; settings and data folders in all five; each service in its own feature, ADMX/ADML with Agent" t_feature_components
+check "FeatureComponents: the CLI's files shared by Agent, Controller, PreSq, ReplicaSq; the console's (wwwroot too) only in Console; settings and data folders in all five roles; each service in its own feature, ADMX/ADML with Agent; the driver's files only in Driver" t_feature_components
+
+# The custom actions (installer/setup/sqsetup.c, rows from custom-actions.tsv): the program in the Binary table is the
+# one built, each row runs it deferred as LocalSystem, and each sits where its work can be done and undone.
+t_custom_actions() {
+    local row a seq
+    msiinfo extract "$msi" Binary.SieveQSetup >"$tmp/setup-from-msi.exe" 2>/dev/null || { echo "no Binary.SieveQSetup stream"; return 1; }
+    cmp -s "$tmp/setup-from-msi.exe" "$build/sieveq-setup.exe" || { echo "Binary.SieveQSetup is not build/sieveq-setup.exe"; return 1; }
+    for row in "DriverRemoveRollback	3394	SieveQSetup	driver-install \"[DRIVERFOLDER]sieveqfw.inf\"	" \
+               "DriverRemove	3074	SieveQSetup	driver-remove	" \
+               "LockDataFolders	3074	SieveQSetup	lock-folder \"[SIEVEQ_DATA_DIR].\" \"[SIEVEQ_DEPLOYMENT_DIR].\"	" \
+               "DriverInstallRollback	3394	SieveQSetup	driver-remove	" \
+               "DriverInstall	3074	SieveQSetup	driver-install \"[DRIVERFOLDER]sieveqfw.inf\"	" \
+               "ServiceRecovery	3074	SieveQSetup	recovery SieveQAgent SieveQPreSq SieveQReplicaSq SieveQController SieveQConsole	"; do
+        grep -qxF "$row" "$tables/CustomAction" || { echo "no CustomAction row '$row'"; return 1; }
+    done
+    declare -A at=()
+    while IFS=$'\t' read -r a _ seq; do at[$a]=$seq; done <"$tables/InstallExecuteSequence"
+    for a in InstallInitialize RemoveFiles CreateFolders InstallFiles InstallServices InstallFinalize DriverRemoveRollback \
+             DriverRemove LockDataFolders DriverInstallRollback DriverInstall ServiceRecovery; do
+        [[ -n "${at[$a]:-}" ]] || { echo "$a not in InstallExecuteSequence"; return 1; }
+    done
+    (( at[InstallInitialize] < at[DriverRemoveRollback] && at[DriverRemoveRollback] < at[DriverRemove] && at[DriverRemove] < at[RemoveFiles] )) \
+        || { echo "the driver's removal must come before RemoveFiles, its rollback before it"; return 1; }
+    (( at[CreateFolders] < at[LockDataFolders] && at[LockDataFolders] < at[InstallFinalize] )) || { echo "LockDataFolders before CreateFolders"; return 1; }
+    (( at[InstallFiles] < at[DriverInstallRollback] && at[DriverInstallRollback] < at[DriverInstall] && at[DriverInstall] < at[InstallFinalize] )) \
+        || { echo "DriverInstall must follow InstallFiles, its rollback before it"; return 1; }
+    (( at[InstallServices] < at[ServiceRecovery] && at[ServiceRecovery] < at[InstallFinalize] )) || { echo "ServiceRecovery before InstallServices"; return 1; }
+    grep -qxF 'DriverInstall	$DriverFiles=3	'"${at[DriverInstall]}" "$tables/InstallExecuteSequence" \
+        || { echo "DriverInstall's condition: $(grep '^DriverInstall	' "$tables/InstallExecuteSequence")"; return 1; }
+    grep -qxF 'DriverRemove	(?DriverFiles=3) AND ($DriverFiles=2)	'"${at[DriverRemove]}" "$tables/InstallExecuteSequence" \
+        || { echo "DriverRemove's condition: $(grep '^DriverRemove	' "$tables/InstallExecuteSequence")"; return 1; }
+}
+check "CustomAction: sieveq-setup.exe from the Binary table, deferred as LocalSystem: the driver installed after InstallFiles and removed before RemoveFiles (each with its rollback), the data folders locked after CreateFolders, recovery actions after InstallServices" t_custom_actions
 
 t_service_install() {
     local row
@@ -369,6 +407,21 @@ else
     fail "Wine: a fresh prefix" "$wine_reason (Wine itself cannot run here: every Wine check below fails for this reason)"
 fi
 
+# TEST ONLY: Wine has no WFP, so the driver the MSI installs would not load; the driver's own Wine harness loads it
+# with a stand-in for fwpkclnt.sys (driver/wine/standin.c) that records every registration and, at each unload,
+# appends its balances to C:\sqfw-standin.log. Put in the prefix here, never in the package, it lets the installed
+# driver start and the uninstall's removal be seen to undo everything.
+standin_log="$WINEPREFIX/drive_c/sqfw-standin.log"
+drivers_dir="$WINEPREFIX/drive_c/windows/system32/drivers"
+if [[ -z "$wine_reason" ]]; then
+    if make -C "$repo/driver" --no-print-directory BUILD="$build/driver" "$build/driver/wine/fwpkclnt.sys" >"$tmp/standin.log" 2>&1; then
+        cp "$build/driver/wine/fwpkclnt.sys" "$drivers_dir/fwpkclnt.sys"
+        pass "Wine: the test-only fwpkclnt.sys stand-in in the prefix (so that the installed driver can load)"
+    else
+        fail "Wine: the test-only fwpkclnt.sys stand-in" "$(tail -n 3 "$tmp/standin.log" | tr '\n' ' ')"
+    fi
+fi
+
 pf="$WINEPREFIX/drive_c/Program Files/SieveQ"
 poldefs="$WINEPREFIX/drive_c/windows/PolicyDefinitions"
 winpath() { printf 'Z:%s' "${1//\//\\}"; }
@@ -382,7 +435,11 @@ install_msi="$msi"
 msiexec_run() {
     local action="$1" file="$2" log="$3"
     shift 3
-    timeout 180 wine64 msiexec "$action" "$(winpath "$file")" /qn /l*v "$(winpath "$tmp/$log")" "$@" >>"$tmp/wine.log" 2>&1
+    # The custom actions' program prints what it did on msiexec's console: kept per run in $tmp/<log>.out.
+    timeout 180 wine64 msiexec "$action" "$(winpath "$file")" /qn /l*v "$(winpath "$tmp/$log")" "$@" >"$tmp/$log.out" 2>&1
+    local rc=$?
+    cat "$tmp/$log.out" >>"$tmp/wine.log"
+    return $rc
 }
 reg_value() { # KEY NAME: the value's data, or nothing
     # Wine's reg.exe now and then prints nothing for a value that is there (seen once in ten runs, right after an
@@ -402,6 +459,26 @@ svc_key() { printf 'HKLM\\System\\CurrentControlSet\\Services\\%s' "$1"; }
 wcheck() {
     if [[ -n "$wine_reason" ]]; then fail "$1" "not run: $wine_reason"; else check "$@"; fi
 }
+
+# The custom actions' program refuses what it cannot do, with a message and an exit code that fails the install.
+t_setup_cli() {
+    local out rc
+    cp "$build/sieveq-setup.exe" "$WINEPREFIX/drive_c/sieveq-setup.exe"
+    out="$(timeout 60 wine64 'C:\sieveq-setup.exe' 2>&1 | tr -d '\r')"; rc=${PIPESTATUS[0]}
+    [[ $rc == 87 ]] && grep -q '^usage: sieveq-setup driver-install INF' <<<"$out" || { echo "no arguments: exit $rc, '$out'"; return 1; }
+    out="$(timeout 60 wine64 'C:\sieveq-setup.exe' recovery 2>&1 | tr -d '\r')"; rc=${PIPESTATUS[0]}
+    [[ $rc == 87 ]] || { echo "recovery without a service: exit $rc"; return 1; }
+    out="$(timeout 60 wine64 'C:\sieveq-setup.exe' driver-install 'C:\no\such.inf' 2>&1 | tr -d '\r')"; rc=${PIPESTATUS[0]}
+    [[ $rc != 0 ]] && grep -q 'finding the INF failed (error 2)' <<<"$out" || { echo "a missing INF: exit $rc, '$out'"; return 1; }
+    out="$(timeout 60 wine64 'C:\sieveq-setup.exe' lock-folder 'C:\' 2>&1 | tr -d '\r')"; rc=${PIPESTATUS[0]}
+    [[ $rc != 0 ]] && grep -q "locking a drive's root" <<<"$out" || { echo "a drive's root: exit $rc, '$out'"; return 1; }
+    out="$(timeout 60 wine64 'C:\sieveq-setup.exe' lock-folder 'C:\no\such\folder' 2>&1 | tr -d '\r')"; rc=${PIPESTATUS[0]}
+    [[ $rc != 0 ]] && grep -q 'finding the folder failed' <<<"$out" || { echo "a missing folder: exit $rc, '$out'"; return 1; }
+    out="$(timeout 60 wine64 'C:\sieveq-setup.exe' driver-remove 2>&1 | tr -d '\r')"; rc=${PIPESTATUS[0]}
+    [[ $rc == 0 ]] || { echo "driver-remove with nothing installed: exit $rc, '$out'"; return 1; }
+    rm -f "$WINEPREFIX/drive_c/sieveq-setup.exe"
+}
+wcheck "Wine: sieveq-setup.exe refuses bad arguments (usage, exit 87), a missing INF, a drive's root, a missing folder; driver-remove with nothing installed succeeds" t_setup_cli
 
 # The service's ImagePath: Windows Installer writes "C:\...\x.exe" ARGS; Wine 8.0's msi leaves the path unquoted.
 t_service() { # NAME EXE ARGS
@@ -480,6 +557,36 @@ wcheck "Wine: service SieveQController registered: sieveq-controller.exe control
     t_service SieveQController sieveq-controller.exe "controller $dd_default"
 wcheck "Wine: service SieveQConsole registered: sieveq-console.exe serve $dd_default (no console settings given: none passed)" \
     t_service SieveQConsole "console\\sieveq-console.exe" "serve $dd_default"
+
+# The driver: installed from its INF by the DriverInstall custom action and started (with the stand-in above).
+t_driver_installed() {
+    local key s
+    key="$(svc_key sieveqfw)"
+    cmp -s "$build/driver/win/sieveqfw.sys" "$drivers_dir/sieveqfw.sys" || { echo "system32\\drivers\\sieveqfw.sys is not the built driver"; return 1; }
+    cmp -s "$build/driver/win/sieveqfw.sys" "$pf/driver/sieveqfw.sys" && cmp -s "$repo/driver/wfp/sieveqfw.inf" "$pf/driver/sieveqfw.inf" \
+        && cmp -s "$build/sieveq-setup.exe" "$pf/driver/sieveq-setup.exe" || { echo "Program Files\\SieveQ\\driver incomplete"; return 1; }
+    [[ "$(reg_value "$key" Type)" == 0x1 ]] || { echo "sieveqfw Type $(reg_value "$key" Type), expected 0x1 (kernel driver)"; return 1; }
+    [[ "$(reg_value "$key" Start)" == 0x1 ]] || { echo "sieveqfw Start $(reg_value "$key" Start), expected 0x1 (system start)"; return 1; }
+    [[ "$(reg_value "$key" ImagePath)" == 'C:\windows\system32\drivers\sieveqfw.sys' ]] || { echo "sieveqfw ImagePath $(reg_value "$key" ImagePath)"; return 1; }
+    [[ -z "$(reg_value "$key" DependOnService)" ]] || { echo "sieveqfw depends on a service: a boot-start driver must not"; return 1; }
+    grep -q 'driver-install: sieveqfw running' "$tmp/install-a.log.out" || { echo "the custom action did not start it: $(grep driver- "$tmp/install-a.log.out" | tr '\n' ' ')"; return 1; }
+    s="$(timeout 60 wine64 sc query sieveqfw 2>/dev/null | tr -d '\r' | awk '$1 == "STATE" { print $4 }')"
+    [[ "$s" == RUNNING ]] || { echo "sc query sieveqfw: '$s'"; return 1; }
+}
+wcheck "Wine: the Driver feature: sieveqfw.sys from its INF into system32\\drivers, kernel service sieveqfw (system start, no dependency), started by the install" t_driver_installed
+# Wine 8.0 accepts the recovery actions (ChangeServiceConfig2W) and the folders' access lists (SetNamedSecurityInfoW)
+# and keeps neither (sc qfailure and icacls show nothing there): what is checked is that the custom actions ran, for
+# exactly the services and folders this install made, and succeeded (they fail the install otherwise).
+t_recovery_and_acl() {
+    local svc
+    for svc in SieveQAgent SieveQPreSq SieveQReplicaSq SieveQController SieveQConsole; do
+        grep -q "^recovery: $svc restarts after 5 s, 30 s, 60 s" <(tr -d '\r' <"$tmp/install-a.log.out") || { echo "no recovery actions for $svc"; return 1; }
+    done
+    grep -q '^lock-folder: C:\\ProgramData\\SieveQ: SYSTEM and Administrators only' <(tr -d '\r' <"$tmp/install-a.log.out") \
+        && grep -q '^lock-folder: C:\\ProgramData\\SieveQ\\deployment: SYSTEM and Administrators only' <(tr -d '\r' <"$tmp/install-a.log.out") \
+        || { echo "folders not locked: $(grep lock-folder "$tmp/install-a.log.out" | tr '\n' ' ')"; return 1; }
+}
+wcheck "Wine: recovery actions (restart after 5 s, 30 s, 60 s) set on the five services; ProgramData\\SieveQ and its deployment folder locked to SYSTEM and Administrators" t_recovery_and_acl
 
 # --- A2: a service started and stopped through service control. The agent is the role that can reach running under
 # Wine 8.0: it loads no private key until an application first sends, whereas pre-SQ and replica-SQ load their ECDSA
@@ -610,13 +717,31 @@ t_removed() {
     [[ ! -e "$pf" ]] || { echo "Program Files\\SieveQ still has $(find "$pf" -type f | wc -l) files"; return 1; }
     [[ ! -e "$poldefs/SieveQ.admx" && ! -e "$poldefs/en-US/SieveQ.adml" ]] || { echo "ADMX/ADML left"; return 1; }
     [[ ! -e "$WINEPREFIX/drive_c/ProgramData/SieveQ" ]] || { echo "empty ProgramData\\SieveQ left"; return 1; }
-    t_no_service SieveQAgent SieveQPreSq SieveQReplicaSq SieveQController SieveQConsole || return 1
+    t_no_service SieveQAgent SieveQPreSq SieveQReplicaSq SieveQController SieveQConsole sieveqfw || return 1
+    [[ ! -e "$drivers_dir/sieveqfw.sys" ]] || { echo "system32\\drivers\\sieveqfw.sys left"; return 1; }
     ! reg_exists 'HKLM\Software\SieveQ\Installer' || { echo "HKLM\\Software\\SieveQ\\Installer left"; return 1; }
     local pc
     for pc in "$@"; do ! product_registered "$pc" || { echo "product $pc still registered"; return 1; }; done
 }
+# The wineserver restart above (for the services) ended the driver's first load without an unload: start it again if
+# the restart did not, so that the uninstall has a running driver to stop.
+if [[ -z "$wine_reason" && "$(sc_state sieveqfw)" != "RUNNING "* ]]; then
+    timeout 60 wine64 sc start sieveqfw >>"$tmp/wine.log" 2>&1
+    wait_state sieveqfw RUNNING 30 >/dev/null
+fi
 wcheck "Wine: msiexec /x /qn succeeds" t_uninstall "$install_msi" uninstall-b.log
-wcheck "Wine: uninstall removed the files (wwwroot\\ too), the five services, the empty ProgramData folders, the settings key and the product" t_removed "$pc1"
+wcheck "Wine: uninstall removed the files (wwwroot\\ too), the five services, the driver (service and system32\\drivers\\sieveqfw.sys), the empty ProgramData folders, the settings key and the product" t_removed "$pc1"
+# The uninstall stopped the driver: at its unload the stand-in found every registration, session, callout and pool
+# block undone.
+t_driver_unloaded() {
+    local line
+    grep -q 'driver-remove: sieveqfw removed' "$tmp/uninstall-b.log.out" || { echo "no driver-remove: $(tr '\n' ' ' <"$tmp/uninstall-b.log.out" | cut -c1-300)"; return 1; }
+    line="$(tr -d '\r' <"$standin_log" 2>/dev/null | tail -n 1)"
+    [[ "$line" == unload* ]] || { echo "no unload line in the stand-in's log: '$line'"; return 1; }
+    grep -qE 'registered=([0-9]+) unregistered=\1 ' <<<"$line" && grep -q ' leak=0$' <<<"$line" \
+        && grep -qE 'engine=([0-9]+)/\1 ' <<<"$line" || { echo "unbalanced: $line"; return 1; }
+}
+wcheck "Wine: the uninstall stopped the driver before removing it: the stand-in's unload line balanced (callouts, engine, pool, leak=0)" t_driver_unloaded
 
 # --- C: some features, silent-install properties
 console_pin='AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8='
@@ -630,13 +755,16 @@ t_props() {
     t_service SieveQPreSq sieveq-pre-sq.exe "pre-sq $dd_custom --id 5" || return 1
     t_service SieveQReplicaSq sieveq-replica-sq.exe "replica-sq $dd_custom --id 2" || return 1
     t_service SieveQConsole "console\\sieveq-console.exe" "$console_custom" || return 1
-    t_no_service SieveQAgent SieveQController || return 1
+    t_no_service SieveQAgent SieveQController sieveqfw || return 1
     [[ ! -e "$pf/sieveq-agent.exe" && ! -e "$pf/sieveq-controller.exe" && ! -e "$poldefs/SieveQ.admx" ]] || { echo "Agent or Controller feature files installed"; return 1; }
+    [[ ! -e "$pf/driver" && ! -e "$drivers_dir/sieveqfw.sys" ]] || { echo "the Driver feature installed"; return 1; }
+    grep -c '^recovery: .* restarts after' <(tr -d '\r' <"$tmp/install-c.log.out") | grep -qx 3 || { echo "recovery actions not for exactly the 3 services: $(grep recovery: "$tmp/install-c.log.out" | tr '\n' ' ')"; return 1; }
+    grep -q '^lock-folder: C:\\SieveQ Deploy: SYSTEM and Administrators only' <(tr -d '\r' <"$tmp/install-c.log.out") || { echo "C:\\SieveQ Deploy not locked"; return 1; }
     [[ -f "$pf/console/wwwroot/_content/MudBlazor/MudBlazor.min.js" && -f "$pf/console/SieveQ.AdminUi.dll" ]] || { echo "the console's files not installed"; return 1; }
     [[ -d "$WINEPREFIX/drive_c/SieveQ Deploy" ]] || { echo "no C:\\SieveQ Deploy"; return 1; }
     [[ "$(reg_value 'HKLM\Software\SieveQ\Installer' PreSqId)" == 5 ]] || { echo "PreSqId not remembered"; return 1; }
 }
-wcheck "Wine: only SieveQPreSq, SieveQReplicaSq and SieveQConsole, with the given ids, console URL, controller URL and pin, and deployment folder (created); no agent, no controller, no ADMX" t_props
+wcheck "Wine: only SieveQPreSq, SieveQReplicaSq and SieveQConsole (each with recovery actions), with the given ids, console URL, controller URL and pin, and deployment folder (created, locked); no agent, no controller, no ADMX, no driver" t_props
 
 # --- D: major upgrade to 1.0.1 without the SIEVEQ_* properties. Wine 8.0 has no MigrateFeatureStates (it skips the
 # action), so it would add the Agent feature back: the feature list is given again; the tables check covers migration.
@@ -673,6 +801,30 @@ t_removed_f() {
     [[ ! -e "$WINEPREFIX/drive_c/SieveQ Deploy" ]] || { echo "empty C:\\SieveQ Deploy left"; return 1; }
 }
 wcheck "Wine: everything removed again (files, services, folders, settings, both products)" t_removed_f
+
+# --- G: an install that fails after the driver was installed rolls it back. TEST ONLY: a copy of the package with one
+# more deferred custom action, sieveq-setup.exe with a command it refuses, just before InstallFinalize; only the Driver
+# feature, so that the install is short.
+failing_msi="$tmp/SieveQ-fails-late.msi"
+t_rollback() {
+    local rc line
+    cp "$msi" "$failing_msi"
+    msibuild "$failing_msi" -q "INSERT INTO \`CustomAction\` (\`Action\`, \`Type\`, \`Source\`, \`Target\`) VALUES ('TestFailsLate', 3074, 'SieveQSetup', 'no-such-command')" \
+        && msibuild "$failing_msi" -q "INSERT INTO \`InstallExecuteSequence\` (\`Action\`, \`Sequence\`) VALUES ('TestFailsLate', 6590)" \
+        || { echo "msibuild could not make the failing copy"; return 1; }
+    : >"$standin_log"
+    msiexec_run /i "$failing_msi" install-g.log ADDLOCAL=Driver
+    rc=$?
+    [[ $rc != 0 ]] || { echo "the failing install succeeded"; return 1; }
+    grep -q 'driver-install: sieveqfw running' "$tmp/install-g.log.out" || { echo "the driver was not installed before the failure: $(tr '\n' ' ' <"$tmp/install-g.log.out" | cut -c1-300)"; return 1; }
+    grep -q 'driver-remove: sieveqfw removed' "$tmp/install-g.log.out" || { echo "no rollback of the driver: $(tr '\n' ' ' <"$tmp/install-g.log.out" | cut -c1-300)"; return 1; }
+    t_no_service sieveqfw || return 1
+    [[ ! -e "$drivers_dir/sieveqfw.sys" && ! -e "$pf" ]] || { echo "files left after the rollback"; return 1; }
+    ! product_registered "$(msiinfo export "$failing_msi" Property | tr -d '\r' | awk -F'\t' '$1 == "ProductCode" { print $2 }')" || { echo "product registered"; return 1; }
+    line="$(tr -d '\r' <"$standin_log" 2>/dev/null | tail -n 1)"
+    grep -qE 'registered=([0-9]+) unregistered=\1 .* leak=0$' <<<"$line" || { echo "the driver's unload: '$line'"; return 1; }
+}
+wcheck "Wine: an install failing after the driver started rolls it back: driver stopped (unload balanced), service and system32\\drivers\\sieveqfw.sys gone, nothing installed" t_rollback
 
 timeout 30 wineserver -k >/dev/null 2>&1
 finish
