@@ -24,6 +24,13 @@ public sealed partial record AgentPolicy
 
     public ImmutableArray<WhitelistEntry> ApplicationWhitelist { get; init; } = [];
 
+    /// <summary>
+    /// Whether the WFP driver keeps its boot-time filters in BFE: a block at the ALE connect and accept layers,
+    /// with permits for loopback, DHCP/DHCPv6, DNS and ICMPv6 ND/MLD, enforced from boot until BFE has started.
+    /// They outlive the agent; only turning this off (or uninstalling) removes them.
+    /// </summary>
+    public bool BootTimeFilters { get; init; }
+
     // ImmutableArray compares by reference; a policy read twice from the same content must compare equal.
     public bool Equals(AgentPolicy? other) =>
         other is not null
@@ -31,11 +38,12 @@ public sealed partial record AgentPolicy
         && RuleSet == other.RuleSet
         && DriverMode == other.DriverMode
         && DefaultRateLimits == other.DefaultRateLimits
+        && BootTimeFilters == other.BootTimeFilters
         && Same(PreSqEndpoints, other.PreSqEndpoints)
         && Same(ApplicationWhitelist, other.ApplicationWhitelist);
 
     public override int GetHashCode() =>
-        HashCode.Combine(Enrolment, RuleSet, DriverMode, DefaultRateLimits, Length(PreSqEndpoints), Length(ApplicationWhitelist));
+        HashCode.Combine(Enrolment, RuleSet, DriverMode, DefaultRateLimits, BootTimeFilters, Length(PreSqEndpoints), Length(ApplicationWhitelist));
 
     private static bool Same<T>(ImmutableArray<T> a, ImmutableArray<T> b) =>
         a.IsDefault || b.IsDefault ? a.IsDefault == b.IsDefault : a.AsSpan().SequenceEqual(b.AsSpan());

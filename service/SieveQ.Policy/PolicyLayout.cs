@@ -24,11 +24,12 @@ public static class PolicyLayout
     public const string DefaultMessagesPerSecond = "DefaultMessagesPerSecond";
     public const string DefaultMessageBurst = "DefaultMessageBurst";
     public const string DefaultConnectionsPerSecond = "DefaultConnectionsPerSecond";
+    public const string BootTimeFilters = "BootTimeFilters";
 
     public static ImmutableArray<string> RootValueNames { get; } =
     [
         ControllerUrl, EnrolmentId, KeyStorageProvider, RuleSetLocation, RuleSetSigner, DriverMode,
-        DefaultMessagesPerSecond, DefaultMessageBurst, DefaultConnectionsPerSecond,
+        DefaultMessagesPerSecond, DefaultMessageBurst, DefaultConnectionsPerSecond, BootTimeFilters,
     ];
 
     public static ImmutableArray<string> SubkeyNames { get; } = [PreSqEndpointsKey, ApplicationWhitelistKey];
@@ -80,6 +81,7 @@ public static class PolicyLayout
                 reader.DWord(DefaultMessageBurst) ?? RateLimits.Default.MessageBurst,
                 reader.DWord(DefaultConnectionsPerSecond) ?? RateLimits.Default.ConnectionsPerSecond),
             ApplicationWhitelist = ReadWhitelist(root.Subkey(ApplicationWhitelistKey), errors, warnings),
+            BootTimeFilters = reader.OnOff(BootTimeFilters) ?? false,
         };
     }
 
@@ -104,6 +106,7 @@ public static class PolicyLayout
         values[DefaultMessagesPerSecond] = PolicyValue.DWord(policy.DefaultRateLimits.MessagesPerSecond);
         values[DefaultMessageBurst] = PolicyValue.DWord(policy.DefaultRateLimits.MessageBurst);
         values[DefaultConnectionsPerSecond] = PolicyValue.DWord(policy.DefaultRateLimits.ConnectionsPerSecond);
+        values[BootTimeFilters] = PolicyValue.DWord(policy.BootTimeFilters ? 1u : 0u);
         if (!policy.PreSqEndpoints.IsDefaultOrEmpty)
         {
             subkeys[PreSqEndpointsKey] = new PolicyKey(
@@ -251,6 +254,18 @@ public static class PolicyLayout
                 return null;
             }
             return value.Number;
+        }
+
+        /// <summary>The ADMX's enabledValue 1 and disabledValue 0; anything else is not an answer to on or off.</summary>
+        public bool? OnOff(string name)
+        {
+            uint? number = DWord(name);
+            if (number is null or 0 or 1)
+            {
+                return number is null ? null : number == 1;
+            }
+            errors.Add($"{name}: {number} is not 0 (off) or 1 (on)");
+            return null;
         }
 
         public T? Enum<T>(string name, ImmutableDictionary<string, T> names)

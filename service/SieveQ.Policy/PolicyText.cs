@@ -13,6 +13,7 @@ public static class PolicyText
         Line(text, $"driver mode: {PolicyLayout.Name(policy.DriverMode)}");
         var r = policy.DefaultRateLimits;
         Line(text, $"default rate limits: {r.MessagesPerSecond} messages/s, burst {r.MessageBurst}, {r.ConnectionsPerSecond} connections/s");
+        Line(text, $"boot-time filters: {(policy.BootTimeFilters ? "on" : "off")}");
         Line(text, policy.Enrolment is { } e
             ? $"enrolment: controller {e.ControllerUrl}, id {e.EnrolmentId}, key storage {PolicyLayout.Name(e.KeyStorage)}"
             : "enrolment: not configured");

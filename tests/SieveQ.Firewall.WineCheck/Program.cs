@@ -44,6 +44,8 @@ internal sealed partial class Checks(string blobDir)
     private static readonly byte[] AgentSha = Convert.FromHexString("d4f0bc5a29de06b510f9aa428f1eedba926012b591fef7a518e776a7c9bd1824");
     private static readonly uint StandinCounts = (0x8A5Fu << 16) | (0xF00u << 2);
     private static readonly uint StandinClassify = (0x8A5Fu << 16) | (0xF01u << 2);
+    private static readonly uint StandinBfe = (0x8A5Fu << 16) | (0xF03u << 2);
+    private static readonly uint StandinBoot = (0x8A5Fu << 16) | (0xF04u << 2);
     private const int CountsPended = 88, CountsCompleted = 96;
     private static readonly TimeSpan Quick = TimeSpan.FromMilliseconds(500);
 
@@ -169,6 +171,8 @@ internal sealed partial class Checks(string blobDir)
         await CancelAsync(bridge).ConfigureAwait(false);
         await DisposeAsync(bridge).ConfigureAwait(false);
         await EnforcerAsync().ConfigureAwait(false);
+        // Last: it stops and restarts the stand-in's BFE, which the checks above do not expect.
+        await BootFiltersAsync().ConfigureAwait(false);
     }
 
     /// <summary>The enforcer's warnings, on the check's output.</summary>
@@ -222,6 +226,9 @@ internal sealed partial class Checks(string blobDir)
             var stats = await bridge.GetStatisticsAsync(CancellationToken.None).ConfigureAwait(false);
             Check("the enforcer's policy (compiled by the C# PolicyCompiler) is running in the driver", stats.PolicySerial != 42 && stats.PolicyRules >= 1,
                 $"serial {stats.PolicySerial}, rules {stats.PolicyRules}");
+            var boot = enforcer.BootFilters;
+            Check("the enforcer's start sent the policy's boot-time filter setting (off) and the driver confirmed none stored",
+                boot is { Succeeded: true, Enabled: false, StoredFilters: 0 }, boot?.Message ?? "nothing sent");
 
             ulong before = await CountAsync(bridge, CountsCompleted).ConfigureAwait(false);
             var sw = Stopwatch.StartNew();
@@ -255,6 +262,113 @@ internal sealed partial class Checks(string blobDir)
             }).ConfigureAwait(false);
         }
     }
+
+    /// <summary>
+    /// The bridge's SetBootFiltersAsync against the driver, with the stand-in's BFE store (wine/standin_boot.c) read
+    /// back after each step, as wine/harness_boot.c checks the same IOCTL from C.
+    /// </summary>
+    private async Task BootFiltersAsync()
+    {
+        WindowsDriverBridge bridge;
+        try
+        {
+            bridge = new WindowsDriverBridge(Device, StandinKey);
+        }
+        catch (Exception e)
+        {
+            Check("boot filters: bridge opened", false, $"{e.GetType().Name}: {e.Message}");
+            return;
+        }
+        BootStore? on = null;
+        await CheckAsync("boot filters on: the driver reports 16 stored, and BFE's store holds 16 boot-time filters", async () =>
+        {
+            var result = await bridge.SetBootFiltersAsync(true, CancellationToken.None).ConfigureAwait(false);
+            on = await BootStoreAsync(bridge).ConfigureAwait(false);
+            Console.WriteLine($"  boot filters on: {result.Message}; store: {on}");
+            return result is { Succeeded: true, Enabled: true, StoredFilters: 16 } && on.Filters == 16 && on.AllBootTime && on.DistinctKeys && on.HasProvider;
+        }).ConfigureAwait(false);
+        await CheckAsync("boot filters on again: 16 reported, the same 16 keys stored, none twice", async () =>
+        {
+            var result = await bridge.SetBootFiltersAsync(true, CancellationToken.None).ConfigureAwait(false);
+            var again = await BootStoreAsync(bridge).ConfigureAwait(false);
+            return result is { Succeeded: true, StoredFilters: 16 } && again.Filters == 16 && again.DistinctKeys && on is not null && again.Keys.SetEquals(on.Keys);
+        }).ConfigureAwait(false);
+        await CheckAsync("a malformed request (wrong magic, 15 bytes, enable 2) is refused with ERROR_INVALID_PARAMETER and changes nothing", async () =>
+        {
+            byte[] wrongMagic = BootFilterMessages.Request(false);
+            wrongMagic[0] ^= 1;
+            byte[] enableTwo = BootFilterMessages.Request(false);
+            enableTwo[4] = 2;
+            int refused = 0;
+            foreach (byte[] request in new[] { wrongMagic, BootFilterMessages.Request(false)[..15], enableTwo })
+            {
+                try
+                {
+                    await bridge.ControlAsync(BootFilterMessages.IoctlCode, request, new byte[BootFilterMessages.ReplyBytes], CancellationToken.None).ConfigureAwait(false);
+                }
+                catch (Win32Exception e) when (e.NativeErrorCode == 87)
+                {
+                    refused++;
+                }
+            }
+            var after = await BootStoreAsync(bridge).ConfigureAwait(false);
+            return refused == 3 && after.Filters == 16 && on is not null && after.Keys.SetEquals(on.Keys);
+        }).ConfigureAwait(false);
+        await CheckAsync("BFE stopped: the bridge reports BfeNotRunning, nothing claimed, the store untouched", async () =>
+        {
+            await SetBfeAsync(bridge, 2).ConfigureAwait(false); // FWPM_SERVICE_STOP_PENDING
+            await SetBfeAsync(bridge, 0).ConfigureAwait(false); // FWPM_SERVICE_STOPPED
+            BootFiltersResult result;
+            try
+            {
+                result = await bridge.SetBootFiltersAsync(false, CancellationToken.None).ConfigureAwait(false);
+            }
+            finally
+            {
+                await SetBfeAsync(bridge, 3).ConfigureAwait(false); // FWPM_SERVICE_RUNNING
+            }
+            var after = await BootStoreAsync(bridge).ConfigureAwait(false);
+            Console.WriteLine($"  boot filters with BFE stopped: {result.Failure}: {result.Message}");
+            return result is { Failure: BootFilterFailure.BfeNotRunning, StoredFilters: null, Status: 0xC00000A3 } && after.Filters == 16;
+        }).ConfigureAwait(false);
+        await CheckAsync("boot filters off: 0 reported, no filter or provider left in BFE's store", async () =>
+        {
+            var result = await bridge.SetBootFiltersAsync(false, CancellationToken.None).ConfigureAwait(false);
+            var off = await BootStoreAsync(bridge).ConfigureAwait(false);
+            return result is { Succeeded: true, Enabled: false, StoredFilters: 0 } && off.Filters == 0 && !off.HasProvider;
+        }).ConfigureAwait(false);
+        await bridge.DisposeAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>What the stand-in's BFE store holds (sq_boot_state in wine/standin_boot_ioctl.h, x64 layout).</summary>
+    private sealed record BootStore(int Filters, bool HasProvider, bool AllBootTime, HashSet<string> Keys, bool DistinctKeys)
+    {
+        public override string ToString() => $"{Filters} filters, provider {(HasProvider ? "present" : "absent")}, {Keys.Count} distinct keys";
+    }
+
+    private static async Task<BootStore> BootStoreAsync(WindowsDriverBridge bridge)
+    {
+        const int StoreAt = 88, FiltersAt = StoreAt + 80, FilterSize = 328, StateSize = FiltersAt + 40 * FilterSize;
+        var state = new byte[StateSize];
+        uint got = await bridge.ControlAsync(StandinBoot, new byte[8] /* SQ_BOOT_GET */, state, CancellationToken.None).ConfigureAwait(false);
+        if (got != StateSize)
+        {
+            throw new InvalidOperationException($"the stand-in's store answer is {got} bytes, not {StateSize}");
+        }
+        int n = (int)BitConverter.ToUInt32(state, StoreAt + 76);
+        var keys = new HashSet<string>(StringComparer.Ordinal);
+        bool bootTime = true;
+        for (int i = 0; i < Math.Min(n, 40); i++)
+        {
+            int f = FiltersAt + i * FilterSize;
+            keys.Add(Convert.ToHexString(state, f, 16));
+            bootTime &= BitConverter.ToUInt32(state, f + 68) == 2; // FWPM_FILTER_FLAG_BOOTTIME alone
+        }
+        return new BootStore(n, BitConverter.ToUInt32(state, StoreAt + 4) != 0, bootTime, keys, keys.Count == n);
+    }
+
+    private static Task SetBfeAsync(WindowsDriverBridge bridge, uint state) =>
+        bridge.ControlAsync(StandinBfe, BitConverter.GetBytes(state), null, CancellationToken.None);
 
     private static async Task<int> DrainAsync(WindowsDriverBridge bridge, CancellationToken token)
     {

@@ -19,7 +19,7 @@ public class AdmxLayoutTests
         {
             Assert.Equal("Machine", (string?)policy.Attribute("class"));
             Assert.Equal(PolicyLayout.RootKeyPath, (string?)policy.Attribute("key"));
-            foreach (var element in policy.Element(Pd + "elements")!.Elements())
+            foreach (var element in policy.Element(Pd + "elements")?.Elements() ?? [])
             {
                 string key = (string?)element.Attribute("key") ?? PolicyLayout.RootKeyPath;
                 Assert.StartsWith(PolicyLayout.RootKeyPath, key, StringComparison.Ordinal);
@@ -30,8 +30,10 @@ public class AdmxLayoutTests
     [Fact]
     public void Value_names_match_the_layout()
     {
-        var written = Admx.Descendants(Pd + "elements").Elements()
-            .Where(e => e.Attribute("valueName") is not null && e.Attribute("key") is null)
+        var onElements = Admx.Descendants(Pd + "elements").Elements().Where(e => e.Attribute("valueName") is not null && e.Attribute("key") is null);
+        // an on/off policy names its value on the policy itself (enabledValue/disabledValue)
+        var onPolicies = Admx.Descendants(Pd + "policy").Where(p => p.Attribute("valueName") is not null);
+        var written = onElements.Concat(onPolicies)
             .Select(e => (string)e.Attribute("valueName")!)
             .Order(StringComparer.Ordinal);
         Assert.Equal(PolicyLayout.RootValueNames.Order(StringComparer.Ordinal), written);
@@ -47,6 +49,19 @@ public class AdmxLayoutTests
     {
         Assert.Equal("true", (string?)Element("ApplicationWhitelistList").Attribute("explicitValue"));
         Assert.Equal("", (string?)Element("PreSqEndpointsList").Attribute("valuePrefix"));
+    }
+
+    [Fact]
+    public void Boot_time_filters_are_enabled_1_and_disabled_0_as_the_reader_takes_them()
+    {
+        var policy = Admx.Descendants(Pd + "policy").Single(p => (string?)p.Attribute("name") == "BootTimeFilters");
+        Assert.Equal(PolicyLayout.BootTimeFilters, (string?)policy.Attribute("valueName"));
+        Assert.Equal("1", (string?)policy.Element(Pd + "enabledValue")!.Element(Pd + "decimal")!.Attribute("value"));
+        Assert.Equal("0", (string?)policy.Element(Pd + "disabledValue")!.Element(Pd + "decimal")!.Attribute("value"));
+        var read = (uint v) => PolicyLayout.Read(new PolicyKey(new Dictionary<string, PolicyValue> { [PolicyLayout.BootTimeFilters] = PolicyValue.DWord(v) },
+            new Dictionary<string, PolicyKey>()), [], []).BootTimeFilters;
+        Assert.True(read(1));
+        Assert.False(read(0));
     }
 
     [Theory]

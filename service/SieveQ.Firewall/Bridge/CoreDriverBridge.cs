@@ -177,6 +177,38 @@ public sealed class CoreDriverBridge : IDriverBridge
         return Task.FromResult(Decide(query, explain: true));
     }
 
+    /// <summary>
+    /// The request is checked by the driver's own request check in the core, byte for byte as the driver would. This
+    /// host has no WFP and no BFE: nothing here is enforced before the agent starts, so "on" is refused as not on this
+    /// platform rather than reported as stored, and "off" is what this host already is.
+    /// </summary>
+    public Task<BootFiltersResult> SetBootFiltersAsync(bool enabled, CancellationToken cancellationToken)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref disposed) != 0, this);
+        return Task.FromResult(CheckBootFilters(BootFilterMessages.Request(enabled)));
+    }
+
+    /// <summary>What this twin answers to a raw IOCTL_SQFW_SET_BOOT_FILTERS request.</summary>
+    internal static unsafe BootFiltersResult CheckBootFilters(ReadOnlySpan<byte> request)
+    {
+        NativeCore.InstallResolver();
+        uint enable;
+        int wellFormed;
+        fixed (byte* p = request)
+        {
+            wellFormed = NativeCore.BootRequestCheck(p, (nuint)request.Length, out enable);
+        }
+        if (wellFormed == 0)
+        {
+            return BootFilterMessages.Error(false, BootFilterMessages.ErrorInvalidParameter)!;
+        }
+        return enable == 0
+            ? new BootFiltersResult(false, BootFilterFailure.None, 0, 0, "no boot-time filters on this host (it has no WFP)")
+            : BootFilterMessages.Failed(true, BootFilterFailure.NotOnThisPlatform, 0,
+                "boot-time filters need the Windows WFP driver; this host has none, so nothing is enforced before the agent starts");
+    }
+
     /// <summary>What the ALE connect / recv-accept callout does for this attempt (charges buckets).</summary>
     public FirewallDecision Authorize(ConnectionQuery query) => Decide(query, explain: false);
 

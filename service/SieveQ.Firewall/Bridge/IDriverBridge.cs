@@ -16,4 +16,9 @@ public interface IDriverBridge : IAsyncDisposable
     Task BindServiceAsync(ulong processKey, string serviceName, CancellationToken cancellationToken);
     /// <summary>Which rule decides a connection, without charging any bucket.</summary>
     Task<FirewallDecision> ExplainAsync(ConnectionQuery query, CancellationToken cancellationToken);
+    /// <summary>
+    /// Stores (or removes) the driver's boot-time filters in BFE, which enforces them from the next boot until BFE
+    /// has started; they outlive the agent and the driver. A change that did not happen is a result, not an exception.
+    /// </summary>
+    Task<BootFiltersResult> SetBootFiltersAsync(bool enabled, CancellationToken cancellationToken);
 }

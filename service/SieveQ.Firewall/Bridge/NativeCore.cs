@@ -183,5 +183,8 @@ internal static unsafe partial class NativeCore
     [LibraryImport(Library, EntryPoint = "sqfw_host_service_bind")]
     public static partial int HostServiceBind(IntPtr host, ulong processKey, byte* name, uint nameLen);
 
+    [LibraryImport(Library, EntryPoint = "sqfw_boot_request_check")]
+    public static partial int BootRequestCheck(byte* request, nuint len, out uint enable);
+
     public static string StatusText(int status) => Marshal.PtrToStringUTF8(StatusName(status)) ?? status.ToString(System.Globalization.CultureInfo.InvariantCulture);
 }

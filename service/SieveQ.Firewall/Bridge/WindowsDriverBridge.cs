@@ -52,6 +52,7 @@ public sealed partial class WindowsDriverBridge : IDriverBridge
     internal static readonly uint IoctlAttest = Ctl(0x805, 2);
     internal static readonly uint IoctlBindService = Ctl(0x806, 2);
     internal static readonly uint IoctlHello = Ctl(0x807, 1);
+    internal const uint IoctlSetBootFilters = BootFilterMessages.IoctlCode;
 
     private const int ErrorAccessDenied = 5;
     private const int ErrorInvalidFunction = 1;
@@ -420,6 +421,21 @@ public sealed partial class WindowsDriverBridge : IDriverBridge
         BitConverter.TryWriteBytes(input.AsSpan(8), (uint)name.Length);
         name.CopyTo(input.AsSpan(16));
         return ControlAsync(IoctlBindService, input, null, cancellationToken);
+    }
+
+    public async Task<BootFiltersResult> SetBootFiltersAsync(bool enabled, CancellationToken cancellationToken)
+    {
+        var reply = new byte[BootFilterMessages.ReplyBytes];
+        uint returned;
+        try
+        {
+            returned = await ControlAsync(IoctlSetBootFilters, BootFilterMessages.Request(enabled), reply, cancellationToken).ConfigureAwait(false);
+        }
+        catch (Win32Exception e) when (BootFilterMessages.Error(enabled, e.NativeErrorCode) is { } refused)
+        {
+            return refused;
+        }
+        return BootFilterMessages.Reply(enabled, reply, returned);
     }
 
     public Task<FirewallDecision> ExplainAsync(ConnectionQuery query, CancellationToken cancellationToken) =>

@@ -13,5 +13,7 @@ public static class FirewallMetrics
     public static readonly Counter<long> LevelSwitches = Meter.CreateCounter<long>("sieveq.fw.level_switches");
     public static readonly Counter<long> ImagesHashed = Meter.CreateCounter<long>("sieveq.fw.images_hashed");
     public static readonly Counter<long> Attestations = Meter.CreateCounter<long>("sieveq.fw.attestations");
+    /// <summary>Requests to store or remove the boot-time filters, tagged enabled and outcome (a BootFilterFailure name).</summary>
+    public static readonly Counter<long> BootFilterChanges = Meter.CreateCounter<long>("sieveq.fw.boot_filter_changes");
     public static readonly Histogram<double> LoadIndex = Meter.CreateHistogram<double>("sieveq.fw.load_index");
 }

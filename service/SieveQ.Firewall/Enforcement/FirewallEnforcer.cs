@@ -2,6 +2,7 @@ using SieveQ.Policy.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Firewall.Bridge;
+using SieveQ.Firewall.Diagnostics;
 using SieveQ.Firewall.Identity;
 using SieveQ.Firewall.Policy;
 using SieveQ.Firewall.QGuard;
@@ -29,6 +30,13 @@ public sealed class FirewallEnforcer : IAsyncDisposable
     private readonly Lock loopsGate = new();
     private ulong serial;
     private long pushes, rejected, levelSwitches, loopFailures;
+    private long bootFilterChanges, bootFilterFailures;
+
+    // What the driver last confirmed of the boot-time filters (null: nothing confirmed since start), and its last
+    // answer. Under pushGate.
+    private bool? bootFiltersInForce;
+    private BootFiltersResult? bootFiltersOutcome;
+    private long bootFiltersState = -1; // bootFiltersInForce for the counters, read outside pushGate
 
     // The driver mode of the policy the driver last accepted (DriverMode as a number); -1 until one is accepted.
     private long acceptedMode = -1;
@@ -81,9 +89,14 @@ public sealed class FirewallEnforcer : IAsyncDisposable
         Track(RunQGuardAsync(stop.Token));
     }
 
-    /// <summary>Maps, compiles and pushes one agent policy; a refused one leaves the running policy in force.</summary>
+    /// <summary>
+    /// Maps, compiles and pushes one agent policy; a refused one leaves the running policy in force. Then brings the
+    /// boot-time filters to the policy's setting when it differs from what the driver last confirmed; the outcome of
+    /// that is <see cref="BootFilters"/>, and a failure there does not fail the push.
+    /// </summary>
     public async Task<PolicyPushResult?> ApplyAsync(AgentPolicy agentPolicy, CancellationToken cancellationToken)
     {
+        ArgumentNullException.ThrowIfNull(agentPolicy);
         if (bridge is null)
         {
             return null;
@@ -91,33 +104,87 @@ public sealed class FirewallEnforcer : IAsyncDisposable
         await pushGate.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
-            byte[] blob;
-            try
-            {
-                blob = PolicyCompiler.Compile(AgentEndpointPolicy.From(agentPolicy, ++serial, options.AgentImagePath));
-            }
-            catch (PolicyException e)
-            {
-                Interlocked.Increment(ref rejected);
-                logger.LogError("The agent policy cannot be enforced by the driver; the previous one stays: {Error}", e.Message);
-                return new PolicyPushResult(false, -1, e.Message, 0);
-            }
-            var result = await bridge.PushPolicyAsync(blob, cancellationToken).ConfigureAwait(false);
-            Interlocked.Increment(ref result.Accepted ? ref pushes : ref rejected);
-            if (result.Accepted)
-            {
-                Interlocked.Exchange(ref acceptedMode, (long)agentPolicy.DriverMode);
-            }
-            // A new policy starts at its initial level; QGuard's view of the load has not changed.
-            if (result.Accepted && qguard is { Level: > 0 } q)
-            {
-                await bridge.SetLevelAsync(q.Level, cancellationToken).ConfigureAwait(false);
-            }
+            var result = await PushAsync(agentPolicy, cancellationToken).ConfigureAwait(false);
+            await ApplyBootFiltersAsync(agentPolicy.BootTimeFilters, cancellationToken).ConfigureAwait(false);
             return result;
         }
         finally
         {
             pushGate.Release();
+        }
+    }
+
+    /// <summary>The driver's last answer about the boot-time filters; null before the first request.</summary>
+    public BootFiltersResult? BootFilters => Volatile.Read(ref bootFiltersOutcome);
+
+    private async Task<PolicyPushResult> PushAsync(AgentPolicy agentPolicy, CancellationToken cancellationToken)
+    {
+        byte[] blob;
+        try
+        {
+            blob = PolicyCompiler.Compile(AgentEndpointPolicy.From(agentPolicy, ++serial, options.AgentImagePath));
+        }
+        catch (PolicyException e)
+        {
+            Interlocked.Increment(ref rejected);
+            logger.LogError("The agent policy cannot be enforced by the driver; the previous one stays: {Error}", e.Message);
+            return new PolicyPushResult(false, -1, e.Message, 0);
+        }
+        var result = await bridge!.PushPolicyAsync(blob, cancellationToken).ConfigureAwait(false);
+        Interlocked.Increment(ref result.Accepted ? ref pushes : ref rejected);
+        if (result.Accepted)
+        {
+            Interlocked.Exchange(ref acceptedMode, (long)agentPolicy.DriverMode);
+        }
+        // A new policy starts at its initial level; QGuard's view of the load has not changed.
+        if (result.Accepted && qguard is { Level: > 0 } q)
+        {
+            await bridge.SetLevelAsync(q.Level, cancellationToken).ConfigureAwait(false);
+        }
+        return result;
+    }
+
+    // Sent at start whatever the setting, so filters stored under an earlier policy are removed when the policy now
+    // says off; afterwards only when the setting differs from what the driver confirmed, so a failed change is tried
+    // again with the next policy the agent applies.
+    private async Task ApplyBootFiltersAsync(bool enabled, CancellationToken cancellationToken)
+    {
+        if (bootFiltersInForce == enabled)
+        {
+            return;
+        }
+        BootFiltersResult outcome;
+        try
+        {
+            outcome = await bridge!.SetBootFiltersAsync(enabled, cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is System.ComponentModel.Win32Exception or InvalidOperationException or IOException)
+        {
+            // The handle failing is reported like any other failed change: the policy push it follows stands.
+            outcome = new BootFiltersResult(enabled, BootFilterFailure.Refused, null, 0, $"{e.GetType().Name}: {e.Message}");
+        }
+        Volatile.Write(ref bootFiltersOutcome, outcome);
+        Interlocked.Increment(ref bootFilterChanges);
+        FirewallMetrics.BootFilterChanges.Add(1, new KeyValuePair<string, object?>("enabled", enabled),
+            new KeyValuePair<string, object?>("outcome", outcome.Failure.ToString()));
+        if (outcome.Succeeded)
+        {
+            bootFiltersInForce = enabled;
+            Interlocked.Exchange(ref bootFiltersState, enabled ? 1 : 0);
+            logger.LogInformation("Boot-time filters {State}: {Detail}", enabled ? "on" : "off", outcome.Message);
+        }
+        else if (!enabled && outcome.Failure is BootFilterFailure.NotSupportedByDriver)
+        {
+            // A driver that cannot store boot-time filters holds none: off is already the case.
+            bootFiltersInForce = false;
+            Interlocked.Exchange(ref bootFiltersState, 0);
+            logger.LogInformation("Boot-time filters off: {Detail}", outcome.Message);
+        }
+        else
+        {
+            Interlocked.Increment(ref bootFilterFailures);
+            logger.LogWarning("Boot-time filters not turned {State} ({Failure}): {Detail}; the rest of the policy is applied",
+                enabled ? "on" : "off", outcome.Failure, outcome.Message);
         }
     }
 
@@ -131,6 +198,10 @@ public sealed class FirewallEnforcer : IAsyncDisposable
             ["firewall.policy_rejected"] = Interlocked.Read(ref rejected),
             ["firewall.level_switches"] = Interlocked.Read(ref levelSwitches),
             ["firewall.loop_failures"] = Interlocked.Read(ref loopFailures),
+            ["firewall.boot_filter_changes"] = Interlocked.Read(ref bootFilterChanges),
+            ["firewall.boot_filter_failures"] = Interlocked.Read(ref bootFilterFailures),
+            // what the driver last confirmed: -1 nothing yet, 0 off, 1 on (a later failed change leaves it)
+            ["firewall.boot_filters"] = Interlocked.Read(ref bootFiltersState),
         };
         if (bridge is null || attestor is null)
         {
