@@ -469,7 +469,7 @@ t_setup_cli() {
     out="$(timeout 60 wine64 'C:\sieveq-setup.exe' recovery 2>&1 | tr -d '\r')"; rc=${PIPESTATUS[0]}
     [[ $rc == 87 ]] || { echo "recovery without a service: exit $rc"; return 1; }
     out="$(timeout 60 wine64 'C:\sieveq-setup.exe' driver-install 'C:\no\such.inf' 2>&1 | tr -d '\r')"; rc=${PIPESTATUS[0]}
-    [[ $rc != 0 ]] && grep -q 'finding the INF failed (error 2)' <<<"$out" || { echo "a missing INF: exit $rc, '$out'"; return 1; }
+    [[ $rc != 0 ]] && grep -q 'finding the INF failed (error [23])' <<<"$out" || { echo "a missing INF: exit $rc, '$out'"; return 1; }
     out="$(timeout 60 wine64 'C:\sieveq-setup.exe' lock-folder 'C:\' 2>&1 | tr -d '\r')"; rc=${PIPESTATUS[0]}
     [[ $rc != 0 ]] && grep -q "locking a drive's root" <<<"$out" || { echo "a drive's root: exit $rc, '$out'"; return 1; }
     out="$(timeout 60 wine64 'C:\sieveq-setup.exe' lock-folder 'C:\no\such\folder' 2>&1 | tr -d '\r')"; rc=${PIPESTATUS[0]}
@@ -809,8 +809,9 @@ failing_msi="$tmp/SieveQ-fails-late.msi"
 t_rollback() {
     local rc line
     cp "$msi" "$failing_msi"
-    msibuild "$failing_msi" -q "INSERT INTO \`CustomAction\` (\`Action\`, \`Type\`, \`Source\`, \`Target\`) VALUES ('TestFailsLate', 3074, 'SieveQSetup', 'no-such-command')" \
-        && msibuild "$failing_msi" -q "INSERT INTO \`InstallExecuteSequence\` (\`Action\`, \`Sequence\`) VALUES ('TestFailsLate', 6590)" \
+    # (in $tmp: msibuild leaves a Binary/ folder of the package's streams in its working folder)
+    (cd "$tmp" && msibuild "$failing_msi" -q "INSERT INTO \`CustomAction\` (\`Action\`, \`Type\`, \`Source\`, \`Target\`) VALUES ('TestFailsLate', 3074, 'SieveQSetup', 'no-such-command')" \
+        && msibuild "$failing_msi" -q "INSERT INTO \`InstallExecuteSequence\` (\`Action\`, \`Sequence\`) VALUES ('TestFailsLate', 6590)") \
         || { echo "msibuild could not make the failing copy"; return 1; }
     : >"$standin_log"
     msiexec_run /i "$failing_msi" install-g.log ADDLOCAL=Driver
