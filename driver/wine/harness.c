@@ -769,6 +769,8 @@ static int log_lines(int *leaky, int *bad_counts, char *last, size_t last_cap)
 
 /* the per-packet transport path: its own file */
 #include "harness_shaper.c"
+/* the IPv6 classifies, on harness_shaper.c's replica and requests */
+#include "harness_v6.c"
 
 static void loop(int cycles)
 {
@@ -914,6 +916,7 @@ int main(int argc, char **argv)
     etw_checks(h, etw_check);
     service_checks(h);
     reauth_checks(h);
+    v6_checks(h); /* before shaper_checks: it leaves packets deferred for the unload */
     shaper_checks(h);
     cleanup_check(h);
 done:

@@ -134,13 +134,13 @@ static int wait_injections(HANDLE h, uint32_t want)
 
 /* What the driver should answer packet by packet, from the replica's
  * decisions and the class queue's bound; returns the mismatches. */
-static uint32_t compare_burst(const sq_packets_out *po, uint32_t count, uint32_t first_len, uint32_t *queued,
-                              uint32_t counts_out[3])
+static uint32_t compare_burst(uint64_t flow, const sq_packets_out *po, uint32_t count, uint32_t first_len,
+                              uint32_t *queued, uint32_t counts_out[3])
 {
     uint32_t mismatches = 0;
     for (uint32_t i = 0; i < count; i++) {
         sqfw_decision d;
-        sqfw_packet(replica, BULK_FLOW, first_len + i, replica_now, &d);
+        sqfw_packet(replica, flow, first_len + i, replica_now, &d);
         uint8_t want = SQ_OUT_BLOCK;
         if (d.verdict == SQFW_ALLOW) {
             want = SQ_OUT_PERMIT;
@@ -161,11 +161,11 @@ static uint32_t compare_burst(const sq_packets_out *po, uint32_t count, uint32_t
 }
 
 /* The replica's queue drained under a fast class: every retry permitted. */
-static void replica_drain(uint32_t *queued, const uint32_t *lens, uint32_t n)
+static void replica_drain(uint64_t flow, uint32_t *queued, const uint32_t *lens, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
         sqfw_decision d;
-        sqfw_packet_retry(replica, BULK_FLOW, lens[i], replica_now, &d);
+        sqfw_packet_retry(replica, flow, lens[i], replica_now, &d);
     }
     *queued = 0;
 }
@@ -225,7 +225,7 @@ static void shaper_checks(HANDLE h)
            (double)po.elapsed_ns / 1e6);
     CHECK("every packet of the burst classified", po.count == n);
     uint32_t queued = 0, tally[3] = {0, 0, 0};
-    uint32_t mismatches = compare_burst(&po, n, first, &queued, tally);
+    uint32_t mismatches = compare_burst(BULK_FLOW, &po, n, first, &queued, tally);
     CHECK("each packet's decision is the core's (permit / absorbed and queued / dropped)", mismatches == 0);
     uint32_t got[3] = {0, 0, 0};
     for (uint32_t i = 0; i < po.count; i++)
@@ -267,7 +267,7 @@ static void shaper_checks(HANDLE h)
     for (uint32_t i = 0; i < QUEUE_BOUND; i++)
         lens[i] = first + SLOW_BURST + i;
     CHECK("fast policy pushed (the queue drains)", install_both(h, 78, 100000, 1000));
-    replica_drain(&queued, lens, QUEUE_BOUND);
+    replica_drain(BULK_FLOW, &queued, lens, QUEUE_BOUND);
     CHECK("all 256 deferred packets re-injected", wait_injections(h, before_self + QUEUE_BOUND) && seen_lost == 0);
     uint32_t in_order = 0, well_sent = 0;
     for (uint32_t i = 0; i < QUEUE_BOUND && before_self + i < n_seen; i++) {
@@ -299,8 +299,8 @@ static void shaper_checks(HANDLE h)
     po = send_packets(h, &ii);
     memset(tally, 0, sizeof tally);
     CHECK("inbound burst: each decision the core's (8 permitted, 4 deferred)",
-          po.count == n_in && compare_burst(&po, n_in, first_in, &queued, tally) == 0 && tally[0] == SLOW_BURST &&
-              tally[1] == 4);
+          po.count == n_in && compare_burst(BULK_FLOW, &po, n_in, first_in, &queued, tally) == 0 &&
+              tally[0] == SLOW_BURST && tally[1] == 4);
     CHECK("inbound originals put back where they came (the clone was moved, not the packet)", po.moved == 0);
     sqfw_stats s3 = stats(h);
     sq_counts c4 = counts(h);
@@ -323,7 +323,7 @@ static void shaper_checks(HANDLE h)
           nco.count == 1 && nco.result[0] == SQ_OUT_PERMIT);
     CHECK("fast policy: the inbound queue drains", install_both(h, 80, 100000, 1000));
     uint32_t in_lens[4] = {first_in + 8, first_in + 9, first_in + 10, first_in + 11};
-    replica_drain(&queued, in_lens, 4);
+    replica_drain(BULK_FLOW, &queued, in_lens, 4);
     CHECK("4 receive-injections", wait_injections(h, 4) && n_seen == 4);
     uint32_t well_recv = 0;
     for (uint32_t i = 0; i < n_seen && i < 4; i++) {
@@ -346,8 +346,12 @@ static void shaper_checks(HANDLE h)
     CHECK("20 packets left deferred for the unload", left == 20);
 }
 
-/* One load whose unload finds packets deferred: every clone freed, every
- * pool block and flow context returned. */
+/* harness_v6.c */
+static int v6_install(HANDLE h, uint64_t serial, uint32_t rate, uint32_t burst);
+static uint32_t v6_defer_for_unload(HANDLE h);
+
+/* One load whose unload finds packets deferred, of a v4 and a v6 flow: every
+ * clone freed, every pool block and flow context returned. */
 static void shaper_unload_check(SC_HANDLE svc)
 {
     char last[512] = "";
@@ -357,7 +361,7 @@ static void shaper_unload_check(SC_HANDLE svc)
     if (!started)
         return;
     HANDLE h = open_device();
-    uint32_t left = 0;
+    uint32_t left = 0, left6 = 0;
     uint64_t clones = 0;
     if (h != INVALID_HANDLE_VALUE) {
         sqfw_limits lim;
@@ -367,7 +371,7 @@ static void shaper_unload_check(SC_HANDLE svc)
         size_t size = sqfw_engine_size(&lim);
         void *mem = malloc(size);
         sqfw_engine_init(mem, size, &lim, &replica);
-        install_both(h, 90, SLOW_RATE, SLOW_BURST);
+        v6_install(h, 90, SLOW_RATE, SLOW_BURST); /* the bulk rule and the v6 ones */
         sq_classify_in ci;
         memset(&ci, 0, sizeof ci);
         ci.callout = SQ_C_FLOW_V4, ci.layer_id = 52, ci.protocol = 6, ci.local_addr = 0x0A000005u;
@@ -386,6 +390,7 @@ static void shaper_unload_check(SC_HANDLE svc)
             left += po.result[i] == SQ_OUT_ABSORB;
         for (uint32_t i = 0; i < pio.count; i++)
             left += pio.result[i] == SQ_OUT_ABSORB;
+        left6 = v6_defer_for_unload(h);
         clones = counts(h).clones;
         CloseHandle(h);
         free(mem);
@@ -398,8 +403,11 @@ static void shaper_unload_check(SC_HANDLE svc)
     int after = log_lines(&leaky, &bad, last, sizeof last);
     char want[64];
     snprintf(want, sizeof want, " clones=%llu/%llu ", (unsigned long long)clones, (unsigned long long)clones);
-    printf("  unload with %u packets deferred: %s", left, last);
-    CHECK("shaper cycle: 40 packets (30 outbound, 10 inbound) deferred at unload", left == 40 && clones == 40);
-    CHECK("shaper cycle: the unload freed every deferred clone, flow context and pool block (leak=0)",
-          after == before + 1 && leaky == 0 && strstr(last, want) && strstr(last, "flows=2/2"));
+    printf("  unload with %u v4 and %u v6 packets deferred: %s", left, left6, last);
+    CHECK("shaper cycle: 40 v4 packets (30 outbound, 10 inbound) deferred at unload", left == 40);
+    CHECK("shaper cycle: 26 v6 packets (20 outbound, 6 inbound) deferred behind them", left6 == 26 &&
+                                                                                         clones == 66);
+    CHECK("shaper cycle: the unload freed every deferred clone, both flows' contexts (v4 and v6 layers) and every "
+          "pool block (leak=0)",
+          after == before + 1 && leaky == 0 && strstr(last, want) && strstr(last, "flows=4/4"));
 }

@@ -489,14 +489,35 @@ static void set_u32(FWPS_INCOMING_VALUE0 *v, UINT32 i, UINT32 x)
 }
 
 /* Per-layer positions, written as the documented numbers (fwpsk.h
- * enumerations), independent of the driver's own table. */
+ * FWPS_FIELDS_ALE_*_V4/_V6 enumerations, each _V6 row read from its own
+ * page: they equal the _V4 ones), independent of the driver's own table.
+ * 0xFF: the layer has no such field. */
+typedef struct ale_field_row {
+    UINT32 layer;
+    UINT8 v6, local, local_port, protocol, remote, remote_port, flags, direction, if_index, sub_if_index;
+} ale_field_row;
+static const ale_field_row ale_fields[] = {
+    {48 /* ALE_AUTH_CONNECT_V4 */, 0, 2, 4, 5, 6, 7, 12, 0xFF, 0xFF, 0xFF},
+    {50 /* ALE_AUTH_CONNECT_V6 */, 1, 2, 4, 5, 6, 7, 12, 0xFF, 0xFF, 0xFF},
+    {44 /* ALE_AUTH_RECV_ACCEPT_V4 */, 0, 2, 4, 5, 6, 7, 11, 0xFF, 16, 17},
+    {46 /* ALE_AUTH_RECV_ACCEPT_V6 */, 1, 2, 4, 5, 6, 7, 11, 0xFF, 16, 17},
+    {52 /* ALE_FLOW_ESTABLISHED_V4 */, 0, 2, 4, 5, 6, 7, 15, 12, 0xFF, 0xFF},
+    {54 /* ALE_FLOW_ESTABLISHED_V6 */, 1, 2, 4, 5, 6, 7, 15, 12, 0xFF, 0xFF},
+};
+
 static NTSTATUS run_classify(const sq_classify_in *ci, sq_classify_out *co)
 {
     if (ci->callout >= n_callouts || ci->path_bytes > sizeof ci->path)
         return STATUS_INVALID_PARAMETER;
+    UINT32 row = 0;
+    while (row < sizeof ale_fields / sizeof ale_fields[0] && ale_fields[row].layer != ci->layer_id)
+        row++;
+    if (row == sizeof ale_fields / sizeof ale_fields[0])
+        return STATUS_INVALID_PARAMETER;
     static FWPS_INCOMING_VALUE0 vals[48];
     static FWP_BYTE_BLOB path;
     static UINT16 path_buf[261];
+    static FWP_BYTE_ARRAY16 a6[2]; /* local, remote: WFP passes v6 addresses by pointer */
     RtlZeroMemory(vals, sizeof vals);
     RtlCopyMemory(path_buf, ci->path, ci->path_bytes);
     path_buf[ci->path_bytes / 2] = 0;
@@ -507,33 +528,24 @@ static NTSTATUS run_classify(const sq_classify_in *ci, sq_classify_out *co)
     in.valueCount = 40;
     in.incomingValue = vals;
     UINT32 flags = ci->reauth ? FWP_CONDITION_FLAG_IS_REAUTHORIZE : 0;
-    switch (ci->layer_id) {
-    case 48: /* ALE_AUTH_CONNECT_V4 */
-        set_u32(vals, 2, ci->local_addr), set_u16(vals, 4, ci->local_port), set_u8(vals, 5, ci->protocol);
-        set_u32(vals, 6, ci->remote_addr), set_u16(vals, 7, ci->remote_port), set_u32(vals, 12, flags);
-        break;
-    case 44: /* ALE_AUTH_RECV_ACCEPT_V4 */
-        set_u32(vals, 2, ci->local_addr), set_u16(vals, 4, ci->local_port), set_u8(vals, 5, ci->protocol);
-        set_u32(vals, 6, ci->remote_addr), set_u16(vals, 7, ci->remote_port), set_u32(vals, 11, flags);
-        set_u32(vals, 16, ci->if_index), set_u32(vals, 17, ci->sub_if_index);
-        break;
-    case 52: /* ALE_FLOW_ESTABLISHED_V4 */
-        set_u32(vals, 2, ci->local_addr), set_u16(vals, 4, ci->local_port), set_u8(vals, 5, ci->protocol);
-        set_u32(vals, 6, ci->remote_addr), set_u16(vals, 7, ci->remote_port), set_u32(vals, 12, ci->direction);
-        set_u32(vals, 15, flags);
-        break;
-    case 12: /* INBOUND_TRANSPORT_V4 */
-        set_u8(vals, 0, ci->protocol), set_u32(vals, 1, ci->local_addr), set_u32(vals, 2, ci->remote_addr);
-        set_u16(vals, 3, ci->local_port), set_u16(vals, 4, ci->remote_port);
-        set_u32(vals, 7, ci->if_index), set_u32(vals, 8, ci->sub_if_index);
-        break;
-    case 14: /* OUTBOUND_TRANSPORT_V4 */
-        set_u8(vals, 0, ci->protocol), set_u32(vals, 1, ci->local_addr), set_u32(vals, 3, ci->remote_addr);
-        set_u16(vals, 4, ci->local_port), set_u16(vals, 5, ci->remote_port);
-        break;
-    default:
-        return STATUS_INVALID_PARAMETER;
+    const ale_field_row *f = &ale_fields[row];
+    if (f->v6) {
+        RtlCopyMemory(a6[0].byteArray16, ci->local_addr6, 16);
+        RtlCopyMemory(a6[1].byteArray16, ci->remote_addr6, 16);
+        vals[f->local].value.type = FWP_BYTE_ARRAY16_TYPE;
+        vals[f->local].value.byteArray16 = &a6[0];
+        vals[f->remote].value.type = FWP_BYTE_ARRAY16_TYPE;
+        vals[f->remote].value.byteArray16 = &a6[1];
+    } else {
+        set_u32(vals, f->local, ci->local_addr);
+        set_u32(vals, f->remote, ci->remote_addr);
     }
+    set_u16(vals, f->local_port, ci->local_port), set_u8(vals, f->protocol, ci->protocol);
+    set_u16(vals, f->remote_port, ci->remote_port), set_u32(vals, f->flags, flags);
+    if (f->direction != 0xFF)
+        set_u32(vals, f->direction, ci->direction);
+    if (f->if_index != 0xFF)
+        set_u32(vals, f->if_index, ci->if_index), set_u32(vals, f->sub_if_index, ci->sub_if_index);
     static UINT32 next_completion = 0x5000;
     FWPS_INCOMING_METADATA_VALUES0 meta;
     RtlZeroMemory(&meta, sizeof meta);
@@ -549,6 +561,10 @@ static NTSTATUS run_classify(const sq_classify_in *ci, sq_classify_out *co)
     if (ci->flow_handle) {
         meta.currentMetadataValues |= FWPS_METADATA_FIELD_FLOW_HANDLE;
         meta.flowHandle = ci->flow_handle;
+    }
+    if (ci->scope_id) {
+        meta.currentMetadataValues |= FWPS_METADATA_FIELD_REMOTE_SCOPE_ID;
+        meta.remoteScopeId = ci->scope_id;
     }
     /* a packet positioned where the stack leaves it: past IP and transport headers */
     fake_nbl *pkt = ci->with_packet ? new_nbl(128, 64) : NULL;
@@ -587,8 +603,10 @@ static NTSTATUS NTAPI hook_ioctl(PDEVICE_OBJECT dev, PIRP irp)
         sq_classify_in ci;
         sq_classify_out co;
         st = STATUS_INVALID_PARAMETER;
-        if (in_len >= sizeof ci && out_len >= sizeof co) {
-            RtlCopyMemory(&ci, buf, sizeof ci);
+        /* the v6 tail is optional: the bridge check (C#) writes the v4 request only */
+        if (in_len >= offsetof(sq_classify_in, local_addr6) && out_len >= sizeof co) {
+            RtlZeroMemory(&ci, sizeof ci);
+            RtlCopyMemory(&ci, buf, in_len < sizeof ci ? in_len : sizeof ci);
             RtlZeroMemory(&co, sizeof co);
             st = run_classify(&ci, &co);
             if (NT_SUCCESS(st)) {

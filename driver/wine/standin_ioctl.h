@@ -24,6 +24,16 @@ typedef struct sq_process_in {
 
 /* Registration-order index of each callout (the driver's C_* order). */
 enum { SQ_C_CONNECT_V4 = 0, SQ_C_ACCEPT_V4 = 2, SQ_C_FLOW_V4 = 4, SQ_C_OUT_V4 = 6, SQ_C_IN_V4 = 8 };
+enum { SQ_C_CONNECT_V6 = 1, SQ_C_ACCEPT_V6 = 3, SQ_C_FLOW_V6 = 5 };
+
+/* sq_classify_in.layer_id: the ALE layers the request serves (FWPS_BUILTIN_LAYERS);
+ * the transport layers go through IOCTL_STANDIN_PACKETS (standin_shaper_ioctl.h) */
+#define SQ_LAYER_ACCEPT_V4 44u
+#define SQ_LAYER_ACCEPT_V6 46u
+#define SQ_LAYER_CONNECT_V4 48u
+#define SQ_LAYER_CONNECT_V6 50u
+#define SQ_LAYER_FLOW_V4 52u
+#define SQ_LAYER_FLOW_V6 54u
 
 typedef struct sq_classify_in {
     uint32_t callout;
@@ -42,6 +52,11 @@ typedef struct sq_classify_in {
     uint32_t direction;    /* flow established: FWP_DIRECTION_* */
     uint32_t path_bytes;   /* UTF-16LE image path */
     uint16_t path[260];
+    /* the _V6 layers: FWP_BYTE_ARRAY16_TYPE addresses, network order as WFP gives them;
+     * local_addr/remote_addr are not used there */
+    uint8_t local_addr6[16], remote_addr6[16];
+    uint32_t scope_id;     /* not 0: FWPS_METADATA_FIELD_REMOTE_SCOPE_ID with this value */
+    uint32_t pad;
 } sq_classify_in;
 
 typedef struct sq_classify_out {

@@ -155,6 +155,10 @@ static NTSTATUS run_packets(const sq_packets_in *pi, sq_packets_out *po)
         meta.currentMetadataValues |= FWPS_METADATA_FIELD_TRANSPORT_ENDPOINT_HANDLE;
         meta.transportEndpointHandle = pi->endpoint;
     }
+    if (pi->scope_id) {
+        meta.currentMetadataValues |= FWPS_METADATA_FIELD_REMOTE_SCOPE_ID;
+        meta.remoteScopeId = pi->scope_id;
+    }
     meta.flowHandle = pi->flow_handle;
     meta.compartmentId = pi->compartment;
     meta.ipHeaderSize = pi->ip_header_size;

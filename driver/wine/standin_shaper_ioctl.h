@@ -35,10 +35,12 @@ typedef struct sq_packets_in {
     uint16_t local_port, remote_port;
     uint8_t pad[2];
     uint32_t local_addr, remote_addr; /* IPv4, host order as WFP gives them */
-    uint8_t local_addr6[16], remote_addr6[16];
+    uint8_t local_addr6[16], remote_addr6[16]; /* layers 14 and 18: network order, FWP_BYTE_ARRAY16_TYPE */
     uint32_t if_index, sub_if_index, compartment;
     uint32_t ip_header_size, transport_header_size;
     uint64_t endpoint;             /* FWPS_METADATA_FIELD_TRANSPORT_ENDPOINT_HANDLE when not 0 */
+    uint32_t scope_id;             /* FWPS_METADATA_FIELD_REMOTE_SCOPE_ID when not 0 (a v6 link-local peer) */
+    uint32_t pad2;
 } sq_packets_in;
 
 #define SQ_OUT_PERMIT 1u
