@@ -280,7 +280,8 @@ t_custom_actions() {
         grep -qxF "$row" "$tables/CustomAction" || { echo "no CustomAction row '$row'"; return 1; }
     done
     declare -A at=()
-    while IFS=$'\t' read -r a _ seq; do at[$a]=$seq; done <"$tables/InstallExecuteSequence"
+    # (awk: read would merge the empty condition's two tabs into one separator)
+    while read -r a seq; do at[$a]=$seq; done < <(awk -F'\t' '{ print $1, $3 }' "$tables/InstallExecuteSequence")
     for a in InstallInitialize RemoveFiles CreateFolders InstallFiles InstallServices InstallFinalize DriverRemoveRollback \
              DriverRemove LockDataFolders DriverInstallRollback DriverInstall ServiceRecovery; do
         [[ -n "${at[$a]:-}" ]] || { echo "$a not in InstallExecuteSequence"; return 1; }
