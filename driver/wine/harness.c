@@ -832,6 +832,29 @@ static void loop(int cycles)
                                                                   strstr(last, "bfe=1/1") && strstr(last, "engine=2/2"));
     after = after_bfe;
 
+    /* a kernel without the ETW routines (MmGetSystemRoutineAddress finds
+     * none): the driver runs untraced, takes policies, and unloads clean */
+    flag = fopen("C:\\sqfw-etw-absent", "wb");
+    if (flag)
+        fclose(flag);
+    started = StartServiceW(svc, 0, NULL) && svc_wait(svc, SERVICE_RUNNING);
+    CHECK("the driver loads without the kernel's ETW routines", started);
+    HANDLE he = started ? open_device() : INVALID_HANDLE_VALUE;
+    sqfw_set_policy_out eres;
+    CHECK("untraced, it takes a policy", he != INVALID_HANDLE_VALUE && push(he, blob_ws, len_ws, &eres) == 0 &&
+                                             eres.status == SQFW_OK);
+    if (he != INVALID_HANDLE_VALUE)
+        CloseHandle(he);
+    ControlService(svc, SERVICE_CONTROL_STOP, &sst);
+    svc_wait(svc, SERVICE_STOPPED);
+    DeleteFileA("C:\\sqfw-etw-absent");
+    Sleep(200);
+    int after_etw = log_lines(&leaky, &bad, last, sizeof last);
+    CHECK("that unload balanced, no ETW registration made (etw=0/0)", after_etw == after + 1 && leaky == 0 &&
+                                                                           strstr(last, " etw=0/0 (absent) ") &&
+                                                                           strstr(last, "registered=10 unregistered=10"));
+    after = after_etw;
+
     int ok_cycles = 0;
     DWORD t0 = GetTickCount();
     const char *failed_step = NULL;
