@@ -363,25 +363,32 @@ TEST(engine_levels_drop_classes_and_cap_rates)
     fx_close(&f);
 }
 
+/* A flow of curl's whose class has spent its packet burst: the next packet
+ * is deferred (d). Returns the class's index in the policy, -1 if absent. */
+static int flow_with_spent_class(fx_engine *f, uint64_t flow_id, sqfw_decision *d)
+{
+    open_policy(f, 1);
+    sqfw_request r = fx_req(CURL, SQFW_DIR_OUTBOUND, 6, "1.2.3.4", 443);
+    fx_user(&r, SID);
+    CHECK_EQ(sqfw_flow_established(f->e, flow_id, &r, 0), SQFW_OK);
+    for (int i = 0; i < 100; i++) /* class 2's packet burst */
+        sqfw_packet(f->e, flow_id, 1000, 1, d);
+    sqfw_packet(f->e, flow_id, 1000, 1, d);
+    CHECK_EQ(d->verdict, SQFW_DEFER);
+    for (uint32_t i = 0; i < f->e->pol->n_class; i++)
+        if (f->e->pol->cls[i].id == d->class_id)
+            return (int)i;
+    return -1;
+}
+
 /* The shaper asks again for each queued packet until its class has tokens;
  * each such retry used to count as a new arrival, inflating the demand
  * QGuard's max-min allocation sees. */
 TEST(engine_packet_retries_are_not_new_arrivals)
 {
     fx_engine f;
-    open_policy(&f, 1);
-    sqfw_request r = fx_req(CURL, SQFW_DIR_OUTBOUND, 6, "1.2.3.4", 443);
-    fx_user(&r, SID);
-    CHECK_EQ(sqfw_flow_established(f.e, 78, &r, 0), SQFW_OK);
     sqfw_decision d;
-    for (int i = 0; i < 100; i++) /* class 2's packet burst */
-        sqfw_packet(f.e, 78, 1000, 1, &d);
-    sqfw_packet(f.e, 78, 1000, 1, &d);
-    CHECK_EQ(d.verdict, SQFW_DEFER);
-    int ci = -1;
-    for (uint32_t i = 0; i < f.e->pol->n_class; i++)
-        if (f.e->pol->cls[i].id == d.class_id)
-            ci = (int)i;
+    int ci = flow_with_spent_class(&f, 78, &d);
     CHECK(ci >= 0);
     if (ci < 0)
         return;
@@ -410,20 +417,9 @@ TEST(engine_packet_retries_are_not_new_arrivals)
 TEST(engine_packet_behind_a_queue_is_deferred_whatever_the_tokens)
 {
     fx_engine f;
-    open_policy(&f, 1);
-    sqfw_request r = fx_req(CURL, SQFW_DIR_OUTBOUND, 6, "1.2.3.4", 443);
-    fx_user(&r, SID);
-    CHECK_EQ(sqfw_flow_established(f.e, 80, &r, 0), SQFW_OK);
     sqfw_decision d;
-    for (int i = 0; i < 100; i++) /* class 2's packet burst */
-        sqfw_packet(f.e, 80, 1000, 1, &d);
-    sqfw_packet(f.e, 80, 1000, 1, &d);
-    CHECK_EQ(d.verdict, SQFW_DEFER);
+    int ci = flow_with_spent_class(&f, 80, &d);
     uint64_t later = 1 + d.wait_ns; /* one token back */
-    int ci = -1;
-    for (uint32_t i = 0; i < f.e->pol->n_class; i++)
-        if (f.e->pol->cls[i].id == d.class_id)
-            ci = (int)i;
     CHECK(ci >= 0);
     if (ci < 0)
         return;
