@@ -82,6 +82,9 @@ internal sealed partial class Checks(string blobDir)
 
     public async Task RunAsync()
     {
+        // The agent's named pipe and caller check (AgentPipeChecks.cs): no driver needed, so first.
+        await AgentPipeAsync().ConfigureAwait(false);
+
         // Another interface version is refused with a message that says what to do; the handle goes with it.
         await CheckAsync("a bridge of interface version 4 is refused, naming both versions", () =>
         {
