@@ -29,7 +29,7 @@ internal sealed partial class Checks
     private const string OtherAgentSid = "S-1-5-21-1111111111-2222222222-3333333333-1001";
     private const string OtherAllowedSid = "S-1-5-21-1111111111-2222222222-3333333333-1002";
 
-    private async Task AgentPipeAsync()
+    public async Task AgentPipeAsync()
     {
         string ownSid;
         using (var identity = WindowsIdentity.GetCurrent())
