@@ -41,6 +41,11 @@ public sealed record AgentEntry
     public IReadOnlyList<int> Receivers { get; init; } = [];
     /// <summary>Unix user ids allowed to use the socket (empty: only the agent's own user).</summary>
     public IReadOnlyList<int> AllowedUids { get; init; } = [];
+    /// <summary>
+    /// Windows user SIDs (S-1-5-21-...) allowed to use the named pipe besides the agent's own user and LocalSystem
+    /// (empty: only those two). Checked at load (<see cref="WindowsSid"/>); compared in canonical form.
+    /// </summary>
+    public IReadOnlyList<string> AllowedSids { get; init; } = [];
 }
 
 public sealed record RouteEntry
@@ -124,6 +129,16 @@ public sealed record DeploymentConfig
         if (Agents.Select(a => a.Name).Distinct(StringComparer.Ordinal).Count() != Agents.Count)
         {
             throw new DeploymentException("agent names must be unique");
+        }
+        foreach (var agent in Agents)
+        {
+            foreach (var sid in agent.AllowedSids ?? [])
+            {
+                if (!WindowsSid.TryCanonicalize(sid, out _))
+                {
+                    throw new DeploymentException($"agent '{agent.Name}': allowedSids entry \"{sid}\" is not a Windows SID (S-1-<authority>-<subauthority>..., 1 to 15 subauthorities)");
+                }
+            }
         }
         if (Routes.Any(r => r.MaxBytes is < 0 or > SieveQ.Sieve.Envelope.EnvelopeLimits.MaxDataBytes))
         {

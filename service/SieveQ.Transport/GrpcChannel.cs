@@ -109,6 +109,27 @@ public sealed class GrpcChannel : IDisposable
         return new GrpcChannel(new Uri("http://localhost"), handler, maxMessageBytes);
     }
 
+    /// <summary>A channel to a server listening on a local named pipe (the agent's endpoint on Windows), HTTP/2 with prior knowledge.</summary>
+    public static GrpcChannel ForNamedPipe(string pipeName, int maxMessageBytes = GrpcFraming.DefaultMaxMessageBytes)
+    {
+        var handler = NewHandler();
+        handler.ConnectCallback = async (_, ct) =>
+        {
+            var pipe = new System.IO.Pipes.NamedPipeClientStream(".", pipeName, System.IO.Pipes.PipeDirection.InOut, System.IO.Pipes.PipeOptions.Asynchronous);
+            try
+            {
+                await pipe.ConnectAsync(ct).ConfigureAwait(false);
+                return pipe;
+            }
+            catch
+            {
+                await pipe.DisposeAsync().ConfigureAwait(false);
+                throw;
+            }
+        };
+        return new GrpcChannel(new Uri("http://localhost"), handler, maxMessageBytes);
+    }
+
     private static SocketsHttpHandler NewHandler() => new()
     {
         EnableMultipleHttp2Connections = true,

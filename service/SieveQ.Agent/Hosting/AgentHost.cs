@@ -21,7 +21,7 @@ namespace SieveQ.Agent.Hosting;
 
 /// <summary>
 /// The agent process's core: serves sieveq.v1.Agent on a Unix socket (HTTP/2 only; a named pipe on
-/// Windows) to local applications, identified by the kernel's peer credentials, and hosts the
+/// Windows) to local applications, identified by the kernel's peer credentials (the pipe client's process and SID on Windows), and hosts the
 /// sender-SQs and post-SQs of the identities its deployment entry lists, each created on first use.
 /// Ready once <see cref="StartAsync"/> returns: `sieveq agent` runs it in the generic host, which tells systemd
 /// (READY=1, STOPPING=1, the watchdog) or the Windows service control manager.
@@ -73,7 +73,7 @@ public sealed class AgentHost : IAsyncDisposable
         var peers = new ConnectedPeers(log);
         var firewall = options.Firewall is null ? null : StartFirewall(options.Firewall, options.Policy, peers, senders, receivers, logs);
         var ruleSets = options.Policy is null ? null : FollowRuleSets(ctx.Config, options.Policy, options.RuleSetPollInterval, logs);
-        var agent = new AgentCallContext(entry, new CallerPolicy(entry, PeerCredentials.CurrentUid()), peers, senders, receivers, log) { Firewall = firewall, RuleSets = ruleSets };
+        var agent = new AgentCallContext(entry, new CallerPolicy(entry, PeerCredentials.CurrentUid(), OperatingSystem.IsWindows() ? NamedPipeCaller.CurrentUserSid() : null), peers, senders, receivers, log) { Firewall = firewall, RuleSets = ruleSets };
 
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
@@ -84,8 +84,11 @@ public sealed class AgentHost : IAsyncDisposable
             k.AddServerHeader = false;
             if (OperatingSystem.IsWindows())
             {
-                // Compiled everywhere, run on Windows only; caller identity is not read there (see README).
-                k.ListenNamedPipe(endpoint, o => o.Protocols = HttpProtocols.Http2);
+                k.ListenNamedPipe(endpoint, o =>
+                {
+                    o.Protocols = HttpProtocols.Http2;
+                    o.Use(peers.Middleware);
+                });
             }
             else
             {

@@ -4,29 +4,49 @@ using SieveQ.Transport;
 namespace SieveQ.Agent.Identity;
 
 /// <summary>
-/// Who may use the agent, and as which identities: callers running as the agent's own user or a user
-/// listed in the deployment's <see cref="AgentEntry.AllowedUids"/>; senders and receivers this agent
-/// hosts. Refusals are PermissionDenied and name the caller, so an operator can tell who tried.
+/// Who may use the agent, and as which identities. On a Unix socket: callers running as the agent's own user or a
+/// user listed in the deployment's <see cref="AgentEntry.AllowedUids"/>. On the Windows named pipe: callers whose
+/// user SID is the agent's own, LocalSystem (<see cref="WindowsSid.LocalSystem"/>), or listed in
+/// <see cref="AgentEntry.AllowedSids"/>. A caller the OS did not identify is refused everywhere. Then, senders and
+/// receivers this agent hosts. Refusals are PermissionDenied and name the caller, so an operator can tell who tried.
 /// </summary>
 internal sealed class CallerPolicy
 {
     private readonly AgentEntry _entry;
     private readonly int? _ownUid;
+    private readonly HashSet<string> _allowedSids = new(StringComparer.Ordinal);
 
-    public CallerPolicy(AgentEntry entry, int? ownUid)
+    /// <param name="entry">The agent's deployment entry (its allow-lists, already validated at load).</param>
+    /// <param name="ownUid">The agent's effective uid (Linux); null where there is none.</param>
+    /// <param name="ownSid">The agent's user SID (Windows); null where there is none.</param>
+    public CallerPolicy(AgentEntry entry, int? ownUid, string? ownSid)
     {
+        ArgumentNullException.ThrowIfNull(entry);
         _entry = entry;
         _ownUid = ownUid;
+        _allowedSids.Add(WindowsSid.LocalSystem);
+        foreach (var sid in (ownSid is null ? [] : new[] { ownSid }).Concat(entry.AllowedSids))
+        {
+            // Validated when the deployment was loaded; a SID that is not one matches no caller.
+            if (WindowsSid.TryCanonicalize(sid, out var canonical))
+            {
+                _allowedSids.Add(canonical);
+            }
+        }
     }
 
-    /// <summary>Refuses a caller whose user is not allowed; a caller of unknown identity only where the OS gives none (Windows).</summary>
+    /// <summary>Refuses a caller of unknown identity, and one whose user is not allowed.</summary>
     public void EnsureAllowed(PeerCredentials? caller)
     {
         if (caller is null)
         {
-            if (OperatingSystem.IsLinux())
+            throw new GrpcCallException(GrpcStatusCode.PermissionDenied, $"caller identity unknown; agent '{_entry.Name}' serves only identified callers");
+        }
+        if (caller.UserSid is not null)
+        {
+            if (!WindowsSid.TryCanonicalize(caller.UserSid, out var sid) || !_allowedSids.Contains(sid))
             {
-                throw new GrpcCallException(GrpcStatusCode.PermissionDenied, "caller identity unknown");
+                throw new GrpcCallException(GrpcStatusCode.PermissionDenied, $"user {caller.UserSid} may not use agent '{_entry.Name}' (caller {caller})");
             }
             return;
         }

@@ -21,19 +21,24 @@ internal sealed class ConnectedPeers
     /// <summary>Connections accepted since start: QGuard's accepted-connection rate is derived from it.</summary>
     public long Accepted => Interlocked.Read(ref _accepted);
 
-    /// <summary>Kestrel connection middleware: identify, log, run the connection, forget.</summary>
+    /// <summary>Kestrel connection middleware: identify, log, run the connection, forget. An unidentified connection runs on; its calls are refused.</summary>
     public ConnectionDelegate Middleware(ConnectionDelegate next) => async connection =>
     {
         Interlocked.Increment(ref _accepted);
-        var socket = connection.Features.Get<IConnectionSocketFeature>()?.Socket;
-        var peer = socket is null ? null : PeerCredentials.FromSocket(socket);
+        var peer = Identify(connection);
         if (peer is null)
         {
-            _log.LogInformation("connection {Connection}: caller identity not available on this platform", connection.ConnectionId);
             await next(connection).ConfigureAwait(false);
             return;
         }
-        _log.LogInformation("connection {Connection} from pid {Pid} uid {Uid} gid {Gid} exe {Exe}", connection.ConnectionId, peer.Pid, peer.Uid, peer.Gid, peer.Executable ?? "?");
+        if (peer.UserSid is null)
+        {
+            _log.LogInformation("connection {Connection} from pid {Pid} uid {Uid} gid {Gid} exe {Exe}", connection.ConnectionId, peer.Pid, peer.Uid, peer.Gid, peer.Executable ?? "?");
+        }
+        else
+        {
+            _log.LogInformation("connection {Connection} from pid {Pid} sid {Sid} exe {Exe}", connection.ConnectionId, peer.Pid, peer.UserSid, peer.Executable ?? "?");
+        }
         _byConnection[connection.ConnectionId] = peer;
         try
         {
@@ -44,6 +49,36 @@ internal sealed class ConnectedPeers
             _byConnection.TryRemove(connection.ConnectionId, out _);
         }
     };
+
+    /// <summary>The kernel's word on the peer: SO_PEERCRED on a Unix socket, the client process on a named pipe; null (logged why) when neither gives one.</summary>
+    private PeerCredentials? Identify(ConnectionContext connection)
+    {
+        var socket = connection.Features.Get<IConnectionSocketFeature>()?.Socket;
+        if (socket is not null)
+        {
+            var fromSocket = PeerCredentials.FromSocket(socket);
+            if (fromSocket is null)
+            {
+                _log.LogWarning("connection {Connection}: the socket gives no caller identity; its calls are refused", connection.ConnectionId);
+            }
+            return fromSocket;
+        }
+        var pipe = connection.Features.Get<IConnectionNamedPipeFeature>()?.NamedPipe;
+        if (pipe is not null && OperatingSystem.IsWindows())
+        {
+            try
+            {
+                return NamedPipeCaller.Identify(pipe);
+            }
+            catch (Exception e) when (e is System.ComponentModel.Win32Exception or InvalidOperationException or UnauthorizedAccessException or System.Security.SecurityException)
+            {
+                _log.LogWarning("connection {Connection}: the pipe client cannot be identified ({Reason}); its calls are refused", connection.ConnectionId, e.Message);
+                return null;
+            }
+        }
+        _log.LogWarning("connection {Connection}: no socket or named pipe to read the caller from; its calls are refused", connection.ConnectionId);
+        return null;
+    }
 
     public PeerCredentials? Of(HttpContext context)
     {

@@ -6,10 +6,15 @@ namespace SieveQ.Agent.Identity;
 
 /// <summary>
 /// Who is at the other end of a local connection, as the kernel says (never as the caller says):
-/// SO_PEERCRED on a Unix socket gives the process, user and group that connected.
+/// SO_PEERCRED on a Unix socket gives the process, user and group that connected; on Windows the named pipe
+/// gives the client's process (<see cref="NamedPipeCaller"/>), whose token gives its user SID. A Windows caller
+/// has no uid or gid: they are <see cref="NoId"/> there and <see cref="UserSid"/> says who it is.
 /// </summary>
-public sealed record PeerCredentials(int Pid, int Uid, int Gid, string? Executable)
+public sealed record PeerCredentials(int Pid, int Uid, int Gid, string? Executable, string? UserSid = null)
 {
+    /// <summary>Uid and gid of a Windows caller, whose identity is its SID (-1 is no Unix user: chown's "unchanged").</summary>
+    public const int NoId = -1;
+
     private const int SolSocket = 1;
     private const int SoPeerCred = 17;
 
@@ -70,5 +75,7 @@ public sealed record PeerCredentials(int Pid, int Uid, int Gid, string? Executab
         return null;
     }
 
-    public override string ToString() => $"pid {Pid} uid {Uid} gid {Gid} exe {Executable ?? "?"}";
+    public override string ToString() => UserSid is null
+        ? $"pid {Pid} uid {Uid} gid {Gid} exe {Executable ?? "?"}"
+        : $"pid {Pid} sid {UserSid} exe {Executable ?? "?"}";
 }

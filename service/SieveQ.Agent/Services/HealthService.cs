@@ -21,6 +21,11 @@ internal static class HealthService
         {
             reply.Counters["caller_pid"] = caller.Pid;
             reply.Counters["caller_uid"] = caller.Uid;
+            if (caller.UserSid is not null)
+            {
+                // A SID is no number: it goes in the detail, in a form a client can pick out.
+                reply.Detail += $"; caller_sid {caller.UserSid}";
+            }
         }
         foreach (var (id, s) in agent.Senders.Started)
         {
