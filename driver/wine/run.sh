@@ -58,7 +58,10 @@ if [ -n "$BRIDGE" ]; then
     # a fresh load: the harness's last handle left a wait pending (Wine sends no IRP_MJ_CLEANUP)
     echo "  agent bridge (C#, win-x64) against the driver:"
     timeout 30 wine64 sc start sieveqfw >>"$LOG" 2>&1 || rc=$?
-    out3=$(timeout 90 wine64 "C:\\sqfw\\$BRIDGE_DIR\\SieveQ.Firewall.WineCheck.exe" 'C:\sqfw\golden' 2>>"$LOG") || rc=$?
+    # W^X off: under Wine 8.0 the runtime's double-mapped code memory is not released cleanly, and the finalizer
+    # of a collected DynamicMethod (one made by the agent's PolicyMonitor logging a refused policy) ends the process
+    # with "Internal CLR error (0x80131506)" at DynamicResolver+DestroyScout.Finalize; with it off, no crash.
+    out3=$(DOTNET_EnableWriteXorExecute=0 timeout 90 wine64 "C:\\sqfw\\$BRIDGE_DIR\\SieveQ.Firewall.WineCheck.exe" 'C:\sqfw\golden' 2>>"$LOG") || rc=$?
     out3=$(printf "%s\n" "$out3" | tr -d "\r")
     printf "%s\n" "$out3" | sed "s/^/  /"
     timeout 30 wine64 sc stop sieveqfw >>"$LOG" 2>&1 || true

@@ -6,7 +6,7 @@ namespace SieveQ.Policy.Hosting;
 
 /// <summary>
 /// The Win32 calls behind <see cref="RegistryPolicySource"/>. Compiled on every platform, called only on
-/// Windows: nothing here has run in this repository's CI.
+/// Windows. Under Wine (wine-check) RegNotifyChangeKeyValue runs for real; the userenv calls are Wine 8.0 stubs.
 /// </summary>
 [SupportedOSPlatform("windows")]
 internal static partial class GroupPolicyNative

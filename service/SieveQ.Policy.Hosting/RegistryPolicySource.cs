@@ -8,7 +8,8 @@ namespace SieveQ.Policy.Hosting;
 
 /// <summary>
 /// The policy source on Windows: HKLM\SOFTWARE\Policies\SieveQ as Group Policy writes it from
-/// installer/policy/SieveQ.admx. Compiled in CI, never run there (see installer/policy/README.md).
+/// installer/policy/SieveQ.admx. Run under Wine by driver/Makefile's wine-check (installer/policy/README.md says
+/// what that covers and what it cannot).
 /// </summary>
 [SupportedOSPlatform("windows")]
 public sealed class RegistryPolicySource : IPolicySource
@@ -203,9 +204,20 @@ public sealed class RegistryPolicySource : IPolicySource
             case RegistryValueKind.DWord:
                 return PolicyValue.DWord(unchecked((uint)(int)key.GetValue(name, 0)!));
             default:
-                return PolicyValue.Unsupported("REG_" + kind.ToString().ToUpperInvariant());
+                return PolicyValue.Unsupported(TypeName(kind));
         }
     }
+
+    // The names an administrator sees in regedit and reg.exe: the enum's own names are not all of them
+    // (MultiString is REG_MULTI_SZ, not "REG_MULTISTRING").
+    private static string TypeName(RegistryValueKind kind) => kind switch
+    {
+        RegistryValueKind.Binary => "REG_BINARY",
+        RegistryValueKind.MultiString => "REG_MULTI_SZ",
+        RegistryValueKind.QWord => "REG_QWORD",
+        RegistryValueKind.None => "REG_NONE",
+        _ => $"registry type {(int)kind}",
+    };
 
     private sealed class RegistryLayoutException(string message) : Exception(message);
 }

@@ -86,6 +86,7 @@ internal sealed partial class Checks(string blobDir)
 
     public async Task RunAsync()
     {
+        await RegistryPolicyAsync().ConfigureAwait(false); // no driver needed: before the driver's checks
         // Another interface version is refused with a message that says what to do; the handle goes with it.
         await CheckAsync("a bridge of interface version 4 is refused, naming both versions", () =>
         {
