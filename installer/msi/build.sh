@@ -145,8 +145,7 @@ rm -f "$out"
 while IFS=$'\t' read -r action type target; do
     [[ -z "$action" || "$action" == '#'* ]] && continue
     [[ "$type" =~ ^[0-9]+$ && "$target" != *"'"* ]] || { echo "custom-actions.tsv: bad row for $action" >&2; exit 1; }
-    # (in build/: msibuild leaves a Binary/ folder of the package's streams in its working folder)
-    (cd "$build" && msibuild "$out" -q "INSERT INTO \`CustomAction\` (\`Action\`, \`Type\`, \`Source\`, \`Target\`) VALUES ('$action', $type, 'SieveQSetup', '$target')") \
+    (msibuild "$out" -q "INSERT INTO \`CustomAction\` (\`Action\`, \`Type\`, \`Source\`, \`Target\`) VALUES ('$action', $type, 'SieveQSetup', '$target')") \
         || { echo "msibuild could not add the custom action $action" >&2; exit 1; }
 done <"$here/custom-actions.tsv"
 for action in $(awk -F'\t' '!/^#/ && NF { print $1 }' "$here/custom-actions.tsv"); do

@@ -70,7 +70,7 @@ tables="$tmp/tables"
 mkdir -p "$tables"
 msiinfo tables "$msi" >"$tables/list" 2>&1
 for t in File Component Feature FeatureComponents ServiceInstall ServiceControl Directory Property Upgrade \
-         CreateFolder Registry AppSearch RegLocator CustomAction LaunchCondition InstallExecuteSequence Binary; do
+         CreateFolder Registry AppSearch RegLocator CustomAction LaunchCondition InstallExecuteSequence; do
     # Skip the three header lines (column names, types, table name).
     msiinfo export "$msi" "$t" 2>/dev/null | tr -d '\r' | tail -n +4 >"$tables/$t"
 done
@@ -810,8 +810,7 @@ failing_msi="$tmp/SieveQ-fails-late.msi"
 t_rollback() {
     local rc line
     cp "$msi" "$failing_msi"
-    # (in $tmp: msibuild leaves a Binary/ folder of the package's streams in its working folder)
-    (cd "$tmp" && msibuild "$failing_msi" -q "INSERT INTO \`CustomAction\` (\`Action\`, \`Type\`, \`Source\`, \`Target\`) VALUES ('TestFailsLate', 3074, 'SieveQSetup', 'no-such-command')" \
+    (msibuild "$failing_msi" -q "INSERT INTO \`CustomAction\` (\`Action\`, \`Type\`, \`Source\`, \`Target\`) VALUES ('TestFailsLate', 3074, 'SieveQSetup', 'no-such-command')" \
         && msibuild "$failing_msi" -q "INSERT INTO \`InstallExecuteSequence\` (\`Action\`, \`Sequence\`) VALUES ('TestFailsLate', 6590)") \
         || { echo "msibuild could not make the failing copy"; return 1; }
     : >"$standin_log"
