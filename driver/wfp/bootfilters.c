@@ -18,7 +18,6 @@
 #include "sqfw_keys.h"
 
 /* the keys are shared with the installer, which removes these objects on uninstall */
-#define SQ_BOOT_GUID(last) SQFW_PERSISTED_KEY(last)
 static const GUID provider_key = SQFW_PROVIDER_KEY;
 static const GUID sublayer_key = SQFW_PERSISTENT_SUBLAYER_KEY;
 #define FILTER_KEY_BASE 0x10u
@@ -67,7 +66,7 @@ static NTSTATUS add_rule(HANDLE e, UINT32 i, const sqfw_boot_rule *r)
     for (UINT32 k = 0; k < r->n_cond; k++)
         if (!fill_condition(&r->cond[k], &conds[k]))
             return STATUS_INVALID_PARAMETER;
-    GUID key = (GUID)SQ_BOOT_GUID((UCHAR)(FILTER_KEY_BASE + i));
+    GUID key = (GUID)SQFW_PERSISTED_KEY((UCHAR)(FILTER_KEY_BASE + i));
     GUID provider = provider_key;
     FWPM_FILTER0 f;
     sq_zero(&f, sizeof f);
@@ -117,7 +116,7 @@ static NTSTATUS remove_all(HANDLE e)
     NTSTATUS st = STATUS_SUCCESS;
     sqfw_boot_rules(&n);
     for (UINT32 i = 0; i < n && NT_SUCCESS(st); i++) {
-        GUID key = (GUID)SQ_BOOT_GUID((UCHAR)(FILTER_KEY_BASE + i));
+        GUID key = (GUID)SQFW_PERSISTED_KEY((UCHAR)(FILTER_KEY_BASE + i));
         st = except(FwpmFilterDeleteByKey0(e, &key), STATUS_FWP_FILTER_NOT_FOUND);
     }
     if (NT_SUCCESS(st))
