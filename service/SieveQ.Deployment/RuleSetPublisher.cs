@@ -31,6 +31,8 @@ public sealed class RuleSetPublishException : Exception
 public static class RuleSetPublisher
 {
     private static readonly TimeSpan ProbeTimeout = TimeSpan.FromSeconds(3);
+    private const int StateReadAttempts = 5;
+    private static readonly TimeSpan StateReadPause = TimeSpan.FromSeconds(1);
 
     public static async Task<RulesState> ReadStateAsync(DeploymentConfig config, CancellationToken ct = default)
     {
@@ -39,19 +41,29 @@ public static class RuleSetPublisher
         {
             throw new RuleSetPublishException("this deployment runs fixed routes (no rules section in deployment.json); create it with a rule set to push rule sets");
         }
-        var replies = await Task.WhenAll(config.Replicas.Select(r =>
-            DeploymentHealth.ProbeAsync("replica-sq", r.Name, r.ApiUrl, ProtocolNames.ReplicaSqService, ProbeTimeout, ct, r.Pin()))).ConfigureAwait(false);
-        var states = replies.Where(h => h.Reachable && h.Counters.ContainsKey("rules.active_version"))
-            .Select(h => new RulesState((int)h.Counters["rules.active_version"], (int)h.Counters.GetValueOrDefault("rules.previous_version"),
-                h.Counters.GetValueOrDefault("rules.last_nonce")))
-            .GroupBy(s => s)
-            .OrderByDescending(g => g.Count())
-            .FirstOrDefault();
-        if (states is null || states.Count() < config.F + 1)
+        // Right after a change the replicas that executed it and those still catching up answer different
+        // versions, and a loaded replica can miss one probe: ask again, a bounded number of times, before
+        // concluding that f+1 do not agree.
+        for (int attempt = 1; ; attempt++)
         {
-            throw new RuleSetPublishException($"fewer than f+1 = {config.F + 1} replica-SQs agree on the running rule-set version ({replies.Count(h => h.Reachable)} reachable); is the deployment up?");
+            var replies = await Task.WhenAll(config.Replicas.Select(r =>
+                DeploymentHealth.ProbeAsync("replica-sq", r.Name, r.ApiUrl, ProtocolNames.ReplicaSqService, ProbeTimeout, ct, r.Pin()))).ConfigureAwait(false);
+            var states = replies.Where(h => h.Reachable && h.Counters.ContainsKey("rules.active_version"))
+                .Select(h => new RulesState((int)h.Counters["rules.active_version"], (int)h.Counters.GetValueOrDefault("rules.previous_version"),
+                    h.Counters.GetValueOrDefault("rules.last_nonce")))
+                .GroupBy(s => s)
+                .OrderByDescending(g => g.Count())
+                .FirstOrDefault();
+            if (states is not null && states.Count() >= config.F + 1)
+            {
+                return states.Key;
+            }
+            if (attempt == StateReadAttempts)
+            {
+                throw new RuleSetPublishException($"fewer than f+1 = {config.F + 1} replica-SQs agree on the running rule-set version ({replies.Count(h => h.Reachable)} reachable, {StateReadAttempts} reads); is the deployment up?");
+            }
+            await Task.Delay(StateReadPause, ct).ConfigureAwait(false);
         }
-        return states.Key;
     }
 
     /// <summary>
