@@ -454,14 +454,13 @@ static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_
         drop_deferred(out); /* cannot re-inject it correctly: drop rather than send it to 0.0.0.0 / :: */
         return;
     }
-    sqfw_queued *q = ExAllocatePoolWithTag(NonPagedPoolNx, sizeof *q, SQFW_TAG);
+    sqfw_queued *q = sqfw_queue_record_take();
     if (!q) {
-        drop_deferred(out);
+        drop_deferred(out); /* SQFW_MAX_QUEUED_TOTAL deferred over every class */
         return;
     }
-    sq_zero(q, sizeof *q);
     if (!NT_SUCCESS(clone_packet(nbl, meta, outbound ? 0 : 1, &q->clone))) {
-        ExFreePoolWithTag(q, SQFW_TAG);
+        sqfw_queue_record_give(q);
         drop_deferred(out);
         return;
     }
@@ -479,7 +478,7 @@ static void shape(const FWPS_INCOMING_VALUES0 *in, const FWPS_INCOMING_METADATA_
     sq_copy(q->remote_addr, remote_addr, sizeof q->remote_addr);
     if (!sqfw_shaper_enqueue(q, d.class_id)) {
         FwpsFreeCloneNetBufferList0(q->clone, 0);
-        ExFreePoolWithTag(q, SQFW_TAG);
+        sqfw_queue_record_give(q);
         drop_deferred(out); /* class queue full: tail drop */
         return;
     }

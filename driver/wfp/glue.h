@@ -14,6 +14,10 @@
 #define SQFW_TAG 0x77665153u /* "SQfw" in pool dumps */
 #define SQFW_MAX_QUEUED_PER_CLASS 256u
 #define SQFW_QUEUE_CLASSES 64u
+/* Every class together: a deferred packet pins its absorbed original (up to
+ * a 64 KB send each), so the per-class bound alone would let 64 busy classes
+ * hold a gigabyte. Also the size of the record array taken at load. */
+#define SQFW_MAX_QUEUED_TOTAL 4096u
 
 /* A flow context: associated with the outbound and inbound transport
  * layers, so two references from WFP plus one per queued packet. */
@@ -39,6 +43,7 @@ typedef struct sqfw_queued {
     UINT8 outbound;
     UINT8 remote_addr[16];
     ULONG scope_id;
+    UINT8 pooled; /* from the record array (a deferred packet), not a pend record's own allocation */
 } sqfw_queued;
 
 struct sqfw_pended; /* request.h */
@@ -60,6 +65,9 @@ typedef struct sqfw_glue {
     LIST_ENTRY flows;
     LIST_ENTRY queues[SQFW_QUEUE_CLASSES];
     UINT32 queued[SQFW_QUEUE_CLASSES];
+    sqfw_queued *queue_records; /* SQFW_MAX_QUEUED_TOTAL, taken at load */
+    LIST_ENTRY queue_free;      /* the records no deferred packet holds */
+    UINT32 queue_free_count;
     struct sqfw_pended *pend[SQFW_MAX_PENDED]; /* armed pends, by core slot */
     LIST_ENTRY reauth_wait;  /* completed outbound pends until their re-authorisation classify */
     LIST_ENTRY inject_ready; /* permitted pended packets for the worker to inject */
@@ -101,6 +109,12 @@ void sqfw_free_queued(sqfw_queued *q);
 BOOLEAN sqfw_shaper_enqueue(sqfw_queued *q, UINT32 class_id);
 void sqfw_shaper_drop_flow(sqfw_flow_ctx *flow);
 void sqfw_flow_ctx_release(sqfw_flow_ctx *ctx);
+
+/* queue_records.c */
+NTSTATUS sqfw_queue_records_alloc(void);
+void sqfw_queue_records_free(void);
+sqfw_queued *sqfw_queue_record_take(void);
+void sqfw_queue_record_give(sqfw_queued *q);
 
 /* bfe.c */
 NTSTATUS sqfw_bfe_start(PDEVICE_OBJECT device);

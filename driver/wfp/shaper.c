@@ -46,7 +46,10 @@ void sqfw_free_queued(sqfw_queued *q)
         FwpsFreeCloneNetBufferList0(q->clone, 0);
     if (q->flow)
         sqfw_flow_ctx_release(q->flow);
-    ExFreePoolWithTag(q, SQFW_TAG);
+    if (q->pooled)
+        sqfw_queue_record_give(q);
+    else
+        ExFreePoolWithTag(q, SQFW_TAG);
 }
 #define free_queued sqfw_free_queued
 
@@ -288,7 +291,9 @@ void sqfw_shaper_init(void)
 
 NTSTATUS sqfw_shaper_start(void)
 {
-    NTSTATUS st = FwpsInjectionHandleCreate0(AF_INET, FWPS_INJECTION_TYPE_TRANSPORT, &g_sqfw.inject_v4);
+    NTSTATUS st = sqfw_queue_records_alloc();
+    if (NT_SUCCESS(st))
+        st = FwpsInjectionHandleCreate0(AF_INET, FWPS_INJECTION_TYPE_TRANSPORT, &g_sqfw.inject_v4);
     if (NT_SUCCESS(st))
         st = FwpsInjectionHandleCreate0(AF_INET6, FWPS_INJECTION_TYPE_TRANSPORT, &g_sqfw.inject_v6);
     if (!NT_SUCCESS(st))
@@ -345,4 +350,5 @@ void sqfw_shaper_release(void)
     if (g_sqfw.inject_v6)
         FwpsInjectionHandleDestroy0(g_sqfw.inject_v6);
     g_sqfw.inject_v4 = g_sqfw.inject_v6 = NULL;
+    sqfw_queue_records_free();
 }

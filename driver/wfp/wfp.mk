@@ -4,7 +4,7 @@
 DDK_INC    := /usr/share/mingw-w64/include/ddk
 KCFLAGS    := -std=c11 -Wall -Wextra -Werror -O2 -DSQFW_KERNEL -D_WIN64 -I$(DDK_INC) -Iwfp \
               -ffreestanding -fno-stack-protector -fno-builtin -mno-red-zone -fno-asynchronous-unwind-tables
-WFP_SRC    := wfp/driver.c wfp/callouts.c wfp/request.c wfp/shaper.c wfp/events.c wfp/processes.c wfp/bfe.c wfp/bootfilters.c wfp/etw.c
+WFP_SRC    := wfp/driver.c wfp/callouts.c wfp/request.c wfp/shaper.c wfp/queue_records.c wfp/events.c wfp/processes.c wfp/bfe.c wfp/bootfilters.c wfp/etw.c
 KCORE_OBJ  := $(patsubst core/%.c,$(BUILD)/win/core/%.o,$(CORE_SRC))
 WFP_OBJ    := $(patsubst wfp/%.c,$(BUILD)/win/wfp/%.o,$(WFP_SRC))
 SYS        := $(BUILD)/win/sieveqfw.sys

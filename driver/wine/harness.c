@@ -940,6 +940,7 @@ int main(int argc, char **argv)
     service_checks(h);
     reauth_checks(h);
     v6_checks(h); /* before shaper_checks: it leaves packets deferred for the unload */
+    total_bound_checks(h); /* before shaper_checks, which leaves packets deferred */
     shaper_checks(h);
     cleanup_check(h);
 done:

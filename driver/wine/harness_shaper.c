@@ -185,6 +185,96 @@ static int same_packet_stats(HANDLE h, const sqfw_stats *base)
     return ok;
 }
 
+/* (f) the bound over every class: 17 flows in 17 slow classes, each
+ * bursting over its own class's bound; 16 full class queues hold all
+ * SQFW_MAX_QUEUED_TOTAL records, so the 17th flow's packets are dropped
+ * although its class queue is empty. Then the classes are made fast and
+ * every record comes back. */
+#define TOTAL_FLOWS 17u
+#define TOTAL_BOUND 4096u /* SQFW_MAX_QUEUED_TOTAL in wfp/glue.h */
+
+static char total_paths[TOTAL_FLOWS][64];
+
+static int install_many(HANDLE h, uint64_t serial, uint32_t rate, uint32_t burst)
+{
+    qb_ident ids[TOTAL_FLOWS];
+    qb_rule rules[TOTAL_FLOWS];
+    qb_class classes[TOTAL_FLOWS + 1];
+    classes[0] = (qb_class){.id = 0, .weight = 1};
+    for (uint32_t k = 0; k < TOTAL_FLOWS; k++) {
+        snprintf(total_paths[k], sizeof total_paths[k], "\\device\\harddiskvolume2\\tools\\bulk%02u.exe", k);
+        ids[k] = (qb_ident){.id = 10 + k, .kind = SQFW_KIND_IMAGE_PATH, .class_id = 20 + k, .name = total_paths[k]};
+        rules[k] = (qb_rule){.id = 10 + k, .identity = 10 + k, .family = 4, .prefix = 0, .proto = 6,
+                             .dir = SQFW_DIR_OUT, .port_lo = 443, .port_hi = 443, .class_id = SQFW_CLASS_INHERIT};
+        classes[k + 1] = (qb_class){.id = 20 + k, .weight = 1, .pkt_rate = rate, .pkt_burst = burst};
+    }
+    static const qb_level levels[] = {{.admit = (1ull << (TOTAL_FLOWS + 1)) - 1}}; /* every class record */
+    qb_policy p = {.serial = serial, .default_action = SQFW_ACTION_ENFORCE, .loopback = SQFW_LOOPBACK_ALLOW,
+                   .dns = SQFW_DNS_BY_RULES, .unknown_image = SQFW_UNKNOWN_BLOCK, .max_pended = 8,
+                   .pend_timeout_ms = 2000, .ids = ids, .n_ids = TOTAL_FLOWS, .rules = rules,
+                   .n_rules = TOTAL_FLOWS, .classes = classes, .n_classes = TOTAL_FLOWS + 1, .levels = levels,
+                   .n_levels = 1};
+    size_t len = 0;
+    UINT8 *blob = qb_build_alloc(&p, &len);
+    sqfw_set_policy_out res;
+    int ok = blob && push(h, blob, (DWORD)len, &res) == 0 && res.status == SQFW_OK;
+    free(blob);
+    return ok;
+}
+
+static void total_bound_checks(HANDLE h)
+{
+    CHECK("17 slow classes (2 packets/s, burst 8), one flow each, pushed", install_many(h, 70, SLOW_RATE, SLOW_BURST));
+    sq_counts c0 = counts(h);
+    uint32_t established = 0, absorbed[TOTAL_FLOWS], blocked[TOTAL_FLOWS];
+    for (uint32_t k = 0; k < TOTAL_FLOWS; k++) {
+        sq_classify_in ci;
+        memset(&ci, 0, sizeof ci);
+        ci.callout = SQ_C_FLOW_V4, ci.layer_id = 52, ci.protocol = 6, ci.local_addr = 0x0A000005u;
+        ci.remote_addr = BULK_REMOTE, ci.local_port = (uint16_t)(51000 + k), ci.remote_port = 443;
+        ci.pid = 5300 + k, ci.flow_handle = 0xF40u + k, ci.direction = 0;
+        for (size_t i = 0; total_paths[k][i]; i++)
+            ci.path[i] = (uint16_t)(unsigned char)total_paths[k][i];
+        ci.path_bytes = (uint32_t)(2 * strlen(total_paths[k]));
+        sq_classify_out co;
+        established += ioctl(h, IOCTL_STANDIN_CLASSIFY, &ci, sizeof ci, &co, sizeof co, NULL) == 0 &&
+                       co.action == ACTION_PERMIT;
+        sq_packets_in pi = packets_req(SQ_C_OUT_V4, LAYER_OUT_V4, SLOW_BURST + QUEUE_BOUND, 100, 0);
+        pi.flow_handle = 0xF40u + k, pi.local_port = (uint16_t)(51000 + k);
+        sq_packets_out po = send_packets(h, &pi);
+        absorbed[k] = blocked[k] = 0;
+        for (uint32_t i = 0; i < po.count; i++) {
+            absorbed[k] += po.result[i] == SQ_OUT_ABSORB;
+            blocked[k] += po.result[i] == SQ_OUT_BLOCK;
+        }
+    }
+    CHECK("17 flows established", established == TOTAL_FLOWS);
+    uint32_t full = 0, total = 0;
+    for (uint32_t k = 0; k + 1 < TOTAL_FLOWS; k++)
+        full += absorbed[k] == QUEUE_BOUND && blocked[k] == 0;
+    for (uint32_t k = 0; k < TOTAL_FLOWS; k++)
+        total += absorbed[k];
+    printf("  %u packets deferred over 17 classes; the 17th flow: %u deferred, %u dropped\n", total,
+           absorbed[TOTAL_FLOWS - 1], blocked[TOTAL_FLOWS - 1]);
+    CHECK("16 flows fill their class queues (256 each): 4096 deferred, the bound over every class", full == 16 &&
+                                                                                                     total == TOTAL_BOUND);
+    CHECK("the 17th flow, its class queue empty, has its 256 over-rate packets dropped (none deferred)",
+          absorbed[TOTAL_FLOWS - 1] == 0 && blocked[TOTAL_FLOWS - 1] == QUEUE_BOUND);
+    sq_counts c1 = counts(h);
+    CHECK("no clone kept for a dropped packet", (c1.clones - c1.clones_freed) - (c0.clones - c0.clones_freed) ==
+                                                    TOTAL_BOUND);
+    CHECK("fast classes pushed (every queue drains)", install_many(h, 71, 100000, 1000));
+    sq_counts c2 = c1;
+    for (int i = 0; i < 500 && (c2.clones - c2.clones_freed) != (c0.clones - c0.clones_freed); i++) {
+        Sleep(20);
+        c2 = counts(h);
+    }
+    take_injections(h);
+    n_seen = 0, seen_lost = 0; /* more than the stand-in records: only the clones are counted here */
+    CHECK("all 4096 re-injected and their clones freed (every record back in the array)",
+          (c2.clones - c2.clones_freed) == (c0.clones - c0.clones_freed) && c2.clones - c0.clones == TOTAL_BOUND);
+}
+
 static void shaper_checks(HANDLE h)
 {
     sqfw_limits lim;
@@ -240,6 +330,9 @@ static void shaper_checks(HANDLE h)
     /* a tail-dropped packet's clone is made before the queue is found full, and freed at once */
     CHECK("one clone kept per deferred packet",
           (c2.clones - c2.clones_freed) - (c1.clones - c1.clones_freed) == QUEUE_BOUND);
+    /* the records come from the array taken at load; only WFP's clones are allocated per packet */
+    CHECK("the burst asked the driver's pool allocator for nothing (256 packets deferred, 0 pool blocks)",
+          c2.pool_allocs == c1.pool_allocs && c2.pool_frees == c1.pool_frees);
     CHECK("driver stats equal the core's: the tail drops counted as dropped, not deferred",
           same_packet_stats(h, &base));
 
