@@ -109,4 +109,34 @@ public sealed class AlarmMailDeliveryTests : IAsyncLifetime
         Assert.Empty(_smtp.Deliveries);
         Assert.DoesNotContain(_smtp.Commands, c => c.StartsWith("AUTH", StringComparison.Ordinal) || c.StartsWith("MAIL", StringComparison.Ordinal));
     }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task STARTTLS_is_used_before_AUTH_with_a_server_trusted_by_its_pin_and_nothing_is_sent_to_another_key(bool rightKey)
+    {
+        using var certificate = LoopbackCertificate.Create();
+        using var other = LoopbackCertificate.Create();
+        await using var smtp = new LoopbackSmtpServer(certificate);
+        var pin = Transport.Tls.TlsPin.Of(rightKey ? certificate : other).ToString();
+        var queue = Started(Mail with { Port = smtp.Port, Security = AlarmMailSecurity.StartTls, TlsPin = pin }, attempts: 1);
+        queue.Offer(AlarmNotice.Test("admin", _time.GetUtcNow(), "c"));
+        await Eventually.TrueAsync(() => queue.Sent + queue.Failed == 1, "the try's outcome");
+        var commands = smtp.Commands.ToList();
+        Assert.Contains("STARTTLS", commands);
+        if (!rightKey)
+        {
+            Assert.Equal(1, queue.Failed);
+            Assert.DoesNotContain(commands, c => c.StartsWith("AUTH", StringComparison.Ordinal) || c.StartsWith("MAIL", StringComparison.Ordinal));
+            Assert.Empty(smtp.Deliveries);
+            return;
+        }
+        Assert.Equal(1, queue.Sent);
+        var tls = commands.FindIndex(c => c.StartsWith("(TLS ", StringComparison.Ordinal));
+        Assert.True(tls > commands.IndexOf("STARTTLS"));
+        // The password went only inside TLS, after a second EHLO.
+        Assert.True(commands.FindIndex(c => c.StartsWith("AUTH", StringComparison.Ordinal)) > tls);
+        Assert.True(commands.FindLastIndex(c => c.StartsWith("EHLO", StringComparison.Ordinal)) > tls);
+        Assert.Equal(("sieveq-relay", "relay-password"), (smtp.Deliveries.Single().AuthUser, smtp.Deliveries.Single().AuthPassword));
+    }
 }

@@ -46,8 +46,8 @@ public sealed class AlarmWebhookDeliveryTests : IAsyncLifetime
         MaxPerMinute = 600,
     };
 
-    private AlarmChannelQueue Queue(string url, AlarmDeliveryConfig config, string name = "ops") =>
-        new(new AlarmWebhookChannel(new AlarmWebhookConfig { Name = name, Url = url, SecretFile = "unused" }, Secret, _time), config, _time,
+    private AlarmChannelQueue Queue(string url, AlarmDeliveryConfig config, string name = "ops", string? pin = null) =>
+        new(new AlarmWebhookChannel(new AlarmWebhookConfig { Name = name, Url = url, SecretFile = "unused", TlsPin = pin }, Secret, _time), config, _time,
             _services.GetRequiredService<AlarmDeliveryMetrics>(), NullLogger.Instance);
 
     private AlarmChannelQueue Started(AlarmChannelQueue queue)
@@ -224,5 +224,27 @@ public sealed class AlarmWebhookDeliveryTests : IAsyncLifetime
         // The refused one failed its first try and waits in back-off; nothing it does reached the working receiver.
         await Eventually.TrueAsync(() => queues[1].Retries >= 1, "the refused channel's first retry");
         Assert.Equal(0, queues[1].Sent);
+    }
+
+    [Fact]
+    public async Task An_https_receiver_is_trusted_by_its_pinned_key_and_refused_without_the_pin_or_with_another()
+    {
+        using var certificate = LoopbackCertificate.Create();
+        using var other = LoopbackCertificate.Create();
+        await using var https = await LoopbackWebhookReceiver.StartAsync(certificate);
+        Assert.StartsWith("https://127.0.0.1:", https.Url, StringComparison.Ordinal);
+        var config = Config(attempts: 1);
+        var pinned = Started(Queue(https.Url, config, "pinned", Transport.Tls.TlsPin.Of(certificate).ToString()));
+        var wrong = Started(Queue(https.Url, config, "wrong-pin", Transport.Tls.TlsPin.Of(other).ToString()));
+        var system = Started(Queue(https.Url, config, "system-trust"));
+        var notice = Notice();
+        foreach (var q in new[] { pinned, wrong, system })
+        {
+            q.Offer(notice);
+        }
+        await Eventually.TrueAsync(() => pinned.Sent == 1 && wrong.Failed == 1 && system.Failed == 1, "the three channels' outcomes");
+        // Only the pinned channel's request got through the handshake.
+        var request = Assert.Single(https.Requests);
+        Assert.True(AlarmWebhookSignature.Verify(Secret, request.Header(AlarmWebhookSignature.TimestampHeader), request.Header(AlarmWebhookSignature.SignatureHeader), request.Body));
     }
 }

@@ -1,6 +1,8 @@
 using System.Collections.Concurrent;
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
+using System.Security.Cryptography.X509Certificates;
 using System.Text;
 
 namespace SieveQ.AdminUi.Tests;
@@ -11,7 +13,7 @@ internal sealed record SmtpDelivery(string? Ehlo, string? AuthUser, string? Auth
 /// <summary>
 /// A TcpListener on a free loopback port speaking as much SMTP (RFC 5321) as a client needs to send a mail: EHLO with
 /// AUTH PLAIN offered, AUTH PLAIN (with or without an initial response), MAIL, RCPT, DATA with dot-unstuffing, RSET,
-/// NOOP, QUIT. <see cref="RcptReply"/> lets a test refuse recipients.
+/// NOOP, QUIT, and STARTTLS when given a certificate. <see cref="RcptReply"/> lets a test refuse recipients.
 /// </summary>
 internal sealed class LoopbackSmtpServer : IAsyncDisposable
 {
@@ -25,8 +27,12 @@ internal sealed class LoopbackSmtpServer : IAsyncDisposable
 
     public int Port => ((IPEndPoint)_listener.LocalEndpoint).Port;
 
-    public LoopbackSmtpServer()
+    private readonly X509Certificate2? _certificate;
+
+    /// <param name="certificate">Offer STARTTLS with this certificate; none: cleartext only.</param>
+    public LoopbackSmtpServer(X509Certificate2? certificate = null)
     {
+        _certificate = certificate;
         _listener.Start();
         _accepting = AcceptAsync();
     }
@@ -53,9 +59,10 @@ internal sealed class LoopbackSmtpServer : IAsyncDisposable
         using var _ = client;
         try
         {
-            var stream = client.GetStream();
-            using var reader = new StreamReader(stream, Encoding.UTF8, false, 1024, leaveOpen: true);
+            Stream stream = client.GetStream();
+            var reader = new StreamReader(stream, Encoding.UTF8, false, 1024, leaveOpen: true);
             var writer = new StreamWriter(stream, new UTF8Encoding(false), 1024, leaveOpen: true) { NewLine = "\r\n", AutoFlush = true };
+            var secured = false;
             await writer.WriteLineAsync("220 loopback ESMTP test server");
             string? ehlo = null, user = null, password = null, from = null;
             var rcpt = new List<string>();
@@ -68,8 +75,21 @@ internal sealed class LoopbackSmtpServer : IAsyncDisposable
                     case "EHLO":
                         ehlo = line[5..];
                         await writer.WriteLineAsync("250-loopback greets you");
+                        if (_certificate is not null && !secured)
+                        {
+                            await writer.WriteLineAsync("250-STARTTLS");
+                        }
                         await writer.WriteLineAsync("250-AUTH PLAIN");
                         await writer.WriteLineAsync("250 SIZE 1000000");
+                        break;
+                    case "STARTTLS" when _certificate is not null && !secured:
+                        await writer.WriteLineAsync("220 2.0.0 ready to start TLS");
+                        var tls = new SslStream(stream);
+                        await tls.AuthenticateAsServerAsync(_certificate);
+                        (stream, secured, ehlo) = (tls, true, null);
+                        Commands.Enqueue("(TLS " + tls.SslProtocol + ")");
+                        reader = new StreamReader(stream, Encoding.UTF8, false, 1024, leaveOpen: true);
+                        writer = new StreamWriter(stream, new UTF8Encoding(false), 1024, leaveOpen: true) { NewLine = "\r\n", AutoFlush = true };
                         break;
                     case "AUTH":
                         var parts = line.Split(' ');
@@ -118,7 +138,7 @@ internal sealed class LoopbackSmtpServer : IAsyncDisposable
                 }
             }
         }
-        catch (Exception e) when (e is IOException or OperationCanceledException or ObjectDisposedException)
+        catch (Exception e) when (e is IOException or OperationCanceledException or ObjectDisposedException or System.Security.Authentication.AuthenticationException)
         {
             // The client went away or the test ended.
         }

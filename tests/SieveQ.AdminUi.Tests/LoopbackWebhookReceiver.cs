@@ -1,4 +1,7 @@
 using System.Collections.Concurrent;
+using System.Net;
+using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
@@ -16,7 +19,7 @@ internal sealed record WebhookRequest(string Method, string Path, IReadOnlyDicti
 }
 
 /// <summary>
-/// A real HTTP server (Kestrel) on a free loopback port that records every POST and answers <see cref="Status"/>;
+/// A real HTTP(S) server (Kestrel) on a free loopback port that records every POST and answers <see cref="Status"/>;
 /// with <see cref="Hang"/> it answers nothing until the test ends, a receiver that accepted the connection and died.
 /// </summary>
 internal sealed class LoopbackWebhookReceiver : IAsyncDisposable
@@ -35,11 +38,18 @@ internal sealed class LoopbackWebhookReceiver : IAsyncDisposable
 
     public string Url { get; private set; } = "";
 
-    private LoopbackWebhookReceiver()
+    private LoopbackWebhookReceiver(X509Certificate2? certificate)
     {
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
-        builder.WebHost.UseKestrel().UseUrls("http://127.0.0.1:0");
+        builder.WebHost.UseKestrelHttpsConfiguration();
+        builder.WebHost.UseKestrel(k => k.Listen(IPAddress.Loopback, 0, l =>
+        {
+            if (certificate is not null)
+            {
+                l.UseHttps(certificate);
+            }
+        }));
         _app = builder.Build();
         _app.MapPost("/hook", async context =>
         {
@@ -59,9 +69,10 @@ internal sealed class LoopbackWebhookReceiver : IAsyncDisposable
         });
     }
 
-    public static async Task<LoopbackWebhookReceiver> StartAsync()
+    /// <param name="certificate">Serve https:// with it; none: http://.</param>
+    public static async Task<LoopbackWebhookReceiver> StartAsync(X509Certificate2? certificate = null)
     {
-        var receiver = new LoopbackWebhookReceiver();
+        var receiver = new LoopbackWebhookReceiver(certificate);
         await receiver._app.StartAsync();
         var address = receiver._app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.Single();
         receiver.Url = address + "/hook";
@@ -81,6 +92,22 @@ internal sealed class LoopbackWebhookReceiver : IAsyncDisposable
         await _app.StopAsync();
         await _app.DisposeAsync();
         _stopping.Dispose();
+    }
+}
+
+/// <summary>Self-signed server certificates for loopback TLS receivers.</summary>
+internal static class LoopbackCertificate
+{
+    public static X509Certificate2 Create()
+    {
+        using var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
+        var request = new CertificateRequest("CN=loopback receiver", key, HashAlgorithmName.SHA256);
+        var names = new SubjectAlternativeNameBuilder();
+        names.AddIpAddress(IPAddress.Loopback);
+        request.CertificateExtensions.Add(names.Build());
+        using var ephemeral = request.CreateSelfSigned(DateTimeOffset.UtcNow.AddDays(-1), DateTimeOffset.UtcNow.AddDays(1));
+        // Through PKCS#12 so the key is one the TLS stack can use for a server.
+        return X509CertificateLoader.LoadPkcs12(ephemeral.Export(X509ContentType.Pkcs12), null);
     }
 }
 

@@ -19,6 +19,10 @@ public sealed class AlarmMailChannel(AlarmMailConfig config, string? password) :
     {
         using var message = Compose(notice);
         using var smtp = new SmtpClient();
+        if (AlarmTlsTrust.Callback(config.TlsPin) is { } pinned)
+        {
+            smtp.ServerCertificateValidationCallback = pinned;
+        }
         try
         {
             await smtp.ConnectAsync(config.Host, config.Port, Options(config.Security), ct).ConfigureAwait(false);

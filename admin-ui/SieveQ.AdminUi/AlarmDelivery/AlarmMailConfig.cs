@@ -31,6 +31,8 @@ public sealed record AlarmMailConfig
     public required IReadOnlyList<string> To { get; init; }
     /// <summary>SMTP AUTH user; none: no AUTH.</summary>
     public string? UserName { get; init; }
+    /// <summary>Optional: trust the server by its key pin (as <see cref="AlarmWebhookConfig.TlsPin"/>) instead of the system's CAs.</summary>
+    public string? TlsPin { get; init; }
     /// <summary>The SMTP password (one line, owner-only), relative to the deployment directory; required with <see cref="UserName"/>.</summary>
     public string? PasswordFile { get; init; }
 
@@ -51,6 +53,14 @@ public sealed record AlarmMailConfig
         if (Security == AlarmMailSecurity.None && !LoopbackHost.Is(Host))
         {
             refuse($"mail: security none (cleartext) is allowed only to a loopback host, not '{Host}'");
+        }
+        if (TlsPin is not null)
+        {
+            if (Security == AlarmMailSecurity.None)
+            {
+                refuse("mail: tlsPin needs a security other than none");
+            }
+            AlarmTlsTrust.Check(TlsPin, "mail", refuse);
         }
         if (!IsAddress(From))
         {

@@ -6,7 +6,8 @@ namespace SieveQ.AdminUi.AlarmDelivery;
 /// <summary>
 /// POSTs each notice's JSON document to one webhook, signed (<see cref="AlarmWebhookSignature"/>) with a timestamp
 /// taken at each try, so a retry is a fresh request a receiver accepts and a replay of an old one is not.
-/// Redirects are not followed: a signed notice goes only where console.json says.
+/// Redirects are not followed: a signed notice goes only where console.json says. The receiver's certificate is
+/// checked against the system's CAs, or against its <c>tlsPin</c>.
 /// </summary>
 public sealed class AlarmWebhookChannel : IAlarmChannel, IDisposable
 {
@@ -22,13 +23,18 @@ public sealed class AlarmWebhookChannel : IAlarmChannel, IDisposable
         _url = new Uri(config.Url);
         _secret = secret;
         _time = time;
-        _http = new HttpClient(new SocketsHttpHandler
+        var handler = new SocketsHttpHandler
         {
             AllowAutoRedirect = false,
             UseCookies = false,
             UseProxy = false,
             PooledConnectionLifetime = TimeSpan.FromMinutes(5),
-        })
+        };
+        if (AlarmTlsTrust.Callback(config.TlsPin) is { } pinned)
+        {
+            handler.SslOptions.RemoteCertificateValidationCallback = pinned;
+        }
+        _http = new HttpClient(handler)
         {
             // The queue cancels each try at its own bound; this one only stops HttpClient's default of 100 s from applying first.
             Timeout = Timeout.InfiniteTimeSpan,

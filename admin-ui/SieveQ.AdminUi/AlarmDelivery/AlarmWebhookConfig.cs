@@ -14,6 +14,13 @@ public sealed record AlarmWebhookConfig
     /// <summary>The signing key (one line, at least <see cref="MinSecretLength"/> characters, owner-only), relative to the deployment directory.</summary>
     public required string SecretFile { get; init; }
 
+    /// <summary>
+    /// Optional: trust the receiver by its key (base64 SHA-256 of its certificate's SubjectPublicKeyInfo, as
+    /// deployment.json pins the components) instead of the system's CAs: a receiver inside the site with a certificate
+    /// of its own. https:// only.
+    /// </summary>
+    public string? TlsPin { get; init; }
+
     public const int MinSecretLength = 16;
 
     internal void Check(Action<string> refuse)
@@ -31,6 +38,14 @@ public sealed record AlarmWebhookConfig
         if (uri.Scheme == Uri.UriSchemeHttp && !LoopbackHost.Is(uri.Host))
         {
             refuse($"webhook '{Name}': url '{Url}' is cleartext off loopback; use https://");
+        }
+        if (TlsPin is not null)
+        {
+            if (uri.Scheme != Uri.UriSchemeHttps)
+            {
+                refuse($"webhook '{Name}': tlsPin needs an https:// url");
+            }
+            AlarmTlsTrust.Check(TlsPin, $"webhook '{Name}'", refuse);
         }
         if (string.IsNullOrWhiteSpace(SecretFile))
         {
