@@ -11,6 +11,7 @@ namespace SieveQ.AdminUi.AlarmDelivery;
 public sealed class AlarmDispatch : BackgroundService
 {
     private readonly AlarmBook _book;
+    private readonly IReadOnlyList<IAlarmChannel> _channels;
     private readonly AlarmNoticeTracker _tracker;
     private readonly TimeProvider _time;
     private readonly ILogger<AlarmDispatch> _log;
@@ -19,6 +20,7 @@ public sealed class AlarmDispatch : BackgroundService
         AlarmDeliveryMetrics metrics, ILogger<AlarmDispatch> log)
     {
         ArgumentNullException.ThrowIfNull(channels);
+        _channels = channels;
         _book = book;
         _time = time;
         _log = log;
@@ -91,5 +93,15 @@ public sealed class AlarmDispatch : BackgroundService
             // Called on the book's refresh: a fault here must not stop the alarms page from updating.
             _log.LogError(e, "alarm delivery: the open alarms could not be turned into notices");
         }
+    }
+
+    public override void Dispose()
+    {
+        // The channels live as long as the console; their connections (a webhook's HTTP pool) go with it.
+        foreach (var channel in _channels.OfType<IDisposable>())
+        {
+            channel.Dispose();
+        }
+        base.Dispose();
     }
 }
