@@ -5,6 +5,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging.Abstractions;
 using MudBlazor.Services;
 using SieveQ.AdminUi.Access;
+using SieveQ.AdminUi.AlarmDelivery;
 using SieveQ.AdminUi.Figures;
 using SieveQ.AdminUi.Hosting;
 using SieveQ.Deployment;
@@ -45,6 +46,11 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
         Services.AddSingleton<LiveFigures>();
         Services.AddSingleton(new AlarmJournal(AlarmsFile));
         Services.AddSingleton<AlarmBook>();
+        // No channel unless a test registers a dispatch of its own (AlarmDeliveryBookTests).
+        Services.AddSingleton<AlarmDeliveryMetrics>();
+        Services.AddSingleton(sp => new AlarmDispatch(sp.GetRequiredService<AlarmBook>(), null, [], TimeProvider.System,
+            sp.GetRequiredService<AlarmDeliveryMetrics>(), NullLogger<AlarmDispatch>.Instance));
+        Services.AddScoped<AlarmTestAction>();
         Services.AddScoped<PartyActions>();
         Services.AddScoped<AlarmActions>();
         Services.AddScoped<EnrolmentActions>();

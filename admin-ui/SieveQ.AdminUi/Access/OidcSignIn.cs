@@ -31,8 +31,6 @@ public static partial class OidcSignIn
     public const string AuthorityClaim = "sieveq:oidc-authority";
     public const string NamePrefix = "oidc:";
 
-    private const int MaxSecretBytes = 4096;
-
     public static AuthenticationBuilder AddConsoleOidc(this AuthenticationBuilder auth, ConsoleConfig config, DeploymentConfig deployment)
     {
         ArgumentNullException.ThrowIfNull(auth);
@@ -176,28 +174,7 @@ public static partial class OidcSignIn
             && !r.Any(char.IsControl) ? r : "/";
 
     /// <exception cref="DeploymentException">The file is missing, empty, too large or readable by others.</exception>
-    internal static string ReadClientSecret(string path)
-    {
-        var file = new FileInfo(path);
-        if (!file.Exists)
-        {
-            throw new DeploymentException($"oidc: client secret file {path} does not exist");
-        }
-        if (file.Length is 0 or > MaxSecretBytes)
-        {
-            throw new DeploymentException($"oidc: client secret file {path} is empty or larger than {MaxSecretBytes} bytes");
-        }
-        if (!OperatingSystem.IsWindows() && (File.GetUnixFileMode(path) & (UnixFileMode.GroupRead | UnixFileMode.OtherRead | UnixFileMode.GroupWrite | UnixFileMode.OtherWrite)) != 0)
-        {
-            throw new DeploymentException($"oidc: client secret file {path} is readable or writable by others; make it owner-only (chmod 600)");
-        }
-        var secret = File.ReadAllText(path).TrimEnd('\r', '\n');
-        if (secret.Length == 0 || secret.Any(char.IsControl))
-        {
-            throw new DeploymentException($"oidc: client secret file {path} must hold the secret on one line");
-        }
-        return secret;
-    }
+    internal static string ReadClientSecret(string path) => SecretFile.Read(path, "oidc: client secret file");
 
     private static void Services(HttpContext context, out ConsoleMetrics metrics, out ILogger log)
     {

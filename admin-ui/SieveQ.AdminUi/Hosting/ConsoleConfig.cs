@@ -9,8 +9,8 @@ namespace SieveQ.AdminUi.Hosting;
 
 /// <summary>
 /// <c>console.json</c> in the deployment directory: where the console listens, its own management key (pinned in
-/// controller.json as the caller <see cref="CallerName"/>), its user file and the lockout rule, its TLS certificate and
-/// its OpenID Connect provider.
+/// controller.json as the caller <see cref="CallerName"/>), its user file and the lockout rule, its TLS certificate,
+/// its OpenID Connect provider and where alarms are sent.
 /// </summary>
 public sealed record ConsoleConfig
 {
@@ -45,6 +45,9 @@ public sealed record ConsoleConfig
     public ConsoleTlsConfig? Tls { get; init; }
     /// <summary>Sign-in through an OpenID Connect provider beside the local accounts; none when absent.</summary>
     public ConsoleOidcConfig? Oidc { get; init; }
+    /// <summary>Where alarms are sent besides the alarms page (webhooks, e-mail); shown only when absent.</summary>
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public AlarmDelivery.AlarmDeliveryConfig? AlarmDelivery { get; init; }
 
     public static string PathIn(string deploymentDirectory) => Path.Combine(deploymentDirectory, FileName);
 
@@ -63,6 +66,7 @@ public sealed record ConsoleConfig
             throw new DeploymentException($"{path}: maxFailedLogins 1..100, lockoutMinutes and sessionMinutes 1..1440");
         }
         cfg.WindowsSignIn?.Validate(path);
+        cfg.AlarmDelivery?.Check(path);
         return cfg;
     }
 

@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.DataProtection;
 using MudBlazor.Services;
 using SieveQ.AdminUi.Access;
+using SieveQ.AdminUi.AlarmDelivery;
 using SieveQ.AdminUi.Components;
 using SieveQ.AdminUi.Figures;
 using SieveQ.Controller;
@@ -44,6 +45,7 @@ public static class ConsoleWebApp
         var users = ConsoleUserStore.Open(deployment.Resolve(config.UsersFile), config);
         KerberosKeytab.Use(config.WindowsSignIn);
         var certificate = ConsoleCertificate.Load(config, deployment, TimeProvider.System);
+        var alarmChannels = AlarmDeliverySetup.Channels(config.AlarmDelivery, deployment, TimeProvider.System);
 
         var builder = WebApplication.CreateBuilder(new WebApplicationOptions
         {
@@ -85,8 +87,13 @@ public static class ConsoleWebApp
         builder.Services.AddSingleton(new AlarmJournal(deployment.Resolve(config.AlarmsFile)));
         builder.Services.AddSingleton<AlarmBook>();
         builder.Services.AddHostedService(sp => sp.GetRequiredService<AlarmBook>());
+        builder.Services.AddSingleton<AlarmDeliveryMetrics>();
+        builder.Services.AddSingleton(sp => new AlarmDispatch(sp.GetRequiredService<AlarmBook>(), config.AlarmDelivery, alarmChannels, TimeProvider.System,
+            sp.GetRequiredService<AlarmDeliveryMetrics>(), sp.GetRequiredService<ILogger<AlarmDispatch>>()));
+        builder.Services.AddHostedService(sp => sp.GetRequiredService<AlarmDispatch>());
         builder.Services.AddScoped<PartyActions>();
         builder.Services.AddScoped<AlarmActions>();
+        builder.Services.AddScoped<AlarmTestAction>();
         builder.Services.AddScoped<EnrolmentActions>();
         builder.Services.AddScoped<AccountActions>();
         builder.Services.AddScoped<RuleSetChanges.RuleSetActions>();
