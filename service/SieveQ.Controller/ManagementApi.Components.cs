@@ -2,6 +2,7 @@ using Microsoft.AspNetCore.Routing;
 using SieveQ.Controller.Access;
 using SieveQ.Controller.Orchestration;
 using SieveQ.Protocol.V1;
+using SieveQ.Sieve.Envelope;
 using SieveQ.Transport;
 
 namespace SieveQ.Controller;
@@ -39,7 +40,8 @@ public sealed partial class ManagementApi
             throw new GrpcCallException(GrpcStatusCode.InvalidArgument, $"{request.PreSq} is not a valid id");
         }
         var component = ComponentRef.PreSq((int)request.PreSq);
-        var target = string.IsNullOrEmpty(request.Reason) ? component.ToString() : $"{component} (reason: {Truncate(request.Reason, MaxReasonLength)})";
+        // The same words as quarantine-pre-sq and as a refusal's record (AuditTarget), so one search finds them all.
+        var target = Target(AdminOp.QuarantinePreSq, request.PreSq, request.Reason);
         // The caller's token is not passed on: the steps run to their end and are recorded even if the caller hangs up.
         var outcome = await act(caller.AuditActor, component, target).ConfigureAwait(false);
         return new ManagementActionReply { Applied = outcome.Done, Status = outcome.Status, AuditSequence = outcome.AuditSequence };

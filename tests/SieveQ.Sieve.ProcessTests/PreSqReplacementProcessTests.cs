@@ -73,7 +73,7 @@ public sealed class PreSqReplacementProcessTests(ITestOutputHelper output)
         output.WriteLine(audit.Output);
         foreach (var id in d.PreSqIds)
         {
-            Assert.Contains($"replace-pre-sq pre-sq-{id} (reason: process test): replaced: started pid ", audit.Output, StringComparison.Ordinal);
+            Assert.Contains($"replace-pre-sq pre-SQ {id} (reason: process test): replaced: started pid ", audit.Output, StringComparison.Ordinal);
         }
         d.Passed = true;
     }

@@ -90,7 +90,8 @@ public sealed class PreSqReplacement : IAsyncDisposable
         }
         var component = ComponentRef.PreSq((int)notice.Subject);
         var actor = $"f+1 replicas [{string.Join(", ", distinct)}]";
-        var target = $"{component} (decided at agreed time {notice.AgreedTimeMs})";
+        // The same words as the replica-notice record it follows (ReplicaNoticeEndpoint), so one search finds both.
+        var target = $"pre-sq {notice.Subject} (decided at agreed time {notice.AgreedTimeMs})";
         if (_orchestration.Orchestrator is null)
         {
             Replacements.Add(1, new KeyValuePair<string, object?>("outcome", "no_orchestrator"));

@@ -24,7 +24,7 @@ public sealed class PreSqLifecycleCallTests
 
         var records = f.Host.Audit.Tail(50).Where(r => r.Actor == $"key {admin.KeyId} (alice, administrator)").ToList();
         Assert.Equal(["start-pre-sq", "start-pre-sq", "replace-pre-sq", "replace-pre-sq", "replace-pre-sq", "stop-pre-sq", "stop-pre-sq"], records.Select(r => r.Action));
-        Assert.Equal("pre-sq-1 (reason: suspected by hand)", records[2].Target);
+        Assert.Equal("pre-SQ 1 (reason: suspected by hand)", records[2].Target);
         Assert.Equal(replaced.AuditSequence, records[4].Sequence);
         Assert.StartsWith("replaced: started pid ", records[4].Outcome, StringComparison.Ordinal);
     }

@@ -42,7 +42,7 @@ public sealed class PreSqReplacementTests : IAsyncLifetime
     }
 
     private List<AuditRecord> Replacements(int preSq) =>
-        [.. _host.Audit.Tail(200).Where(r => r.Action == "replace-pre-sq" && r.Target.StartsWith($"pre-sq-{preSq} ", StringComparison.Ordinal))];
+        [.. _host.Audit.Tail(200).Where(r => r.Action == "replace-pre-sq" && r.Target.StartsWith($"pre-sq {preSq} ", StringComparison.Ordinal))];
 
     [Fact]
     public async Task F_plus_one_distinct_replicas_replace_the_pre_sq_once_and_f_or_a_repeating_replica_do_not()
@@ -60,7 +60,7 @@ public sealed class PreSqReplacementTests : IAsyncLifetime
         Assert.NotNull(after);
         Assert.NotEqual(before, after);
         var steps = Replacements(1);
-        Assert.All(steps, r => Assert.Equal(("f+1 replicas [0, 2]", "pre-sq-1 (decided at agreed time 5000)"), (r.Actor, r.Target)));
+        Assert.All(steps, r => Assert.Equal(("f+1 replicas [0, 2]", "pre-sq 1 (decided at agreed time 5000)"), (r.Actor, r.Target)));
         Assert.Collection(steps,
             r => Assert.Equal("stopping through local processes", r.Outcome),
             r => Assert.Equal($"stopped (stopped (pid {before})); starting a fresh process", r.Outcome),
@@ -110,7 +110,7 @@ public sealed class PreSqReplacementTests : IAsyncLifetime
         Assert.Equal(2, records.Count(r => r.Outcome.StartsWith("replaced: ", StringComparison.Ordinal)));
         var refused = Assert.Single(records, r => r.Outcome.StartsWith("refused: ", StringComparison.Ordinal));
         Assert.Contains("alarm", refused.Outcome, StringComparison.Ordinal);
-        Assert.Equal("pre-sq-7 (decided at agreed time 3000)", refused.Target);
+        Assert.Equal("pre-sq 7 (decided at agreed time 3000)", refused.Target);
         Assert.Equal(1, alarms);
         var pid = _processes.Pid(7);
 
