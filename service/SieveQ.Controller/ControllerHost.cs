@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.Logging;
 using SieveQ.Controller.Access;
 using SieveQ.Controller.Audit;
+using SieveQ.Controller.Orchestration;
 using SieveQ.Controller.Replicas;
 using SieveQ.Controller.RuleSets;
 using SieveQ.Deployment;
@@ -18,6 +19,11 @@ public sealed record ControllerHostOptions
 
     /// <summary>Faults the replica-SQs tolerate: the controller acts on a replica notice once f+1 replicas reported it.</summary>
     public int ReplicaFaults { get; init; } = 1;
+
+    /// <summary>Automatic replacements of one pre-SQ allowed within <see cref="ReplacementWindow"/>; beyond, an alarm and nothing done.</summary>
+    public int MaxReplacements { get; init; } = 3;
+    public TimeSpan ReplacementWindow { get; init; } = TimeSpan.FromMinutes(10);
+    public TimeProvider Time { get; init; } = TimeProvider.System;
 
     /// <summary>A management endpoint has a handful of callers: small limits keep a flood from costing much.</summary>
     public KestrelLimits KestrelLimits { get; init; } = new()
@@ -46,24 +52,32 @@ public sealed class ControllerHost : IAsyncDisposable
     private readonly CallerAuthenticator _authenticator;
     private IDisposable? _commandKey;
 
-    private ControllerHost(WebApplication web, CallerAuthenticator authenticator, AuditLog audit, Uri url)
+    private readonly IComponentOrchestrator? _orchestrator;
+
+    private ControllerHost(WebApplication web, CallerAuthenticator authenticator, AuditLog audit, Uri url, PreSqReplacement replacement, IComponentOrchestrator? orchestrator)
     {
         _web = web;
         _authenticator = authenticator;
         Audit = audit;
         Url = url;
+        Replacement = replacement;
+        _orchestrator = orchestrator;
     }
 
     public AuditLog Audit { get; }
+
+    /// <summary>Acts on the replicas' f+1 notices that a pre-SQ is suspected.</summary>
+    public PreSqReplacement Replacement { get; }
     public Uri Url { get; }
 
     /// <summary>
     /// Builds the host. <paramref name="probe"/> answers Status (normally <see cref="DeploymentHealth.ProbeAllAsync"/>
-    /// over the deployment); <paramref name="auditDirectory"/> is where the log lives.
+    /// over the deployment); <paramref name="auditDirectory"/> is where the log lives; <paramref name="orchestrator"/>
+    /// (owned: disposed with the host) starts and stops components, none when null.
     /// </summary>
     public static ControllerHost Create(Uri url, IReadOnlyList<PinnedCaller> callers, string auditDirectory,
         Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> probe, ILoggerFactory logs, ControllerHostOptions? options = null,
-        AdminCommandSubmitter? commands = null, X509Certificate2? certificate = null, RuleSetDesk? ruleSets = null)
+        AdminCommandSubmitter? commands = null, X509Certificate2? certificate = null, RuleSetDesk? ruleSets = null, IComponentOrchestrator? orchestrator = null)
     {
         ArgumentNullException.ThrowIfNull(url);
         options ??= new ControllerHostOptions();
@@ -72,13 +86,16 @@ public sealed class ControllerHost : IAsyncDisposable
         try
         {
             authenticator = new CallerAuthenticator(callers, options.Authentication);
-            var api = new ManagementApi(authenticator, audit, probe, commands, ruleSets: ruleSets);
+            var orchestration = new AuditedOrchestration(orchestrator, audit);
+            var replacement = new PreSqReplacement(orchestration, new ReplacementBudget(options.MaxReplacements, options.ReplacementWindow, options.Time),
+                options.ReplicaFaults, logs.CreateLogger<PreSqReplacement>());
+            var api = new ManagementApi(authenticator, audit, probe, commands, ruleSets: ruleSets, orchestration: orchestration);
             var web = HardenedWebApplication.CreateBuilder(typeof(ControllerHost).Assembly, logs, url, options.KestrelLimits,
                 new SourceConnectionLimiter(options.MaxConnectionsPerSource), new PrefaceDeadline(options.KestrelLimits.RequestHeadersTimeout), certificate);
             var app = web.Build();
             api.Map(app);
-            new ReplicaNoticeEndpoint(authenticator, audit, new ReplicaNoticeTally(options.ReplicaFaults)).Map(app);
-            return new ControllerHost(app, authenticator, audit, url);
+            new ReplicaNoticeEndpoint(authenticator, audit, new ReplicaNoticeTally(options.ReplicaFaults, options.Time), replacement: replacement).Map(app);
+            return new ControllerHost(app, authenticator, audit, url, replacement, orchestrator);
         }
         catch
         {
@@ -89,7 +106,8 @@ public sealed class ControllerHost : IAsyncDisposable
     }
 
     /// <summary>The controller of a deployment directory: its controller.json, its audit log, health probes of its components.</summary>
-    public static ControllerHost ForDeployment(string deploymentDirectory, ILoggerFactory logs, ControllerHostOptions? options = null)
+    public static ControllerHost ForDeployment(string deploymentDirectory, ILoggerFactory logs, ControllerHostOptions? options = null,
+        IComponentOrchestrator? orchestrator = null)
     {
         var deployment = DeploymentFile.Load(deploymentDirectory);
         var cfg = ControllerConfig.Load(deployment.BaseDirectory);
@@ -102,7 +120,7 @@ public sealed class ControllerHost : IAsyncDisposable
             var certificate = DeploymentTls.ServerCertificate(deployment.Resolve(deployment.KeyDirectory), ControllerConfig.TlsFileStem, cfg.Url, cfg.Pin());
             var ruleSets = new RuleSetDesk(commands, InitialArchive(deployment, cfg, logs), cfg.RequireSignedRuleSets);
             var host = Create(new Uri(cfg.Url), cfg.PinnedCallers(), deployment.Resolve(cfg.AuditDirectory),
-                ct => DeploymentHealth.ProbeAllAsync(deployment, TimeSpan.FromSeconds(2), ct), logs, options, commands, certificate, ruleSets);
+                ct => DeploymentHealth.ProbeAllAsync(deployment, TimeSpan.FromSeconds(2), ct), logs, options, commands, certificate, ruleSets, orchestrator);
             host._commandKey = key;
             return host;
         }
@@ -147,6 +165,12 @@ public sealed class ControllerHost : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         await _web.DisposeAsync().ConfigureAwait(false);
+        // A replacement under way finishes (each step bounded) and is recorded before the log closes.
+        await Replacement.DisposeAsync().ConfigureAwait(false);
+        if (_orchestrator is IAsyncDisposable owned)
+        {
+            await owned.DisposeAsync().ConfigureAwait(false);
+        }
         await Audit.DisposeAsync().ConfigureAwait(false);
         _authenticator.Dispose();
         _commandKey?.Dispose();

@@ -18,6 +18,9 @@ public static class ControllerNames
     public const string DryRunRuleSet = "DryRunRuleSet";
     public const string EnrolSender = "EnrolSender";
     public const string RevokeSender = "RevokeSender";
+    public const string StartPreSq = "StartPreSq";
+    public const string StopPreSq = "StopPreSq";
+    public const string ReplacePreSq = "ReplacePreSq";
 
     /// <summary>What a signature names: the full method, so a signed request is good for that method only.</summary>
     public static string FullMethod(string method) => Service + "/" + method;

@@ -2,6 +2,7 @@ using Google.Protobuf;
 using Microsoft.AspNetCore.Routing;
 using SieveQ.Controller.Access;
 using SieveQ.Controller.Audit;
+using SieveQ.Controller.Orchestration;
 using SieveQ.Deployment;
 using SieveQ.Protocol.V1;
 using SieveQ.Sieve.Envelope;
@@ -34,12 +35,15 @@ public sealed partial class ManagementApi
     private readonly TimeSpan _readTimeout;
     private readonly AdminCommandSubmitter? _commands;
     private readonly RuleSetDesk _ruleSets;
+    private readonly AuditedOrchestration _orchestration;
 
     /// <param name="commands">Orders quarantine and readmission through the replicas; null records them as not applied.</param>
     /// <param name="ruleSets">Orders rule-set switches; by default through <paramref name="commands"/>, with no archive.</param>
+    /// <param name="orchestration">Starts, stops and replaces pre-SQs; by default none (recorded as not carried out).</param>
     public ManagementApi(CallerAuthenticator authenticator, AuditLog audit, Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> probe,
-        AdminCommandSubmitter? commands = null, TimeSpan? readTimeout = null, RuleSetDesk? ruleSets = null)
+        AdminCommandSubmitter? commands = null, TimeSpan? readTimeout = null, RuleSetDesk? ruleSets = null, AuditedOrchestration? orchestration = null)
     {
+        _orchestration = orchestration ?? new AuditedOrchestration(null, audit);
         _commands = commands;
         _ruleSets = ruleSets ?? new RuleSetDesk(commands, null);
         _authenticator = authenticator;
@@ -63,6 +67,7 @@ public sealed partial class ManagementApi
             call => HandleAsync(call, ControllerNames.RecordConsoleChange, ManagementRole.Operator, ConsoleChangeRequest.Parser, audited: true, RecordConsoleChangeAsync), MaxRequestBytes);
         MapRuleSetCalls(routes);
         MapEnrolmentCalls(routes);
+        MapComponentCalls(routes);
     }
 
     /// <summary>The console's account changes, alarm acknowledgements and test alarms it may record: a fixed list, so the caller cannot write records that pass for the controller's own.</summary>
@@ -214,6 +219,9 @@ public sealed partial class ManagementApi
         ControllerNames.RollbackRuleSet => "rollback-rule-set",
         ControllerNames.EnrolSender => "enrol-sender",
         ControllerNames.RevokeSender => "revoke-sender",
+        ControllerNames.StartPreSq => "start-pre-sq",
+        ControllerNames.StopPreSq => "stop-pre-sq",
+        ControllerNames.ReplacePreSq => "replace-pre-sq",
         _ => method,
     };
 

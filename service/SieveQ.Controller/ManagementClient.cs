@@ -47,6 +47,12 @@ public sealed class ManagementClient : IDisposable
     public Task<ManagementActionReply> ReadmitPreSqAsync(uint preSq, string reason, CancellationToken ct = default) =>
         CallAsync(ControllerNames.ReadmitPreSq, new PreSqActionRequest { PreSq = preSq, Reason = reason }, ManagementActionReply.Parser, ct);
 
+    /// <summary>An administrator's StartPreSq, StopPreSq or ReplacePreSq (<paramref name="method"/>, one of <see cref="ControllerNames"/>).</summary>
+    public Task<ManagementActionReply> PreSqLifecycleAsync(string method, uint preSq, string reason, CancellationToken ct = default) =>
+        method is ControllerNames.StartPreSq or ControllerNames.StopPreSq or ControllerNames.ReplacePreSq
+            ? CallAsync(method, new PreSqActionRequest { PreSq = preSq, Reason = reason }, ManagementActionReply.Parser, ct)
+            : throw new ArgumentException($"{method} is not a pre-SQ lifecycle call", nameof(method));
+
     public Task<ManagementActionReply> RecordConsoleChangeAsync(string action, string target, string outcome, CancellationToken ct = default) =>
         CallAsync(ControllerNames.RecordConsoleChange, new ConsoleChangeRequest { Action = action, Target = target, Outcome = outcome }, ManagementActionReply.Parser, ct);
 

@@ -29,7 +29,7 @@ internal sealed class ControllerFixture : IAsyncDisposable
         new("pre-sq", "pre-sq-4", "http://127.0.0.1:2", false, false, "connection refused", new Dictionary<string, long>()),
     ];
 
-    public static async Task<ControllerFixture> StartAsync(Func<string, RuleSetDesk>? ruleSets = null)
+    public static async Task<ControllerFixture> StartAsync(Func<string, RuleSetDesk>? ruleSets = null, Controller.Orchestration.IComponentOrchestrator? orchestrator = null)
     {
         var f = new ControllerFixture(null!);
         var callers = new List<PinnedCaller>
@@ -39,7 +39,8 @@ internal sealed class ControllerFixture : IAsyncDisposable
             new("victor", ManagementRole.Viewer, f.Viewer.ExportSubjectPublicKeyInfo()),
         };
         f.Host = ControllerHost.Create(new Uri($"http://127.0.0.1:{FreePort()}"), callers, Path.Combine(f._dir, "audit"),
-            _ => Task.FromResult(FakeComponents), NullLoggerFactory.Instance, ruleSets: ruleSets?.Invoke(Path.Combine(f._dir, "rule-sets")));
+            _ => Task.FromResult(FakeComponents), NullLoggerFactory.Instance, ruleSets: ruleSets?.Invoke(Path.Combine(f._dir, "rule-sets")),
+            orchestrator: orchestrator);
         await f.Host.StartAsync();
         return f;
     }

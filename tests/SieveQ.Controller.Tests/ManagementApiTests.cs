@@ -10,10 +10,11 @@ public sealed class ManagementApiTests
     /// <summary>Every method, its lowest role, and a body for it.</summary>
     public static TheoryData<string> Methods => [ControllerNames.Status, ControllerNames.AuditTail, ControllerNames.QuarantineSender, ControllerNames.ReadmitSender,
         ControllerNames.RecordConsoleChange, ControllerNames.PushRuleSet, ControllerNames.RollbackRuleSet, ControllerNames.DryRunRuleSet,
-        ControllerNames.EnrolSender, ControllerNames.RevokeSender];
+        ControllerNames.EnrolSender, ControllerNames.RevokeSender, ControllerNames.StartPreSq, ControllerNames.StopPreSq, ControllerNames.ReplacePreSq];
 
     private static ManagementRole Required(string method) =>
-        method is ControllerNames.QuarantineSender or ControllerNames.ReadmitSender or ControllerNames.RecordConsoleChange
+        method is ControllerNames.StartPreSq or ControllerNames.StopPreSq or ControllerNames.ReplacePreSq ? ManagementRole.Administrator
+        : method is ControllerNames.QuarantineSender or ControllerNames.ReadmitSender or ControllerNames.RecordConsoleChange
             or ControllerNames.PushRuleSet or ControllerNames.RollbackRuleSet or ControllerNames.DryRunRuleSet
             or ControllerNames.EnrolSender or ControllerNames.RevokeSender ? ManagementRole.Operator : ManagementRole.Viewer;
 
@@ -26,6 +27,7 @@ public sealed class ManagementApiTests
         ControllerNames.DryRunRuleSet => new RuleSetDryRunRequest { Document = ByteString.CopyFromUtf8(TestRuleSets.Json(2)) },
         ControllerNames.RecordConsoleChange => new ConsoleChangeRequest { Action = "console-set-role", Target = "console user 'a' set the role of account 'b'", Outcome = "role viewer -> operator" },
         ControllerNames.EnrolSender => EnrolmentCallTests.ValidRequest(),
+        ControllerNames.StartPreSq or ControllerNames.StopPreSq or ControllerNames.ReplacePreSq => new PreSqActionRequest { PreSq = 1, Reason = "test" },
         _ => new SenderActionRequest { Sender = 3, Reason = "test" },
     };
 

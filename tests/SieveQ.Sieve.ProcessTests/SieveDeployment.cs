@@ -45,10 +45,11 @@ internal sealed class SieveDeployment : IAsyncDisposable
 
     /// <param name="compromisedPreSqs">Pre-SQs to run in this process with a compromised stage.</param>
     /// <param name="compromisedReplicas">Replica-SQs to run in this process with a compromised stage.</param>
+    /// <param name="startedElsewhere">Called first for each component with (deployment, role, id): true when it started the component itself.</param>
     public static async Task<SieveDeployment> StartAsync(LaunchOptions? options = null, IReadOnlyList<int>? senders = null,
         IReadOnlyDictionary<int, SieveQ.PreSq.IPassedMessageStage>? compromisedPreSqs = null,
         IReadOnlyDictionary<int, SieveQ.ReplicaSq.IOutputBodyStage>? compromisedReplicas = null, SieveQ.Sieve.Replica.ReplicaSieveOptions? sieve = null,
-        byte[]? ruleSet = null, bool tls = true)
+        byte[]? ruleSet = null, bool tls = true, Func<DeploymentConfig, string, int, Task<bool>>? startedElsewhere = null)
     {
         if (!File.Exists(SieveqDll))
         {
@@ -72,6 +73,11 @@ internal sealed class SieveDeployment : IAsyncDisposable
         var hosted = new List<IAsyncDisposable>();
         async Task<bool> HostAsync(string role, int id)
         {
+            // The caller's own hook first (a test whose controller starts the pre-SQs).
+            if (startedElsewhere is not null && await startedElsewhere(config, role, id))
+            {
+                return true;
+            }
             if (role == "pre-sq" && compromisedPreSqs?.GetValueOrDefault(id) is { } passed)
             {
                 var host = SieveQ.PreSq.PreSqHost.Create(DeploymentContext.Load(dir), id, passed: passed);

@@ -7,10 +7,10 @@ using SieveQ.Transport;
 namespace SieveQ.Cli.Commands;
 
 /// <summary>
-/// `sieveq admin status|audit|quarantine|readmit|rules push|rules rollback --key FILE`: the controller's management API, each request signed with
+/// `sieveq admin status|audit|quarantine|readmit|rules push|rules rollback|pre-sq start|stop|replace --key FILE`: the controller's management API, each request signed with
 /// the caller's key (the controller checks it is pinned and what its role allows). Exit codes: 0 done, 1 refused or
 /// unreachable, 2 usage, 3 recorded but not applied
-/// (the replicas refused it, no pre-SQ took it, or the controller holds no command key).
+/// (the replicas refused it, no pre-SQ took it, the controller holds no command key, or it runs no orchestrator).
 /// </summary>
 internal static class AdminCommands
 {
@@ -22,6 +22,7 @@ internal static class AdminCommands
         admin.Subcommands.Add(PartyAction("quarantine", "Quarantine a sender or a pre-SQ until readmitted, ordered through the replicas (operator)."));
         admin.Subcommands.Add(PartyAction("readmit", "End a sender's or pre-SQ's quarantine and clear its suspicion, ordered through the replicas (operator)."));
         admin.Subcommands.Add(AdminRuleSetCommands.Build(WithClient));
+        admin.Subcommands.Add(AdminPreSqCommands.Build(WithClient));
         return admin;
     }
 

@@ -3,6 +3,7 @@ using Microsoft.Extensions.Logging;
 using SieveQ.Cli.Running;
 using SieveQ.Controller;
 using SieveQ.Controller.Audit;
+using SieveQ.Controller.Orchestration;
 using SieveQ.Deployment;
 
 namespace SieveQ.Cli.Commands;
@@ -18,20 +19,63 @@ internal static class ControllerCommand
             Description = "When controller.json is missing, create it with a free loopback port and an administrator, operator and viewer key in the deployment's key folder (what `sieveq up` does).",
         };
         var logLevel = new Option<LogLevel>("--log-level") { Description = "Minimum log level (logs go to stderr).", DefaultValueFactory = _ => LogLevel.Information };
-        var cmd = new Command("controller", "Run the controller: the audit log and the management API `sieveq admin` uses (SIGTERM or Ctrl-C stops it).") { deployment, create, logLevel };
+        var launchPlan = new Option<FileInfo?>("--launch-plan")
+        {
+            Description = $"Own the pre-SQ processes: start, stop and replace them as child processes with the command lines of this file ({LocalLaunchPlan.FileName}, which `sieveq up` writes).",
+        };
+        var windowsPreSq = new Option<int?>("--windows-pre-sq-service")
+        {
+            Description = $"Windows: act on the pre-SQ with this id through the SieveQPreSq service the MSI installed.",
+        };
+        var cmd = new Command("controller", "Run the controller: the audit log and the management API `sieveq admin` uses (SIGTERM or Ctrl-C stops it).")
+        {
+            deployment, create, logLevel, launchPlan, windowsPreSq,
+        };
         var telemetry = TelemetryArguments.AddTo(cmd);
         cmd.SetAction(async (parse, ct) =>
         {
             using var stop = new StopSignal(ct);
-            var arguments = new ControllerArguments(parse.GetValue(deployment)!.FullName, parse.GetValue(create));
+            var arguments = new ControllerArguments(parse.GetValue(deployment)!.FullName, parse.GetValue(create), parse.GetValue(launchPlan)?.FullName,
+                parse.GetValue(windowsPreSq));
             return await ComponentHost.RunAsync("controller", parse.GetValue(logLevel), arguments,
-                telemetry.Read(parse, "controller", "controller"), _ => null, StartAsync, stop.Token).ConfigureAwait(false);
+                telemetry.Read(parse, "controller", "controller"), Validate, StartAsync, stop.Token).ConfigureAwait(false);
         });
         return cmd;
     }
 
     /// <summary>What `controller` parsed.</summary>
-    private sealed record ControllerArguments(string Directory, bool CreateLocal);
+    private sealed record ControllerArguments(string Directory, bool CreateLocal, string? LaunchPlan, int? WindowsPreSq);
+
+    private static string? Validate(ControllerArguments a) =>
+        a.LaunchPlan is not null && a.WindowsPreSq is not null ? "give one orchestrator: --launch-plan or --windows-pre-sq-service"
+        : a.WindowsPreSq is not null && !OperatingSystem.IsWindows() ? "--windows-pre-sq-service needs Windows"
+        : a.WindowsPreSq < 0 ? "--windows-pre-sq-service must not be negative"
+        : null;
+
+    /// <summary>The orchestrator the arguments name; none: the controller records what it would have done.</summary>
+    private static IComponentOrchestrator? Orchestrator(ControllerArguments a, ILoggerFactory logs)
+    {
+        if (a.WindowsPreSq is { } id && OperatingSystem.IsWindows())
+        {
+            return WindowsServiceOrchestrator.ForInstalledPreSq(id);
+        }
+        if (a.LaunchPlan is not { } file)
+        {
+            return null;
+        }
+        var deployment = DeploymentFile.Load(a.Directory);
+        var plan = LocalLaunchPlan.Load(file);
+        var processes = new ComponentProcesses(args => ClusterProcesses.SelfCommand(args), Path.Combine(deployment.BaseDirectory, "logs"));
+        var orchestrator = new LocalProcessOrchestrator(processes, plan.CommandLines(), async (c, ct) =>
+        {
+            var p = deployment.PreSq(c.Id);
+            var health = await DeploymentHealth.ProbeAsync("pre-sq", p.Name, p.Url, Protocol.ProtocolNames.PreSqService, TimeSpan.FromSeconds(2), ct, p.Pin()).ConfigureAwait(false);
+            return health.Healthy;
+        });
+        var log = logs.CreateLogger("SieveQ.Controller.Orchestration");
+        orchestrator.Exited += (name, code) => log.LogWarning("{Component} exited by itself with code {Code} (see {Log})", name, code, processes.LogPath(name));
+        return orchestrator;
+    }
 
     private static async Task<RunningComponent> StartAsync(ControllerArguments a, ILoggerFactory logs, CancellationToken ct)
     {
@@ -42,7 +86,7 @@ internal static class ControllerCommand
             {
                 ControllerConfig.EnsureLocal(DeploymentFile.Load(a.Directory));
             }
-            host = ControllerHost.ForDeployment(a.Directory, logs);
+            host = ControllerHost.ForDeployment(a.Directory, logs, orchestrator: Orchestrator(a, logs));
         }
         catch (AuditLogBrokenException e)
         {

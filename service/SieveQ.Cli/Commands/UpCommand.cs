@@ -3,6 +3,7 @@ using System.Globalization;
 using System.Text.Json;
 using SieveQ.Cli.Running;
 using SieveQ.Controller;
+using SieveQ.Controller.Orchestration;
 using SieveQ.Deployment;
 using SieveQ.Rules;
 
@@ -126,8 +127,15 @@ internal static class UpCommand
                 var started = DateTime.UtcNow;
                 // The controller first: its port was found free a moment ago, and every connection the components open
                 // takes a loopback port from the same range, so a controller started last could find its port taken.
-                await StartControllerAsync(cfg, controller, processes, parse.GetValue(logLevel)!, scrape.ArgumentsFor(ScrapePorts.ControllerName), stop.Token).ConfigureAwait(false);
-                await LocalDeploymentLauncher.LaunchAsync(cfg, processes, new LaunchOptions { LogLevel = parse.GetValue(logLevel)!, ComponentArguments = scrape.ArgumentsFor }, stop.Token).ConfigureAwait(false);
+                var launch = new LaunchOptions { LogLevel = parse.GetValue(logLevel)!, ComponentArguments = scrape.ArgumentsFor };
+                var plan = Path.Combine(d, LocalLaunchPlan.FileName);
+                LocalLaunchPlan.For(cfg, launch).Save(plan);
+                await StartControllerAsync(cfg, controller, processes, parse.GetValue(logLevel)!, [.. scrape.ArgumentsFor(ScrapePorts.ControllerName), "--launch-plan", plan],
+                    stop.Token).ConfigureAwait(false);
+                // The pre-SQs are the controller's children, started at its administrator's request: the process that
+                // replaces a suspected pre-SQ is the one that owns it (docs/orchestration.md).
+                using var starter = new PreSqStarter(cfg, controller);
+                await LocalDeploymentLauncher.LaunchAsync(cfg, processes, launch with { HostInProcess = starter.StartAsync }, stop.Token).ConfigureAwait(false);
                 await StartConsoleAsync(cfg, consoleUrl, consoleProcess, stop.Token).ConfigureAwait(false);
                 Console.WriteLine($"all components healthy after {(DateTime.UtcNow - started).TotalSeconds:0.0} s; Ctrl-C stops everything");
                 StartDemo(cfg, processes, live, r, bytes);

@@ -3,6 +3,7 @@ using Google.Protobuf;
 using Microsoft.AspNetCore.Routing;
 using SieveQ.Controller.Access;
 using SieveQ.Controller.Audit;
+using SieveQ.Controller.Orchestration;
 using SieveQ.Protocol.V1;
 using SieveQ.Transport;
 
@@ -31,12 +32,16 @@ public sealed class ReplicaNoticeEndpoint
     private readonly AuditLog _audit;
     private readonly ReplicaNoticeTally _tally;
     private readonly TimeSpan _readTimeout;
+    private readonly PreSqReplacement? _replacement;
 
-    public ReplicaNoticeEndpoint(CallerAuthenticator authenticator, AuditLog audit, ReplicaNoticeTally tally, TimeSpan? readTimeout = null)
+    /// <param name="replacement">Acts on <see cref="ReplicaNoticeActions.RemovePreSq"/> once f+1 replicas reported it; null: recorded only.</param>
+    public ReplicaNoticeEndpoint(CallerAuthenticator authenticator, AuditLog audit, ReplicaNoticeTally tally, TimeSpan? readTimeout = null,
+        PreSqReplacement? replacement = null)
     {
         _authenticator = authenticator;
         _audit = audit;
         _tally = tally;
+        _replacement = replacement;
         _readTimeout = readTimeout ?? TimeSpan.FromSeconds(10);
     }
 
@@ -90,18 +95,24 @@ public sealed class ReplicaNoticeEndpoint
                 throw new GrpcCallException(GrpcStatusCode.ResourceExhausted,
                     $"this replica has {ReplicaNoticeTally.MaxWaitingPerReplica} notices waiting for other replicas; not counted");
             default:
-                var outcome = Outcome(n.Action);
+                var replace = n.Action == ReplicaNoticeActions.RemovePreSq && _replacement is not null;
+                var outcome = replace ? _replacement!.Intent(n.Subject) : Outcome(n.Action);
                 var record = await _audit.AppendAsync($"f+1 replicas [{string.Join(", ", replicas)}]", "replica-notice " + n.Action,
                     $"{subjectKind} {n.Subject} (decided at agreed time {n.AgreedTimeMs})", outcome, ct).ConfigureAwait(false);
+                if (replace)
+                {
+                    // After the notice's record, so the log reads in order: what f+1 replicas asked, then each step taken.
+                    _replacement!.Begin(new ReplicaNotice(n.Action, n.Subject, n.AgreedTimeMs), replicas);
+                }
                 return new ManagementActionReply { Applied = true, Status = outcome, AuditSequence = record.Sequence };
         }
     }
 
-    /// <summary>What the controller does on each notice, said as it is: no orchestrator exists yet (docs/orchestration.md).</summary>
+    /// <summary>What the controller does on each notice it does not act on, said as it is (docs/orchestration.md).</summary>
     private static string Outcome(string action) => action switch
     {
         ReplicaNoticeActions.SenderQuarantined => "recorded: the replicas quarantined the sender for its suspicion; an operator may readmit it (sieveq admin readmit)",
-        ReplicaNoticeActions.RemovePreSq => "recorded, not carried out: the replicas quarantined the pre-SQ and move its senders; no orchestrator replaces pre-SQs yet (docs/orchestration.md)",
+        ReplicaNoticeActions.RemovePreSq => "recorded, not carried out: the replicas quarantined the pre-SQ and move its senders; nothing replaces it here (docs/orchestration.md)",
         _ => "recorded, not carried out: every pre-SQ warned of overload; no orchestrator starts pre-SQs yet (docs/orchestration.md)",
     };
 }

@@ -1,0 +1,35 @@
+using System.CommandLine;
+using SieveQ.Controller;
+
+namespace SieveQ.Cli.Commands;
+
+/// <summary>
+/// `sieveq admin pre-sq start|stop|replace --id N [--reason TEXT]`: the controller starts, stops or replaces (stop, then
+/// a fresh process) a pre-SQ through its orchestrator (administrator). Exit codes as every admin command: 0 done,
+/// 1 refused or unreachable, 2 usage, 3 recorded but not carried out (no orchestrator, or it failed; the status says).
+/// </summary>
+internal static class AdminPreSqCommands
+{
+    public static Command Build(WithManagementClient withClient)
+    {
+        var preSq = new Command("pre-sq", "Start, stop or replace a pre-SQ's process through the controller's orchestrator (administrator).");
+        preSq.Subcommands.Add(Action(withClient, "start", ControllerNames.StartPreSq, "Start the pre-SQ's process; returns once it is healthy."));
+        preSq.Subcommands.Add(Action(withClient, "stop", ControllerNames.StopPreSq, "Stop the pre-SQ's process (its senders move to other pre-SQs at their next ACKREQ)."));
+        preSq.Subcommands.Add(Action(withClient, "replace", ControllerNames.ReplacePreSq, "Stop the pre-SQ's process and start a fresh one with the same id."));
+        return preSq;
+    }
+
+    private static Command Action(WithManagementClient withClient,
+        string name, string method, string description)
+    {
+        var id = new Option<uint>("--id") { Description = "The pre-SQ's id (as in deployment.json).", Required = true };
+        var reason = new Option<string>("--reason") { Description = "Why (recorded in the audit log, up to 200 characters).", DefaultValueFactory = _ => "" };
+        var cmd = new Command(name, description) { id, reason };
+        return withClient(cmd, (parse, ct) => async client =>
+        {
+            var reply = await client.PreSqLifecycleAsync(method, parse.GetValue(id), parse.GetValue(reason) ?? "", ct).ConfigureAwait(false);
+            Console.WriteLine($"{(reply.Applied ? "done" : "NOT done")} (audit record {reply.AuditSequence}): {reply.Status}");
+            return reply.Applied ? 0 : 3;
+        });
+    }
+}

@@ -1,0 +1,29 @@
+using System.Globalization;
+
+namespace SieveQ.Controller.Orchestration;
+
+/// <summary>The kinds of component an orchestrator starts and stops. Only pre-SQs are acted on today; replicas come with recovery rounds.</summary>
+public enum ComponentKind
+{
+    PreSq,
+}
+
+/// <summary>One component of the deployment, by kind and its id in deployment.json (a pre-SQ's id is its ordering-client id).</summary>
+public readonly record struct ComponentRef(ComponentKind Kind, int Id)
+{
+    public static ComponentRef PreSq(int id) => new(ComponentKind.PreSq, id);
+
+    /// <summary>As the deployment names its process and the audit log its target: "pre-sq-3".</summary>
+    public override string ToString() => Kind switch
+    {
+        ComponentKind.PreSq => "pre-sq-" + Id.ToString(CultureInfo.InvariantCulture),
+        _ => Kind.ToString().ToLowerInvariant() + "-" + Id.ToString(CultureInfo.InvariantCulture),
+    };
+}
+
+/// <summary>Where a component runs now, as the orchestrator sees it (for status and the console).</summary>
+/// <param name="Where">The orchestrator's own words: "pid 4121", "service SieveQPreSq (Running)".</param>
+public sealed record ComponentPlacement(ComponentRef Component, bool Running, string Where);
+
+/// <summary>An orchestrator could not do what it was asked; the message says why and goes into the audit log.</summary>
+public sealed class OrchestratorException(string message, Exception? inner = null) : Exception(message, inner);

@@ -1,0 +1,57 @@
+using System.Globalization;
+using System.Text.Json;
+using SieveQ.Deployment;
+
+namespace SieveQ.Controller.Orchestration;
+
+/// <summary>
+/// The command lines the controller starts local components with: what `sieveq up` would run for each pre-SQ (its
+/// log level, its metrics port), written by `up` beside deployment.json for the controller it starts. It holds only
+/// arguments of this same program, never a program to run, and it sits where deployment.json does: whoever can write
+/// it can already rewrite the deployment.
+/// </summary>
+public sealed record LocalLaunchPlan
+{
+    public const string FileName = "controller-launch.json";
+
+    private static readonly JsonSerializerOptions Json = new() { WriteIndented = true, PropertyNamingPolicy = JsonNamingPolicy.CamelCase };
+
+    /// <summary>Pre-SQ id (as text, JSON keys being strings) to its `sieveq pre-sq ...` arguments.</summary>
+    public Dictionary<string, List<string>> PreSqs { get; init; } = [];
+
+    /// <summary>The plan of a deployment launched with <paramref name="options"/>, the same arguments as <see cref="LocalDeploymentLauncher"/> uses.</summary>
+    public static LocalLaunchPlan For(DeploymentConfig config, LaunchOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(config);
+        return new LocalLaunchPlan
+        {
+            PreSqs = config.PreSqs.ToDictionary(p => p.Id.ToString(CultureInfo.InvariantCulture), p => LocalDeploymentLauncher.PreSqArgs(config, p.Id, options).ToList()),
+        };
+    }
+
+    public IReadOnlyDictionary<ComponentRef, IReadOnlyList<string>> CommandLines() =>
+        PreSqs.ToDictionary(kv => ComponentRef.PreSq(int.Parse(kv.Key, NumberStyles.None, CultureInfo.InvariantCulture)), kv => (IReadOnlyList<string>)kv.Value);
+
+    public void Save(string path) => File.WriteAllText(path, JsonSerializer.Serialize(this, Json));
+
+    /// <summary>Reads a plan; a malformed one is refused whole (<see cref="DeploymentException"/>).</summary>
+    public static LocalLaunchPlan Load(string path)
+    {
+        try
+        {
+            var plan = JsonSerializer.Deserialize<LocalLaunchPlan>(File.ReadAllText(path), Json) ?? throw new DeploymentException($"{path} is empty");
+            foreach (var (id, args) in plan.PreSqs)
+            {
+                if (!int.TryParse(id, NumberStyles.None, CultureInfo.InvariantCulture, out _) || args is not ["pre-sq", ..])
+                {
+                    throw new DeploymentException($"{path}: pre-SQ '{id}' needs a numeric id and `pre-sq ...` arguments");
+                }
+            }
+            return plan;
+        }
+        catch (JsonException e)
+        {
+            throw new DeploymentException($"{path} is not a launch plan: {e.Message}", e);
+        }
+    }
+}
