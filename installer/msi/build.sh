@@ -37,11 +37,13 @@ mkdir -p "$build"
 # publish_project PROJECT OUT: self-contained win-x64, in the MSI's own artifacts folder (the repository's bin/ and obj/,
 # Linux builds and tests, are left alone; the two publishes share it, so the projects both use are built once).
 publish_project() {
+    local t0=$SECONDS
     log "publishing $1 self-contained for win-x64"
     rm -rf "$2"
     dotnet publish "$repo/$1" -c Release -r win-x64 --self-contained \
         --artifacts-path "$build/artifacts" -o "$2" -nologo -v quiet >"$build/publish.log" 2>&1 \
         || { tail -n 40 "$build/publish.log" >&2; exit 1; }
+    log "published $1 ($((SECONDS - t0)) s)"
 }
 
 console_publish="$build/publish-console"
