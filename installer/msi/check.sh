@@ -644,7 +644,7 @@ step "A2: wineserver restart, agent refused"
 t_service_runs() {
     local s
     if [[ ! -f "$linux_sieveq" || ! -f "$build/artifacts-linux/bin/SieveQ.AdminUi/release/SieveQ.AdminUi.dll" ]]; then
-        dotnet build "$repo/service/SieveQ.Cli" -c Release --artifacts-path "$build/artifacts-linux" -nologo -v quiet >"$tmp/linux-build.log" 2>&1 \
+        dotnet build "$repo/service/SieveQ.Cli" -c Release -p:RunAnalyzers=false --artifacts-path "$build/artifacts-linux" -nologo -v quiet >"$tmp/linux-build.log" 2>&1 \
             || { echo "Linux build for deploy init: $(tail -n 3 "$tmp/linux-build.log" | tr '\n' ' ')"; return 1; }
     fi
     dotnet "$linux_sieveq" deploy init --dir "$agent_deployment" >"$tmp/deploy-init.log" 2>&1 \
