@@ -611,7 +611,17 @@ step "A: the installed files, services and driver"
 # Right after msiexec, `sc start` sees the service go from START_PENDING to STOPPED without it ever running: a fresh,
 # persistent wineserver (killed, restarted with -p) and a wineboot give services.exe a session that stays up.
 agent_deployment="$WINEPREFIX/drive_c/ProgramData/SieveQ/deployment"
-linux_sieveq="$build/artifacts-linux/bin/SieveQ.Cli/release/sieveq.dll"
+# The Linux build (deploy init here, console init in A4): the test command builds the solution (Release) just before
+# it starts this check and says so with SIEVEQ_SOLUTION_BUILT=1, so its outputs are used; run alone, this check builds
+# the CLI (and with it the console) into build/artifacts-linux, which takes minutes.
+if [[ "${SIEVEQ_SOLUTION_BUILT:-}" == 1 && -f "$repo/service/SieveQ.Cli/bin/Release/net10.0/sieveq.dll" \
+      && -f "$repo/admin-ui/SieveQ.AdminUi/bin/Release/net10.0/SieveQ.AdminUi.dll" ]]; then
+    linux_sieveq="$repo/service/SieveQ.Cli/bin/Release/net10.0/sieveq.dll"
+    linux_console="$repo/admin-ui/SieveQ.AdminUi/bin/Release/net10.0/SieveQ.AdminUi.dll"
+else
+    linux_sieveq="$build/artifacts-linux/bin/SieveQ.Cli/release/sieveq.dll"
+    linux_console="$build/artifacts-linux/bin/SieveQ.AdminUi/release/SieveQ.AdminUi.dll"
+fi
 sc_state() { timeout 60 wine64 sc query "$1" 2>/dev/null | tr -d '\r' | awk '$1 == "STATE" { print $4 } $1 == "WIN32_EXIT_CODE" { print "exit=" $3 }' | tr '\n' ' '; }
 # wait_state SERVICE STATE SECONDS: polls sc query until the state shows; prints the last answer.
 wait_state() {
@@ -643,7 +653,7 @@ wcheck "Wine: sc start SieveQAgent with an empty deployment folder: the program 
 step "A2: wineserver restart, agent refused"
 t_service_runs() {
     local s
-    if [[ ! -f "$linux_sieveq" || ! -f "$build/artifacts-linux/bin/SieveQ.AdminUi/release/SieveQ.AdminUi.dll" ]]; then
+    if [[ ! -f "$linux_sieveq" || ! -f "$linux_console" ]]; then
         dotnet build "$repo/service/SieveQ.Cli" -c Release -p:RunAnalyzers=false --artifacts-path "$build/artifacts-linux" -nologo -v quiet >"$tmp/linux-build.log" 2>&1 \
             || { echo "Linux build for deploy init: $(tail -n 3 "$tmp/linux-build.log" | tr '\n' ' ')"; return 1; }
     fi
@@ -708,7 +718,6 @@ step "A3: controller"
 # signs its calls to the controller with), which Wine's CNG cannot (NTE_INVALID_PARAMETER 0x80090027; see README).
 # What is checked: the installed console\sieveq-console.exe starts from its installed folder with the service's arguments, reads the
 # deployment's files and its console.json (made by `init` from the Linux build), and stops exactly at that import.
-linux_console="$build/artifacts-linux/bin/SieveQ.AdminUi/release/SieveQ.AdminUi.dll"
 t_console_wine_limit() {
     local out
     dotnet "$linux_console" init --deployment "$agent_deployment" >"$tmp/console-init.log" 2>&1 \
