@@ -21,8 +21,12 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 t0=$(date +%s)
+# step NAME: the seconds since the previous step, to keep the test command's budget in view (see ../Makefile)
+step_t=$t0
+step() { now=$(date +%s); echo "  [step] $1: $((now - step_t)) s"; step_t=$now; }
 timeout 60 wine64 wineboot --init >"$LOG" 2>&1
 timeout 30 wineserver -w
+step "a fresh prefix (wineboot --init)"
 drivers="$WINEPREFIX/drive_c/windows/system32/drivers"
 cp "$SYS" "$drivers/sieveqfw.sys"
 cp "$STANDIN" "$drivers/fwpkclnt.sys"
@@ -51,6 +55,7 @@ out1=$(timeout 60 wine64 'C:\sqfw\harness.exe' 'C:\sqfw\golden' 2>>"$LOG") || rc
 out1=$(printf "%s\n" "$out1" | tr -d "\r")
 # indented: tests/run-all.sh tallies the last line that starts with "N passed"
 printf "%s\n" "$out1" | sed "s/^/  /"
+step "driver loaded, the harness's checks"
 timeout 30 wine64 sc stop sieveqfw >>"$LOG" 2>&1 || true
 sleep 1
 p3="0 0"
@@ -67,12 +72,14 @@ if [ -n "$BRIDGE" ]; then
     timeout 30 wine64 sc stop sieveqfw >>"$LOG" 2>&1 || true
     sleep 1
     p3=$(echo "$out3" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' | tail -n 1)
+    step "the agent's bridge check"
 fi
 # A hang guard, not a timing goal: a cycle takes about 0.5 s on an idle machine and several times that when the
 # machine is shared, so the bound scales with the cycles asked for.
 out2=$(timeout $((60 + CYCLES * 3)) wine64 'C:\sqfw\harness.exe' 'C:\sqfw\golden' --loop "$CYCLES" 2>>"$LOG") || rc=$?
 out2=$(printf "%s\n" "$out2" | tr -d "\r")
 printf "%s\n" "$out2" | sed "s/^/  /"
+step "$CYCLES load/unload cycles"
 echo "stand-in log (first unload, the harness's run):"
 head -n 1 "$WINEPREFIX/drive_c/sqfw-standin.log" 2>/dev/null | tr -d '\r' || true
 

@@ -29,7 +29,14 @@ check() {
     shift
     if out="$("$@" 2>&1)"; then pass "$name"; else fail "$name" "$(printf '%s' "$out" | tr '\n' ' ' | cut -c1-400)"; fi
 }
+# step NAME: the seconds since the previous step, all printed on one line before the tally, to keep the test command's
+# budget in view (tests/run-all.sh runs this beside the .NET tests and shows the log's last lines).
+steps=()
+step_start=$SECONDS
+step() { steps+=("$1 $((SECONDS - step_start)) s"); step_start=$SECONDS; }
 finish() {
+    local IFS=';'
+    [[ ${#steps[@]} -eq 0 ]] || echo "[steps] ${steps[*]}" | sed 's/;/; /g'
     echo "$passed passed, $failed failed"
     [[ $failed -eq 0 ]]
     exit $?
@@ -64,6 +71,7 @@ if SIEVEQ_MSI_SKIP_PUBLISH=1 SIEVEQ_VERSION=1.0.1 SIEVEQ_MSI_OUT="$msi2" bash "$
 else
     fail "build.sh builds version 1.0.1" "$(tail -n 5 "$tmp/build.log" | tr '\n' ' ')"
 fi
+step "build.sh (1.0.0 and 1.0.1)"
 
 # ---------------------------------------------------------------------------------------------- tables
 tables="$tmp/tables"
@@ -356,6 +364,7 @@ t_remembered() {
     done
 }
 check "silent-install properties (the console's too): remembered in HKLM\\SOFTWARE\\SieveQ\\Installer, read back before CostFinalize, defaults last; the console's options only when set" t_remembered
+step "tables"
 
 # ---------------------------------------------------------------------------------------------- signing
 signed="$tmp/SieveQ-signed.msi"
@@ -386,6 +395,7 @@ t_verify() {
     fi
 }
 check "osslsigncode verifies the signature against the test certificate, and refuses a changed copy" t_verify
+step "signing"
 
 # ---------------------------------------------------------------------------------------------- Wine
 # Per ../../shared/notes/wine.md: /usr/lib/wine first in PATH for the real wine64, mshtml off, every command
@@ -407,6 +417,7 @@ if [[ -z "$wine_reason" ]]; then
 else
     fail "Wine: a fresh prefix" "$wine_reason (Wine itself cannot run here: every Wine check below fails for this reason)"
 fi
+step "Wine prefix"
 
 # TEST ONLY: Wine has no WFP, so the driver the MSI installs would not load; the driver's own Wine harness loads it
 # with a stand-in for fwpkclnt.sys (driver/wine/standin.c) that records every registration and, at each unload,
@@ -422,6 +433,7 @@ if [[ -z "$wine_reason" ]]; then
         fail "Wine: the test-only fwpkclnt.sys stand-in" "$(tail -n 3 "$tmp/standin.log" | tr '\n' ' ')"
     fi
 fi
+step "the fwpkclnt.sys stand-in"
 
 pf="$WINEPREFIX/drive_c/Program Files/SieveQ"
 poldefs="$WINEPREFIX/drive_c/windows/PolicyDefinitions"
@@ -480,6 +492,7 @@ t_setup_cli() {
     rm -f "$WINEPREFIX/drive_c/sieveq-setup.exe"
 }
 wcheck "Wine: sieveq-setup.exe refuses bad arguments (usage, exit 87), a missing INF, a drive's root, a missing folder; driver-remove with nothing installed succeeds" t_setup_cli
+step "sieveq-setup.exe's refusals"
 
 # The service's ImagePath: Windows Installer writes "C:\...\x.exe" ARGS; Wine 8.0's msi leaves the path unquoted.
 t_service() { # NAME EXE ARGS
@@ -514,6 +527,7 @@ t_install() { # MSI LOG ARGS...
     [[ $rc == 0 ]] || { echo "msiexec /i exit $rc; $(grep -a -iE 'error|fail' "$tmp/$log" | tail -n 3 | tr '\n' ' ')"; return 1; }
 }
 wcheck "Wine: msiexec /i SieveQ.msi /qn (test-signed copy) succeeds" t_install "$install_msi" install-a.log
+step "A: install"
 t_installed_files() {
     local n_pub n_pf f
     [[ -d "$pf" ]] || { echo "no $pf"; return 1; }
@@ -588,6 +602,7 @@ t_recovery_and_acl() {
         || { echo "folders not locked: $(grep lock-folder "$tmp/install-a.log.out" | tr '\n' ' ')"; return 1; }
 }
 wcheck "Wine: recovery actions (restart after 5 s, 30 s, 60 s) set on the five services; ProgramData\\SieveQ and its deployment folder locked to SYSTEM and Administrators" t_recovery_and_acl
+step "A: the installed files, services and driver"
 
 # --- A2: a service started and stopped through service control. The agent is the role that can reach running under
 # Wine 8.0: it loads no private key until an application first sends, whereas pre-SQ and replica-SQ load their ECDSA
@@ -596,7 +611,17 @@ wcheck "Wine: recovery actions (restart after 5 s, 30 s, 60 s) set on the five s
 # Right after msiexec, `sc start` sees the service go from START_PENDING to STOPPED without it ever running: a fresh,
 # persistent wineserver (killed, restarted with -p) and a wineboot give services.exe a session that stays up.
 agent_deployment="$WINEPREFIX/drive_c/ProgramData/SieveQ/deployment"
-linux_sieveq="$build/artifacts-linux/bin/SieveQ.Cli/release/sieveq.dll"
+# The Linux build (deploy init here, console init in A4): the test command builds the solution (Release) just before
+# it starts this check and says so with SIEVEQ_SOLUTION_BUILT=1, so its outputs are used; run alone, this check builds
+# the CLI (and with it the console) into build/artifacts-linux, which takes minutes.
+if [[ "${SIEVEQ_SOLUTION_BUILT:-}" == 1 && -f "$repo/service/SieveQ.Cli/bin/Release/net10.0/sieveq.dll" \
+      && -f "$repo/admin-ui/SieveQ.AdminUi/bin/Release/net10.0/SieveQ.AdminUi.dll" ]]; then
+    linux_sieveq="$repo/service/SieveQ.Cli/bin/Release/net10.0/sieveq.dll"
+    linux_console="$repo/admin-ui/SieveQ.AdminUi/bin/Release/net10.0/SieveQ.AdminUi.dll"
+else
+    linux_sieveq="$build/artifacts-linux/bin/SieveQ.Cli/release/sieveq.dll"
+    linux_console="$build/artifacts-linux/bin/SieveQ.AdminUi/release/SieveQ.AdminUi.dll"
+fi
 sc_state() { timeout 60 wine64 sc query "$1" 2>/dev/null | tr -d '\r' | awk '$1 == "STATE" { print $4 } $1 == "WIN32_EXIT_CODE" { print "exit=" $3 }' | tr '\n' ' '; }
 # wait_state SERVICE STATE SECONDS: polls sc query until the state shows; prints the last answer.
 wait_state() {
@@ -625,10 +650,11 @@ t_service_refused() {
     ! agent_process || { echo "SCM says STOPPED but sieveq-agent.exe still runs"; return 1; }
 }
 wcheck "Wine: sc start SieveQAgent with an empty deployment folder: the program talks to the SCM (no error 1053), refuses to start and the service is STOPPED" t_service_refused
+step "A2: wineserver restart, agent refused"
 t_service_runs() {
     local s
-    if [[ ! -f "$linux_sieveq" || ! -f "$build/artifacts-linux/bin/SieveQ.AdminUi/release/SieveQ.AdminUi.dll" ]]; then
-        dotnet build "$repo/service/SieveQ.Cli" -c Release --artifacts-path "$build/artifacts-linux" -nologo -v quiet >"$tmp/linux-build.log" 2>&1 \
+    if [[ ! -f "$linux_sieveq" || ! -f "$linux_console" ]]; then
+        dotnet build "$repo/service/SieveQ.Cli" -c Release -p:RunAnalyzers=false --artifacts-path "$build/artifacts-linux" -nologo -v quiet >"$tmp/linux-build.log" 2>&1 \
             || { echo "Linux build for deploy init: $(tail -n 3 "$tmp/linux-build.log" | tr '\n' ' ')"; return 1; }
     fi
     dotnet "$linux_sieveq" deploy init --dir "$agent_deployment" >"$tmp/deploy-init.log" 2>&1 \
@@ -643,6 +669,7 @@ t_service_runs() {
     agent_process || { echo "SCM says RUNNING but no sieveq-agent.exe process"; return 1; }
 }
 wcheck "Wine: with a deployment (made by deploy init on Linux), sc start SieveQAgent: RUNNING, and still running 10 s later" t_service_runs
+step "A2: deploy init, agent runs"
 # sc stop SERVICE: STOPPED with exit code 0, and 2 s later RUNNING (a check of its process) no longer true.
 stop_service() { # SERVICE RUNNING
     local s name=$1 running=$2
@@ -654,6 +681,7 @@ stop_service() { # SERVICE RUNNING
 }
 t_service_stops() { stop_service SieveQAgent agent_process; }
 wcheck "Wine: sc stop SieveQAgent: STOPPED with exit code 0, the process gone" t_service_stops
+step "A2: agent stops"
 
 # --- A3: the controller as a service, on the same deployment. Its controller.json names no caller: a caller's pinned
 # key is an ECDSA P-256 public key, which the controller imports at start, and Wine 8.0's CNG cannot (see README).
@@ -683,13 +711,13 @@ t_controller_stops() {
     ! port_open "$controller_port" || { echo "127.0.0.1:$controller_port still listens"; return 1; }
 }
 wcheck "Wine: sc stop SieveQController: STOPPED with exit code 0, the process gone, the port closed" t_controller_stops
+step "A3: controller"
 
 
 # --- A4: the console. It cannot serve under Wine 8.0: at start it imports its management key (ECDSA P-256, the key it
 # signs its calls to the controller with), which Wine's CNG cannot (NTE_INVALID_PARAMETER 0x80090027; see README).
 # What is checked: the installed console\sieveq-console.exe starts from its installed folder with the service's arguments, reads the
 # deployment's files and its console.json (made by `init` from the Linux build), and stops exactly at that import.
-linux_console="$build/artifacts-linux/bin/SieveQ.AdminUi/release/SieveQ.AdminUi.dll"
 t_console_wine_limit() {
     local out
     dotnet "$linux_console" init --deployment "$agent_deployment" >"$tmp/console-init.log" 2>&1 \
@@ -702,6 +730,7 @@ t_console_wine_limit() {
         || { echo "expected the refusal at the ECDSA key import, got: $(tail -n 3 <<<"$out" | tr '\n' ' ' | cut -c1-300)"; return 1; }
 }
 wcheck "Wine: the installed console (console\\sieveq-console.exe serve) starts from its folder and stops at Wine's limit: its ECDSA management key cannot be imported (0x80090027), so it is not served here" t_console_wine_limit
+step "A4: console"
 
 # The uninstall below removes ProgramData\SieveQ only when it is empty, as it left it.
 # (dotfiles too: deploy init writes a .gitignore that keeps the deployment's keys out of any repository)
@@ -743,6 +772,7 @@ t_driver_unloaded() {
         && grep -qE 'engine=([0-9]+)/\1 ' <<<"$line" || { echo "unbalanced: $line"; return 1; }
 }
 wcheck "Wine: the uninstall stopped the driver before removing it: the stand-in's unload line balanced (callouts, engine, pool, leak=0)" t_driver_unloaded
+step "B: uninstall"
 
 # --- C: some features, silent-install properties
 console_pin='AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8='
@@ -766,6 +796,7 @@ t_props() {
     [[ "$(reg_value 'HKLM\Software\SieveQ\Installer' PreSqId)" == 5 ]] || { echo "PreSqId not remembered"; return 1; }
 }
 wcheck "Wine: only SieveQPreSq, SieveQReplicaSq and SieveQConsole (each with recovery actions), with the given ids, console URL, controller URL and pin, and deployment folder (created, locked); no agent, no controller, no ADMX, no driver" t_props
+step "C: features and properties"
 
 # --- D: major upgrade to 1.0.1 without the SIEVEQ_* properties. Wine 8.0 has no MigrateFeatureStates (it skips the
 # action), so it would add the Agent feature back: the feature list is given again; the tables check covers migration.
@@ -782,6 +813,7 @@ t_upgraded() {
     cmp -s "$publish/sieveq.dll" "$pf/sieveq.dll" || { echo "sieveq.dll missing after the upgrade"; return 1; }
 }
 wcheck "Wine: upgrade replaced 1.0.0 (one product registered) and kept the ids, the console's settings and the deployment folder" t_upgraded
+step "D: upgrade"
 
 # --- E: downgrade refused
 t_downgrade() {
@@ -794,6 +826,7 @@ t_downgrade() {
     cmp -s "$publish/sieveq.dll" "$pf/sieveq.dll" || { echo "files changed"; return 1; }
 }
 wcheck "Wine: installing 1.0.0 over 1.0.1 is refused (newer version installed) and changes nothing" t_downgrade
+step "E: downgrade"
 
 # --- F: uninstall the upgraded product
 wcheck "Wine: msiexec /x SieveQ 1.0.1 /qn succeeds" t_uninstall "$msi2" uninstall-f.log
@@ -802,6 +835,7 @@ t_removed_f() {
     [[ ! -e "$WINEPREFIX/drive_c/SieveQ Deploy" ]] || { echo "empty C:\\SieveQ Deploy left"; return 1; }
 }
 wcheck "Wine: everything removed again (files, services, folders, settings, both products)" t_removed_f
+step "F: uninstall"
 
 # --- G: an install that fails after the driver was installed rolls it back. TEST ONLY: a copy of the package with one
 # more deferred custom action, sieveq-setup.exe with a command it refuses, just before InstallFinalize; only the Driver
@@ -826,6 +860,7 @@ t_rollback() {
     grep -qE 'registered=([0-9]+) unregistered=\1 .* leak=0$' <<<"$line" || { echo "the driver's unload: '$line'"; return 1; }
 }
 wcheck "Wine: an install failing after the driver started rolls it back: driver stopped (unload balanced), service and system32\\drivers\\sieveqfw.sys gone, nothing installed" t_rollback
+step "G: rollback"
 
 timeout 30 wineserver -k >/dev/null 2>&1
 finish
