@@ -10,7 +10,9 @@ var deployment = new Option<DirectoryInfo>("--deployment") { Description = "Depl
 var url = new Option<string?>("--url") { Description = "Listen URL (https:// with console.json's tls certificate, or http:// on a loopback address; default: console.json's)." };
 var controllerUrl = new Option<string?>("--controller") { Description = "The controller's URL (default: the one in the deployment's controller.json)." };
 var controllerPin = new Option<string?>("--controller-pin") { Description = "With an https:// --controller: its TLS key pin (base64 SHA-256 of the SubjectPublicKeyInfo, as in controller.json)." };
-var serve = new Command("serve", "Run the web console until SIGTERM, Ctrl-C or a service stop.") { deployment, url, controllerUrl, controllerPin };
+var tlsCertificate = new Option<string?>("--tls-certificate") { Description = "PEM certificate to serve https:// --url with, instead of console.json's tls (with --tls-key; re-read when it changes)." };
+var tlsKey = new Option<string?>("--tls-key") { Description = "The --tls-certificate's PEM private key (owner-only)." };
+var serve = new Command("serve", "Run the web console until SIGTERM, Ctrl-C or a service stop.") { deployment, url, controllerUrl, controllerPin, tlsCertificate, tlsKey };
 serve.SetAction(async (parse, ct) =>
 {
     WebApplication app;
@@ -20,7 +22,8 @@ serve.SetAction(async (parse, ct) =>
         {
             throw new DeploymentException("--controller-pin needs --controller");
         }
-        var settings = new ConsoleServeSettings(parse.GetValue(url), parse.GetValue(controllerUrl), parse.GetValue(controllerPin));
+        var settings = new ConsoleServeSettings(parse.GetValue(url), parse.GetValue(controllerUrl), parse.GetValue(controllerPin),
+            parse.GetValue(tlsCertificate) is { } c ? Path.GetFullPath(c) : null, parse.GetValue(tlsKey) is { } k ? Path.GetFullPath(k) : null);
         app = ConsoleWebApp.Build(parse.GetValue(deployment)!.FullName, settings, []);
     }
     catch (DeploymentException e)

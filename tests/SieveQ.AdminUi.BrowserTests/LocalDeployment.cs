@@ -1,5 +1,8 @@
 using System.Diagnostics;
+using System.Net.Security;
 using System.Reflection;
+using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
 using System.Text.RegularExpressions;
 using Microsoft.Playwright;
 
@@ -42,6 +45,8 @@ public sealed partial class LocalDeployment : IAsyncLifetime
             """;
     }
     public Uri ConsoleUrl { get; private set; } = null!;
+    /// <summary>The console CA `up` printed (DIR/keys/console-ca.crt).</summary>
+    public string ConsoleAuthorityFile { get; private set; } = "";
     public string AdministratorPassword { get; private set; } = "";
     public Dictionary<string, string> Passwords { get; } = [];
     public IBrowser Browser { get; private set; } = null!;
@@ -85,6 +90,10 @@ public sealed partial class LocalDeployment : IAsyncLifetime
             {
                 ConsoleUrl = new Uri(c.Groups[1].Value);
             }
+            if (AuthorityLine().Match(e.Data) is { Success: true } a)
+            {
+                ConsoleAuthorityFile = a.Groups[1].Value;
+            }
             if (e.Data.StartsWith("all components healthy", StringComparison.Ordinal))
             {
                 ready.TrySetResult();
@@ -97,18 +106,63 @@ public sealed partial class LocalDeployment : IAsyncLifetime
         Assert.NotNull(ConsoleUrl);
         Assert.Matches("^[A-Za-z0-9]{20}$", AdministratorPassword);
         Passwords["admin"] = AdministratorPassword;
+        var consoleKeyPin = await VerifiedConsoleKeyAsync();
+        // Playwright's request client (context.APIRequest: the direct posts) is its Node driver, which trusts the
+        // deployment's CA through NODE_EXTRA_CA_CERTS, read when the driver starts, here.
+        Environment.SetEnvironmentVariable("NODE_EXTRA_CA_CERTS", ConsoleAuthorityFile);
         _playwright = await Playwright.CreateAsync();
         // Debian's Chromium, never a downloaded browser; Playwright gives each launch a new empty profile directory.
+        // Chromium has no flag to add a trust anchor (its trust store is NSS's user database, which this must not
+        // touch); it accepts the console's certificate by its key, pinned here after that certificate was checked
+        // against the CA `up` printed (VerifiedConsoleKeyAsync). Any other certificate is still refused.
         Browser = await _playwright.Chromium.LaunchAsync(new BrowserTypeLaunchOptions
         {
             ExecutablePath = "/usr/bin/chromium",
             Headless = true,
-            Args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+            Args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                $"--ignore-certificate-errors-spki-list={consoleKeyPin}"],
         });
         foreach (var (user, role) in new[] { ("operator1", "operator"), ("viewer1", "viewer"), ("locktest", "viewer"), ("pwtest", "viewer") })
         {
             Passwords[user] = await AddUserAsync(user, role);
         }
+    }
+
+    /// <summary>
+    /// The console's certificate as a client trusting only the printed CA sees it (chain to that CA, the URL's name):
+    /// its key's pin (base64 SHA-256 of the SubjectPublicKeyInfo), the form Chromium's SPKI list takes.
+    /// </summary>
+    private async Task<string> VerifiedConsoleKeyAsync()
+    {
+        Assert.Equal("https", ConsoleUrl.Scheme);
+        Assert.Equal(Path.Combine(Directory, "keys", "console-ca.crt"), ConsoleAuthorityFile);
+        using var authority = X509CertificateLoader.LoadCertificateFromFile(ConsoleAuthorityFile);
+        string? pin = null;
+        using var http = new HttpClient(new SocketsHttpHandler
+        {
+            SslOptions = new SslClientAuthenticationOptions
+            {
+                CertificateChainPolicy = new X509ChainPolicy
+                {
+                    TrustMode = X509ChainTrustMode.CustomRootTrust,
+                    CustomTrustStore = { authority },
+                    RevocationMode = X509RevocationMode.NoCheck,
+                },
+                RemoteCertificateValidationCallback = (_, certificate, _, errors) =>
+                {
+                    if (errors != SslPolicyErrors.None || certificate is null)
+                    {
+                        return false;
+                    }
+                    using var served = X509CertificateLoader.LoadCertificate(certificate.GetRawCertData());
+                    pin = Convert.ToBase64String(SHA256.HashData(served.PublicKey.ExportSubjectPublicKeyInfo()));
+                    return true;
+                },
+            },
+        })
+        { Timeout = TimeSpan.FromSeconds(10) };
+        Assert.Equal("ok", await http.GetStringAsync(new Uri(ConsoleUrl, "/healthz")));
+        return pin!;
     }
 
     private async Task<string> AddUserAsync(string user, string role)
@@ -175,8 +229,11 @@ public sealed partial class LocalDeployment : IAsyncLifetime
     [GeneratedRegex(@"administrator admin password ([A-Za-z0-9]+)")]
     private static partial Regex AdminPassword();
 
-    [GeneratedRegex(@"^\s+console\s+(http://\S+)$")]
+    [GeneratedRegex(@"^\s+console\s+(https://\S+)$")]
     private static partial Regex ConsoleLine();
+
+    [GeneratedRegex(@"^\s+console CA\s+(\S+)\s+SHA-256 ")]
+    private static partial Regex AuthorityLine();
 
     [GeneratedRegex(@"password ([A-Za-z0-9]+)")]
     private static partial Regex UserPassword();

@@ -57,6 +57,39 @@ public sealed class ServeSettingsTests : IAsyncLifetime
         Assert.Throws<DeploymentException>(() => ConsoleWebApp.Build(_dir, new ConsoleServeSettings("https://127.0.0.1:5080", null, null), []));
     }
 
+    /// <summary>`serve --url https://... --tls-certificate --tls-key`: how `sieveq up` gives the console its certificate, console.json untouched.</summary>
+    [Fact]
+    public async Task The_certificate_given_is_served_instead_of_console_json_s_http()
+    {
+        var before = await File.ReadAllTextAsync(ConsoleConfig.PathIn(_dir));
+        var certificate = Path.Combine(_dir, "given.crt");
+        var key = Path.Combine(_dir, "given.key");
+        var pin = SieveQ.Transport.Tls.TlsServerCertificate.Create(certificate, key, "given", ["127.0.0.1"]);
+        var port = FreeLoopbackPort();
+        await using var app = ConsoleWebApp.Build(_dir, new ConsoleServeSettings($"https://127.0.0.1:{port}", null, null, certificate, key), []);
+        await app.StartAsync();
+        try
+        {
+            using var http = new HttpClient(new HttpClientHandler
+            {
+                AllowAutoRedirect = false,
+                ServerCertificateCustomValidationCallback = (_, served, _, _) => served is not null && SieveQ.Transport.Tls.TlsPin.Of(served.PublicKey).Equals(pin),
+            });
+            using var response = await http.GetAsync(new Uri($"https://127.0.0.1:{port}/healthz"));
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        }
+        finally
+        {
+            await app.StopAsync();
+        }
+        Assert.Equal(before, await File.ReadAllTextAsync(ConsoleConfig.PathIn(_dir)));
+        // Half a pair, or a certificate with an http:// URL, is refused.
+        Assert.Contains("go together", Assert.Throws<DeploymentException>(() => ConsoleWebApp.Build(_dir, new ConsoleServeSettings($"https://127.0.0.1:{port}", null, null, certificate), [])).Message,
+            StringComparison.Ordinal);
+        Assert.Contains("is http://", Assert.Throws<DeploymentException>(() => ConsoleWebApp.Build(_dir, new ConsoleServeSettings(null, null, null, certificate, key), [])).Message,
+            StringComparison.Ordinal);
+    }
+
     public Task DisposeAsync()
     {
         Directory.Delete(_dir, recursive: true);

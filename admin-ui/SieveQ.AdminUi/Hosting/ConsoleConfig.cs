@@ -78,6 +78,17 @@ public sealed record ConsoleConfig
         return this with { Url = url };
     }
 
+    /// <summary>
+    /// This configuration listening on <paramref name="url"/> with <paramref name="tls"/> instead (`serve --url
+    /// --tls-certificate --tls-key`: `sieveq up`'s generated certificate, console.json left as the operator wrote it).
+    /// </summary>
+    public ConsoleConfig WithListener(string url, ConsoleTlsConfig tls)
+    {
+        ConsoleTls.CheckUrl(url, tls, $"--url '{url}' with --tls-certificate");
+        Oidc?.Check(url, $"--url '{url}'");
+        return this with { Url = url, Tls = tls };
+    }
+
     public void Save(string deploymentDirectory)
     {
         var path = PathIn(deploymentDirectory);

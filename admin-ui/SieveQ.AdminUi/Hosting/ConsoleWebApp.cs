@@ -26,7 +26,11 @@ public static class ConsoleWebApp
         ArgumentNullException.ThrowIfNull(settings);
         var deployment = DeploymentFile.Load(deploymentDirectory);
         var config = ConsoleConfig.Load(deployment.BaseDirectory);
-        if (settings.Url is { } url)
+        if (settings.Tls() is { } tls)
+        {
+            config = config.WithListener(settings.Url ?? config.Url, tls);
+        }
+        else if (settings.Url is { } url)
         {
             config = config.WithUrl(url);
         }

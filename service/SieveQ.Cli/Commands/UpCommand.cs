@@ -1,6 +1,7 @@
 using System.CommandLine;
 using System.Globalization;
 using System.Text.Json;
+using SieveQ.Cli.ConsoleCertificates;
 using SieveQ.Cli.Running;
 using SieveQ.Controller;
 using SieveQ.Controller.Orchestration;
@@ -41,7 +42,17 @@ internal static class UpCommand
         {
             Description = "Every component exports metrics and traces over OTLP/HTTP to this collector (default: $OTEL_EXPORTER_OTLP_ENDPOINT, which the components inherit).",
         };
-        var cmd = new Command(Name, "Run a complete local SieveQ deployment on loopback (Ctrl-C stops it).") { dir, fresh, rate, size, duration, rules, logLevel, otlp };
+        var consoleTls = new Option<string?>("--console-tls")
+        {
+            Description = "The web console's TLS: auto (default; a certificate for localhost from the deployment's own CA, made on the first run, "
+                + "renewed before its end; trust DIR/keys/console-ca.crt in the browser) or off (http:// on loopback).",
+        };
+        var consoleCert = new Option<FileInfo?>("--console-cert") { Description = "Serve the console with this PEM certificate instead (with --console-key)." };
+        var consoleKey = new Option<FileInfo?>("--console-key") { Description = "The --console-cert's PEM private key." };
+        var cmd = new Command(Name, "Run a complete local SieveQ deployment on loopback (Ctrl-C stops it).")
+        {
+            dir, fresh, rate, size, duration, rules, logLevel, otlp, consoleTls, consoleCert, consoleKey,
+        };
         cmd.SetAction(async (parse, ct) =>
         {
             var d = parse.GetValue(dir)!.FullName;
@@ -52,6 +63,25 @@ internal static class UpCommand
             {
                 Console.Error.WriteLine("--rate must be >= 0 and --size 8..65536");
                 return 2;
+            }
+            var (tlsChoice, tlsError) = ConsoleTlsChoice.Parse(parse.GetValue(consoleTls), parse.GetValue(consoleCert)?.FullName, parse.GetValue(consoleKey)?.FullName);
+            if (tlsChoice is null)
+            {
+                Console.Error.WriteLine($"error: {tlsError}");
+                return 2;
+            }
+            if (tlsChoice is ConsoleTlsChoice.Provided provided)
+            {
+                // Checked before anything is created or started; the console checks it again when it loads it.
+                try
+                {
+                    ProvidedConsoleCertificate.Check(provided.CertificateFile, provided.KeyFile, TimeProvider.System.GetUtcNow()).Dispose();
+                }
+                catch (DeploymentException e)
+                {
+                    Console.Error.WriteLine($"error: {e.Message}");
+                    return 1;
+                }
             }
             if (parse.GetValue(fresh) && Directory.Exists(d))
             {
@@ -124,6 +154,13 @@ internal static class UpCommand
             try
             {
                 var consoleUrl = await InitConsoleAsync(cfg, stop.Token).ConfigureAwait(false);
+                using var tls = consoleUrl is null
+                    ? UpConsoleTls.Prepare(new ConsoleTlsChoice.Off(), "", consoleJsonHasTls: false, TimeProvider.System)
+                    : UpConsoleTls.Prepare(tlsChoice, cfg.Resolve(cfg.KeyDirectory), consoleUrl.StartsWith("https://", StringComparison.Ordinal), TimeProvider.System);
+                foreach (var line in tls.Lines)
+                {
+                    Console.WriteLine(line);
+                }
                 var started = DateTime.UtcNow;
                 // The controller first: its port was found free a moment ago, and every connection the components open
                 // takes a loopback port from the same range, so a controller started last could find its port taken.
@@ -136,10 +173,20 @@ internal static class UpCommand
                 // replaces a suspected pre-SQ is the one that owns it (docs/orchestration.md).
                 using var starter = new PreSqStarter(cfg, controller);
                 await LocalDeploymentLauncher.LaunchAsync(cfg, processes, launch with { HostInProcess = starter.StartAsync }, stop.Token).ConfigureAwait(false);
-                await StartConsoleAsync(cfg, consoleUrl, consoleProcess, stop.Token).ConfigureAwait(false);
+                await StartConsoleAsync(cfg, consoleUrl, tls, consoleProcess, stop.Token).ConfigureAwait(false);
+                var renewal = tls.Local is { } local
+                    ? new LocalConsoleCertificateRenewal(local, TimeProvider.System, line => Console.WriteLine($"[{DateTime.Now:HH:mm:ss}] {line}")).RunAsync(stop.Token)
+                    : Task.CompletedTask;
                 Console.WriteLine($"all components healthy after {(DateTime.UtcNow - started).TotalSeconds:0.0} s; Ctrl-C stops everything");
                 StartDemo(cfg, processes, live, r, bytes);
-                await ReportAsync(cfg, live, stop.Token).ConfigureAwait(false);
+                try
+                {
+                    await ReportAsync(cfg, live, stop.Token).ConfigureAwait(false);
+                }
+                finally
+                {
+                    await renewal.ConfigureAwait(false);
+                }
             }
             catch (OperationCanceledException) when (stop.IsStopRequested)
             {
@@ -201,15 +248,21 @@ internal static class UpCommand
         return lines.FirstOrDefault(l => l.StartsWith("console ", StringComparison.Ordinal))?["console ".Length..];
     }
 
-    private static async Task StartConsoleAsync(DeploymentConfig cfg, string? url, ComponentProcesses console, CancellationToken ct)
+    /// <summary>
+    /// Starts the console on console.json's address and port, https:// with the certificate <paramref name="tls"/> gives
+    /// it, and waits until it answers, trusting only that certificate (or its CA).
+    /// </summary>
+    private static async Task StartConsoleAsync(DeploymentConfig cfg, string? consoleJsonUrl, UpConsoleTls tls, ComponentProcesses console, CancellationToken ct)
     {
-        if (url is null)
+        if (consoleJsonUrl is null)
         {
             return;
         }
-        console.Start("console", ["serve", "--deployment", cfg.BaseDirectory]);
-        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(2) };
+        var url = tls.Url(consoleJsonUrl);
+        console.Start("console", ["serve", "--deployment", cfg.BaseDirectory, .. tls.ServeArguments(url)]);
+        using var http = new HttpClient(tls.ProbeHandler(), disposeHandler: true) { Timeout = TimeSpan.FromSeconds(2) };
         var deadline = DateTime.UtcNow.AddSeconds(30);
+        string? lastError = null;
         while (DateTime.UtcNow < deadline)
         {
             try
@@ -221,9 +274,10 @@ internal static class UpCommand
                     return;
                 }
             }
-            catch (HttpRequestException)
+            catch (HttpRequestException e)
             {
-                // not listening yet
+                // not listening yet, or (kept for the message) a certificate `up` does not trust
+                lastError = e.InnerException?.Message ?? e.Message;
             }
             catch (TaskCanceledException) when (!ct.IsCancellationRequested)
             {
@@ -231,7 +285,7 @@ internal static class UpCommand
             }
             await Task.Delay(200, ct).ConfigureAwait(false);
         }
-        throw new DeploymentException($"the console did not answer on {url} within 30 s (see {console.LogPath("console")})");
+        throw new DeploymentException($"the console did not answer on {url} within 30 s{(lastError is null ? "" : $" (last: {lastError})")} (see {console.LogPath("console")})");
     }
 
     private static void StartDemo(DeploymentConfig cfg, ComponentProcesses processes, LiveFigures live, int rate, int size)

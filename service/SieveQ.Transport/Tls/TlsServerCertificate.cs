@@ -28,7 +28,7 @@ public static class TlsServerCertificate
         ArgumentNullException.ThrowIfNull(alternativeNames);
         using var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
         using var certificate = SelfSigned(key, subjectName, alternativeNames);
-        WriteOwnerOnly(keyPath, key.ExportPkcs8PrivateKeyPem());
+        OwnerOnlyPemFile.Write(keyPath, key.ExportPkcs8PrivateKeyPem());
         File.WriteAllText(certificatePath, certificate.ExportCertificatePem());
         return TlsPin.Of(certificate.PublicKey);
     }
@@ -126,18 +126,6 @@ public static class TlsServerCertificate
             loaded.Dispose();
             throw;
         }
-    }
-
-    private static void WriteOwnerOnly(string path, string text)
-    {
-        var options = new FileStreamOptions { Mode = FileMode.Create, Access = FileAccess.Write };
-        if (!OperatingSystem.IsWindows())
-        {
-            options.UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite;
-        }
-        using var file = new FileStream(path, options);
-        using var writer = new StreamWriter(file);
-        writer.Write(text);
     }
 }
 

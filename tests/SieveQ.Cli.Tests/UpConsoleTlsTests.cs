@@ -1,0 +1,185 @@
+using System.Diagnostics;
+using System.Net.Security;
+using System.Reflection;
+using System.Security.Authentication;
+using System.Security.Cryptography.X509Certificates;
+using System.Text;
+using System.Text.RegularExpressions;
+using SieveQ.Cli.ConsoleCertificates;
+
+namespace SieveQ.Cli.Tests;
+
+/// <summary>
+/// `sieveq up` as a real process, with its console: the console answers on https:// only, with a certificate that a
+/// client trusting nothing but the CA `up` printed accepts (and that one trusting another CA, or the machine's roots,
+/// refuses), and a certificate renewed in the files while it runs is served without a restart.
+/// </summary>
+public sealed partial class UpConsoleTlsTests
+{
+    private static string SieveqDll =>
+        typeof(UpConsoleTlsTests).Assembly.GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == "SieveqWithConsoleDll").Value!;
+
+    [Fact]
+    public async Task The_console_of_up_is_https_with_a_certificate_from_the_printed_CA()
+    {
+        Assert.True(File.Exists(Path.Combine(Path.GetDirectoryName(SieveqDll)!, "console", "SieveQ.AdminUi.dll")), "the console is not built beside " + SieveqDll);
+        var dir = Directory.CreateTempSubdirectory("sieveq-up-tls-").FullName;
+        var info = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
+        foreach (var a in new[] { SieveqDll, "up", "--dir", dir, "--rate", "0", "--duration", "300s" })
+        {
+            info.ArgumentList.Add(a);
+        }
+        using var up = Process.Start(info)!;
+        var output = new StringBuilder();
+        var healthy = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        up.OutputDataReceived += (_, e) =>
+        {
+            lock (output)
+            {
+                output.AppendLine(e.Data);
+            }
+            if (e.Data?.StartsWith("all components healthy", StringComparison.Ordinal) == true)
+            {
+                healthy.TrySetResult();
+            }
+        };
+        up.ErrorDataReceived += (_, e) =>
+        {
+            lock (output)
+            {
+                output.AppendLine("stderr: " + e.Data);
+            }
+        };
+        up.BeginOutputReadLine();
+        up.BeginErrorReadLine();
+        var passed = false;
+        try
+        {
+            await Task.WhenAny(healthy.Task, up.WaitForExitAsync(), Task.Delay(TimeSpan.FromMinutes(3)));
+            Assert.True(healthy.Task.IsCompleted, $"sieveq up did not report healthy:\n{Text(output)}");
+            var text = Text(output);
+            var url = new Uri(ConsoleLine().Match(text) is { Success: true } c ? c.Groups[1].Value : throw new InvalidOperationException("no https console line:\n" + text));
+            var ca = CaLine().Match(text);
+            Assert.True(ca.Success, text);
+            Assert.Equal(Path.Combine(dir, "keys", "console-ca.crt"), ca.Groups[1].Value);
+            Assert.Contains("new CA: trust it once in your browser", text, StringComparison.Ordinal);
+            using var authority = X509CertificateLoader.LoadCertificateFromFile(ca.Groups[1].Value);
+            Assert.Equal(Fingerprints.Sha256(authority), ca.Groups[2].Value);
+
+            // Trusting the printed CA alone: accepted, and the console answers.
+            X509Certificate2? served = null;
+            using (var trusting = Client(authority, seen => served = seen))
+            {
+                Assert.Equal("ok", await trusting.GetStringAsync(new Uri(url, "/healthz")));
+            }
+            Assert.NotNull(served);
+            Assert.Equal(File.ReadAllText(Path.Combine(dir, "keys", "console-localhost.crt")).Trim(), served.ExportCertificatePem().Trim());
+
+            // Another CA, the machine's roots, cleartext: refused.
+            using (var stranger = ConsoleCertificateAuthority.Create(DateTimeOffset.UtcNow))
+            using (var wrong = Client(stranger.Certificate, _ => { }))
+            {
+                var e = await Assert.ThrowsAsync<HttpRequestException>(() => wrong.GetStringAsync(new Uri(url, "/healthz")));
+                Assert.IsType<AuthenticationException>(e.InnerException);
+            }
+            using (var machine = new HttpClient { Timeout = TimeSpan.FromSeconds(10) })
+            {
+                await Assert.ThrowsAsync<HttpRequestException>(() => machine.GetStringAsync(new Uri(url, "/healthz")));
+            }
+            using (var clear = new HttpClient { Timeout = TimeSpan.FromSeconds(10) })
+            {
+                await Assert.ThrowsAsync<HttpRequestException>(() => clear.GetStringAsync(new UriBuilder(url) { Scheme = "http" }.Uri + "healthz"));
+            }
+
+            // A renewal written into the files while up runs (as up's hourly look does) is served within the console's 10 s look.
+            var files = LocalConsoleCertificate.In(Path.Combine(dir, "keys"));
+            using (var loaded = ConsoleCertificateAuthority.Load(files.AuthorityCertificateFile, files.AuthorityKeyFile))
+            using (var renewed = loaded.IssueServerCertificate(DateTimeOffset.UtcNow, TimeSpan.FromDays(90)))
+            using (var key = renewed.GetECDsaPrivateKey()!)
+            {
+                CertificateFiles.WriteKey(files.KeyFile, key);
+                CertificateFiles.WriteCertificate(files.CertificateFile, renewed);
+                var deadline = DateTime.UtcNow.AddSeconds(40);
+                var now = "";
+                while (DateTime.UtcNow < deadline)
+                {
+                    // A new connection each time: a connection already open keeps its certificate.
+                    using var again = Client(authority, seen => now = seen.Thumbprint);
+                    Assert.Equal("ok", await again.GetStringAsync(new Uri(url, "/healthz")));
+                    if (now == renewed.Thumbprint)
+                    {
+                        break;
+                    }
+                    await Task.Delay(1000);
+                }
+                Assert.Equal(renewed.Thumbprint, now);
+            }
+            passed = true;
+        }
+        finally
+        {
+            await StopAsync(up);
+            if (passed)
+            {
+                Directory.Delete(dir, recursive: true);
+            }
+        }
+    }
+
+    /// <summary>A client that trusts <paramref name="authority"/> alone, and checks the name, as a browser given that CA would.</summary>
+    private static HttpClient Client(X509Certificate2 authority, Action<X509Certificate2> seen) => new(new SocketsHttpHandler
+    {
+        SslOptions = new SslClientAuthenticationOptions
+        {
+            CertificateChainPolicy = new X509ChainPolicy
+            {
+                TrustMode = X509ChainTrustMode.CustomRootTrust,
+                CustomTrustStore = { authority },
+                RevocationMode = X509RevocationMode.NoCheck,
+            },
+            RemoteCertificateValidationCallback = (_, certificate, _, errors) =>
+            {
+                if (certificate is not null)
+                {
+                    seen(X509CertificateLoader.LoadCertificate(certificate.GetRawCertData()));
+                }
+                return errors == SslPolicyErrors.None;
+            },
+        },
+        PooledConnectionLifetime = TimeSpan.Zero,
+    })
+    { Timeout = TimeSpan.FromSeconds(10) };
+
+    private static string Text(StringBuilder output)
+    {
+        lock (output)
+        {
+            return output.ToString();
+        }
+    }
+
+    private static async Task StopAsync(Process up)
+    {
+        if (!up.HasExited)
+        {
+            using var kill = Process.Start("kill", ["-TERM", up.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+            await kill!.WaitForExitAsync();
+        }
+        using var limit = new CancellationTokenSource(TimeSpan.FromSeconds(60));
+        try
+        {
+            await up.WaitForExitAsync(limit.Token);
+        }
+        catch (OperationCanceledException)
+        {
+            up.Kill(entireProcessTree: true);
+            throw;
+        }
+    }
+
+    [GeneratedRegex(@"^\s+console\s+(https://\S+)\s*$", RegexOptions.Multiline)]
+    private static partial Regex ConsoleLine();
+
+    [GeneratedRegex(@"^\s+console CA\s+(\S+)\s+SHA-256 ([0-9A-F:]{95})\s*$", RegexOptions.Multiline)]
+    private static partial Regex CaLine();
+}
