@@ -36,7 +36,63 @@ internal sealed class OrderingForwarder : IAsyncDisposable
         _client = client;
         _sequences = sequences;
         _metrics = metrics;
+        _maxInFlight = maxInFlight;
         _slots = new SemaphoreSlim(maxInFlight, maxInFlight);
+    }
+
+    private readonly int _maxInFlight;
+    private Task _reuse = Task.CompletedTask;
+
+    /// <summary>
+    /// Before the first batch: spends the request numbers a restart reuses (above <see cref="OrderingSequenceReservation.FirstSequence"/>,
+    /// up to <see cref="OrderingSequenceReservation.ReusedUpTo"/>) on enrolment queries, which change nothing. A reused number the
+    /// previous run had used is answered at once with its old reply; one it had not is filled, so no gap is left. Every slot is
+    /// held meanwhile, so no batch, rule-set command or enrolment poll takes a reused number: a batch that did would be answered
+    /// with the previous run's result and its senders would have to retransmit (seconds of refused traffic after every restart).
+    /// </summary>
+    public void Start()
+    {
+        var reused = _sequences.ReusedUpTo - _sequences.FirstSequence;
+        if (reused <= 0)
+        {
+            return;
+        }
+        for (var i = 0; i < _maxInFlight; i++)
+        {
+            _slots.Wait(0);
+        }
+        _reuse = UseUpReusedNumbersAsync(reused);
+    }
+
+    /// <summary>Completes once the reused request numbers are spent (at once when there were none).</summary>
+    public Task ReusedNumbersSpent => _reuse;
+
+    private async Task UseUpReusedNumbersAsync(long reused)
+    {
+        try
+        {
+            var query = OrderingRequestCodec.Encode(_metrics.PreSqId, [EnrolmentViewCodec.EncodeQuery(0, 0)]);
+            var spent = new List<Task>((int)reused);
+            for (long n = 0; n < reused; n++)
+            {
+                _sequences.Take();
+                // The client's own window (the in-flight bound) admits them; the replies are not read.
+                spent.Add(_client.SubmitAsync(query, _stop.Token));
+            }
+            foreach (var done in spent)
+            {
+                await done.ConfigureAwait(false);
+                _metrics.ReusedNumberSpent();
+            }
+        }
+        catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException)
+        {
+            // Stopping before the replicas answered: the next start reuses the same block again.
+        }
+        finally
+        {
+            _slots.Release(_maxInFlight);
+        }
     }
 
     public int ConnectedReplicas => _client.ConnectedReplicas;

@@ -14,10 +14,11 @@ namespace SieveQ.PreSq;
 /// so nothing is skipped. The numbers it reuses were either executed — the replicas still remember those
 /// replies, since at most <see cref="Block"/> of them lie above that start and they keep
 /// <c>RepliesRememberedPerClient</c> (checked) — and they answer with the old result (the new batch is
-/// lost; its senders retransmit), or they were not, and the new batch fills the number. Which of the two
-/// happened cannot be told from the reply, so the forwarder treats every sender message of a request numbered
-/// up to <see cref="ReusedUpTo"/> as refused untaken: the pre-SQ forgets having passed it, and the sender's
-/// retransmission reaches the replicas, whose own window refuses it if it was taken after all.
+/// lost; its senders retransmit), or they were not, and the new batch fills the number. So the forwarder
+/// spends them at start on queries that change nothing, before any batch (<see cref="OrderingForwarder.Start"/>).
+/// Should a batch still get one, which cannot be told from the reply, the forwarder treats its sender messages
+/// as refused untaken: the pre-SQ forgets having passed them, and the sender's retransmission reaches the
+/// replicas, whose own window refuses it if it was taken after all.
 /// </para>
 /// Called on the event loop before each submission, and by the administrator's rule-set commands from
 /// their gRPC handler, hence the lock.

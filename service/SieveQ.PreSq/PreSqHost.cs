@@ -171,6 +171,7 @@ public sealed class PreSqHost : IAsyncDisposable
 
     public async Task StartAsync(CancellationToken ct = default)
     {
+        _forwarder.Start(); // before the loop: the reused request numbers go before any batch
         _loop.Start();
         _relay.Start();
         _enrolment.Start();

@@ -53,6 +53,7 @@ public sealed class PreSqMetrics : IDisposable
         Counter("sieveq.presq.frames.shed", "{frame}", "Frames dropped because the event loop's queue was full (ordering back-pressure)", () => FramesShed);
         Counter("sieveq.presq.batches", "{request}", "Ordering requests submitted", () => Batches);
         Counter("sieveq.presq.ordering.reused_numbers", "{request}", "Requests answered under a number the previous run may have used (their messages pass again)", () => ReusedNumbersAnswered);
+        Counter("sieveq.presq.ordering.reused_numbers_spent", "{request}", "Request numbers of the previous run's last block spent at start, before any batch", () => ReusedNumbersSpent);
         Counter("sieveq.presq.warn_requests", "{request}", "WARNREQ items added to ordering requests", () => WarnRequests);
         Counter("sieveq.presq.ordering.accepted", "{item}", "Items the replicas accepted", () => Accepted);
         Counter("sieveq.presq.ordering.held", "{item}", "Items the replicas hold in their reorder buffer", () => Held);
@@ -105,6 +106,13 @@ public sealed class PreSqMetrics : IDisposable
     public long ReusedNumbersAnswered => Volatile.Read(ref _reusedNumbersAnswered);
 
     internal void ReusedNumberAnswered() => Interlocked.Increment(ref _reusedNumbersAnswered);
+
+    private long _reusedNumbersSpent;
+
+    /// <summary>Request numbers of the previous run's last block spent at start on queries, before any batch.</summary>
+    public long ReusedNumbersSpent => Volatile.Read(ref _reusedNumbersSpent);
+
+    internal void ReusedNumberSpent() => Interlocked.Increment(ref _reusedNumbersSpent);
 
     internal void FrameReceived() => Interlocked.Increment(ref _framesReceived);
     internal void FrameShed() => Interlocked.Increment(ref _framesShed);
@@ -174,6 +182,7 @@ public sealed class PreSqMetrics : IDisposable
             ["frames_shed"] = FramesShed,
             ["batches"] = Batches,
             ["ordering_reused_numbers"] = ReusedNumbersAnswered,
+            ["ordering_reused_numbers_spent"] = ReusedNumbersSpent,
             ["batched_items"] = BatchedItems,
             ["warn_requests"] = WarnRequests,
             ["ordering_in_flight"] = OrderingInFlight,
