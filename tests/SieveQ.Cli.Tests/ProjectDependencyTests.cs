@@ -60,7 +60,8 @@ public sealed class ProjectDependencyTests
         ["SieveQ.Sdk"] = ["Microsoft.Extensions.Logging.Console", "Microsoft.CodeAnalysis.PublicApiAnalyzers"],
         ["SieveQ.Sdk.Sample"] = ["SieveQ.Sdk"],
         ["SieveQ.Firewall"] = ["Microsoft.Extensions.Logging.Abstractions"],
-        ["SieveQ.AdminUi"] = ["MudBlazor", "System.CommandLine", "Microsoft.Extensions.Hosting.Systemd", "Microsoft.Extensions.Hosting.WindowsServices", "Microsoft.AspNetCore.Authentication.OpenIdConnect"],
+        ["SieveQ.AdminUi"] = ["MudBlazor", "System.CommandLine", "Microsoft.Extensions.Hosting.Systemd", "Microsoft.Extensions.Hosting.WindowsServices", "Microsoft.AspNetCore.Authentication.OpenIdConnect", "MailKit"],
+        ["SieveQ.Controller"] = ["System.ServiceProcess.ServiceController"],
         ["SieveQ.Telemetry"] = ["OpenTelemetry.Extensions.Hosting", "OpenTelemetry.Exporter.OpenTelemetryProtocol", "OpenTelemetry.Exporter.Prometheus.AspNetCore"],
         ["SieveQ.Cli"] = ["System.CommandLine", "ScottPlot", "Microsoft.Extensions.Hosting.Systemd", "Microsoft.Extensions.Hosting.WindowsServices", "Microsoft.Extensions.Logging.EventLog"],
     };
