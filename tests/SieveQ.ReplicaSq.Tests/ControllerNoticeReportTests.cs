@@ -40,7 +40,7 @@ public sealed class ControllerNoticeReportTests : IDisposable
             var record = Assert.Single(controller.Audit.Tail(20), r => r.Action == "replica-notice remove-pre-sq");
             Assert.Equal("f+1 replicas [0, 1]", record.Actor);
             Assert.Equal("pre-sq 5 (decided at agreed time 1764000000000)", record.Target);
-            Assert.Contains("no orchestrator replaces pre-SQs yet", record.Outcome, StringComparison.Ordinal);
+            Assert.Contains("this controller runs no orchestrator", record.Outcome, StringComparison.Ordinal);
             Assert.Equal(0, metrics.Sum(m => m.Reported(NoticeReport.Refused) + m.Reported(NoticeReport.Dropped)));
         }
         finally
