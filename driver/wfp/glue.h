@@ -67,7 +67,6 @@ typedef struct sqfw_glue {
     UINT32 queued[SQFW_QUEUE_CLASSES];
     sqfw_queued *queue_records; /* SQFW_MAX_QUEUED_TOTAL, taken at load */
     LIST_ENTRY queue_free;      /* the records no deferred packet holds */
-    UINT32 queue_free_count;
     struct sqfw_pended *pend[SQFW_MAX_PENDED]; /* armed pends, by core slot */
     LIST_ENTRY reauth_wait;  /* completed outbound pends until their re-authorisation classify */
     LIST_ENTRY inject_ready; /* permitted pended packets for the worker to inject */

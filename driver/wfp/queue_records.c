@@ -13,7 +13,6 @@ NTSTATUS sqfw_queue_records_alloc(void)
         return STATUS_INSUFFICIENT_RESOURCES;
     for (UINT32 i = 0; i < SQFW_MAX_QUEUED_TOTAL; i++)
         InsertTailList(&g_sqfw.queue_free, &g_sqfw.queue_records[i].link);
-    g_sqfw.queue_free_count = SQFW_MAX_QUEUED_TOTAL;
     return STATUS_SUCCESS;
 }
 
@@ -25,7 +24,6 @@ void sqfw_queue_records_free(void)
         return;
     ExFreePoolWithTag(g_sqfw.queue_records, SQFW_TAG);
     g_sqfw.queue_records = NULL;
-    g_sqfw.queue_free_count = 0;
     InitializeListHead(&g_sqfw.queue_free);
 }
 
@@ -36,10 +34,8 @@ sqfw_queued *sqfw_queue_record_take(void)
     sqfw_queued *q = NULL;
     KIRQL irql;
     KeAcquireSpinLock(&g_sqfw.lock, &irql);
-    if (!IsListEmpty(&g_sqfw.queue_free)) {
+    if (!IsListEmpty(&g_sqfw.queue_free))
         q = CONTAINING_RECORD(RemoveHeadList(&g_sqfw.queue_free), sqfw_queued, link);
-        g_sqfw.queue_free_count--;
-    }
     KeReleaseSpinLock(&g_sqfw.lock, irql);
     if (q) {
         sq_zero(q, sizeof *q);
@@ -53,6 +49,5 @@ void sqfw_queue_record_give(sqfw_queued *q)
     KIRQL irql;
     KeAcquireSpinLock(&g_sqfw.lock, &irql);
     InsertHeadList(&g_sqfw.queue_free, &q->link);
-    g_sqfw.queue_free_count++;
     KeReleaseSpinLock(&g_sqfw.lock, irql);
 }

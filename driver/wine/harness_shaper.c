@@ -107,6 +107,21 @@ static sq_packets_out send_packets(HANDLE h, const sq_packets_in *pi)
     return po;
 }
 
+/* The ALE flow-established classify of an outbound TCP flow to BULK_REMOTE:443 (it associates the driver's flow
+ * context at both transport layers). */
+static sq_classify_in flow_established_in(const char *path, uint32_t pid, uint64_t flow, uint16_t local_port)
+{
+    sq_classify_in ci;
+    memset(&ci, 0, sizeof ci);
+    ci.callout = SQ_C_FLOW_V4, ci.layer_id = 52, ci.protocol = 6, ci.local_addr = 0x0A000005u;
+    ci.remote_addr = BULK_REMOTE, ci.local_port = local_port, ci.remote_port = 443, ci.pid = pid;
+    ci.flow_handle = flow, ci.direction = 0 /* FWP_DIRECTION_OUTBOUND */;
+    for (size_t i = 0; path[i]; i++)
+        ci.path[i] = (uint16_t)(unsigned char)path[i];
+    ci.path_bytes = (uint32_t)(2 * strlen(path));
+    return ci;
+}
+
 /* Collected injections, in the order the driver made them. */
 static sq_injection seen[2 * SQ_MAX_INJECTIONS];
 static uint32_t n_seen, seen_lost;
@@ -228,14 +243,7 @@ static void total_bound_checks(HANDLE h)
     sq_counts c0 = counts(h);
     uint32_t established = 0, absorbed[TOTAL_FLOWS], blocked[TOTAL_FLOWS];
     for (uint32_t k = 0; k < TOTAL_FLOWS; k++) {
-        sq_classify_in ci;
-        memset(&ci, 0, sizeof ci);
-        ci.callout = SQ_C_FLOW_V4, ci.layer_id = 52, ci.protocol = 6, ci.local_addr = 0x0A000005u;
-        ci.remote_addr = BULK_REMOTE, ci.local_port = (uint16_t)(51000 + k), ci.remote_port = 443;
-        ci.pid = 5300 + k, ci.flow_handle = 0xF40u + k, ci.direction = 0;
-        for (size_t i = 0; total_paths[k][i]; i++)
-            ci.path[i] = (uint16_t)(unsigned char)total_paths[k][i];
-        ci.path_bytes = (uint32_t)(2 * strlen(total_paths[k]));
+        sq_classify_in ci = flow_established_in(total_paths[k], 5300 + k, 0xF40u + k, (uint16_t)(51000 + k));
         sq_classify_out co;
         established += ioctl(h, IOCTL_STANDIN_CLASSIFY, &ci, sizeof ci, &co, sizeof co, NULL) == 0 &&
                        co.action == ACTION_PERMIT;
@@ -288,14 +296,7 @@ static void shaper_checks(HANDLE h)
 
     /* the flow: ALE flow established attaches its context at both transport layers */
     sq_counts c0 = counts(h);
-    sq_classify_in ci;
-    memset(&ci, 0, sizeof ci);
-    ci.callout = SQ_C_FLOW_V4, ci.layer_id = 52, ci.protocol = 6, ci.local_addr = 0x0A000005u;
-    ci.remote_addr = BULK_REMOTE, ci.local_port = BULK_LPORT, ci.remote_port = 443, ci.pid = BULK_PID;
-    ci.flow_handle = BULK_FLOW, ci.direction = 0 /* FWP_DIRECTION_OUTBOUND */;
-    for (size_t i = 0; BULK_PATH[i]; i++)
-        ci.path[i] = (uint16_t)(unsigned char)BULK_PATH[i];
-    ci.path_bytes = (uint32_t)(2 * strlen(BULK_PATH));
+    sq_classify_in ci = flow_established_in(BULK_PATH, BULK_PID, BULK_FLOW, BULK_LPORT);
     sq_classify_out co;
     sqfw_request r = bulk_request();
     CHECK("bulk flow established at both transport layers",
@@ -465,14 +466,7 @@ static void shaper_unload_check(SC_HANDLE svc)
         void *mem = malloc(size);
         sqfw_engine_init(mem, size, &lim, &replica);
         v6_install(h, 90, SLOW_RATE, SLOW_BURST); /* the bulk rule and the v6 ones */
-        sq_classify_in ci;
-        memset(&ci, 0, sizeof ci);
-        ci.callout = SQ_C_FLOW_V4, ci.layer_id = 52, ci.protocol = 6, ci.local_addr = 0x0A000005u;
-        ci.remote_addr = BULK_REMOTE, ci.local_port = BULK_LPORT, ci.remote_port = 443, ci.pid = BULK_PID;
-        ci.flow_handle = BULK_FLOW;
-        for (size_t i = 0; BULK_PATH[i]; i++)
-            ci.path[i] = (uint16_t)(unsigned char)BULK_PATH[i];
-        ci.path_bytes = (uint32_t)(2 * strlen(BULK_PATH));
+        sq_classify_in ci = flow_established_in(BULK_PATH, BULK_PID, BULK_FLOW, BULK_LPORT);
         sq_classify_out co;
         ioctl(h, IOCTL_STANDIN_CLASSIFY, &ci, sizeof ci, &co, sizeof co, NULL);
         sq_packets_in pi = packets_req(SQ_C_OUT_V4, LAYER_OUT_V4, SLOW_BURST + 30, 100, 0);
