@@ -103,7 +103,7 @@ public sealed class AlarmChannelQueue
             catch (Exception e) when (e is not OperationCanceledException and not OutOfMemoryException)
             {
                 // Whatever the protocol library throws (network, TLS, protocol): a failed try; the loop must outlive it.
-                problem = e.Message;
+                problem = Describe(e);
             }
             if (attempt >= _config.MaxAttempts)
             {
@@ -135,7 +135,22 @@ public sealed class AlarmChannelQueue
     {
         Interlocked.Increment(ref _failed);
         _metrics.Failed.Add(1, _tag);
-        _log.Warn($"{notice.State} {notice.Alarm.Key} (event {notice.EventId}) not delivered: {why}");
+        // Not throttled: a lost notice is always logged (already bounded by the channel's rate and its tries).
+        _log.Always($"{notice.State} {notice.Alarm.Key} (event {notice.EventId}) not delivered: {why}");
+    }
+
+    /// <summary>The exception's message and its causes' (an HttpRequestException's socket or TLS error), outermost first.</summary>
+    internal static string Describe(Exception e)
+    {
+        var messages = new List<string>();
+        for (Exception? x = e; x is not null; x = x.InnerException)
+        {
+            if (!messages.Contains(x.Message, StringComparer.Ordinal))
+            {
+                messages.Add(x.Message);
+            }
+        }
+        return string.Join(": ", messages);
     }
 
     private void Dropped(AlarmNotice notice)

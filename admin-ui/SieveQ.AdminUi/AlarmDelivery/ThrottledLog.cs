@@ -1,8 +1,9 @@
 namespace SieveQ.AdminUi.AlarmDelivery;
 
 /// <summary>
-/// At most one warning per <see cref="Interval"/> for one channel: a receiver down for a day must not fill the console's
-/// log with one line per try. The lines held back are counted and the next one written says how many.
+/// At most one warning per <see cref="Interval"/> for one channel's retries and dropped notices: a receiver down for a
+/// day must not fill the console's log with one line per try. The lines held back are counted and the next one written
+/// says how many. <see cref="Always"/> lines (a notice given up) are not throttled and do not count.
 /// </summary>
 internal sealed class ThrottledLog(ILogger log, string channel, TimeProvider time)
 {
@@ -27,6 +28,16 @@ internal sealed class ThrottledLog(ILogger log, string channel, TimeProvider tim
             held = _held;
             _held = 0;
         }
-        log.LogWarning("alarm delivery {Channel}: {What} ({Held} similar line(s) held back in the last minute)", channel, what, held);
+        if (held > 0)
+        {
+            log.LogWarning("alarm delivery {Channel}: {What} ({Held} similar line(s) held back in the last minute)", channel, what, held);
+        }
+        else
+        {
+            Always(what);
+        }
     }
+
+    /// <summary>A warning written every time, outside the throttle.</summary>
+    public void Always(string what) => log.LogWarning("alarm delivery {Channel}: {What}", channel, what);
 }
