@@ -1,4 +1,5 @@
-using System.Net;
+using System.Diagnostics.CodeAnalysis;
+using SieveQ.AdminUi.Hosting;
 using SieveQ.Deployment;
 
 namespace SieveQ.AdminUi.Access;
@@ -33,12 +34,13 @@ public sealed record ConsoleOidcConfig
     /// <exception cref="DeploymentException">A value is malformed, the authority is cleartext off loopback, or the console is not on https.</exception>
     public void Check(string consoleUrl, string where)
     {
+        [DoesNotReturn]
         void Refuse(string what) => throw new DeploymentException($"{where}: oidc: {what}");
         if (!consoleUrl.StartsWith("https://", StringComparison.Ordinal))
         {
             Refuse("needs the console on https:// (the sign-in's cookies cross sites and must be Secure)");
         }
-        if (!IsText(DisplayName, 64))
+        if (!ConfigText.IsText(DisplayName, 64))
         {
             Refuse("displayName must be 1 to 64 characters without control characters");
         }
@@ -47,7 +49,7 @@ public sealed record ConsoleOidcConfig
         {
             Refuse($"authority '{Authority}' is not an http(s) URL without query, fragment or user info");
         }
-        else if (authority.Scheme == Uri.UriSchemeHttp && !IsLoopback(authority))
+        else if (authority.Scheme == Uri.UriSchemeHttp && !LoopbackHost.Is(authority))
         {
             Refuse($"authority '{Authority}' is cleartext off loopback; use https://");
         }
@@ -71,9 +73,9 @@ public sealed record ConsoleOidcConfig
         {
             Refuse($"roles must map 1 to {MaxRoles} claim values to viewer, operator or administrator");
         }
-        foreach (var (value, role) in Roles!)
+        foreach (var (value, role) in Roles)
         {
-            if (!IsText(value, 256))
+            if (!ConfigText.IsText(value, 256))
             {
                 Refuse("a roles key (a claim value) must be 1 to 256 characters without control characters");
             }
@@ -90,11 +92,6 @@ public sealed record ConsoleOidcConfig
 
     private static ConsoleRole? ParseRole(string? name) =>
         Enum.GetValues<ConsoleRole>().Select(r => (ConsoleRole?)r).FirstOrDefault(r => ConsolePolicies.RoleName(r!.Value) == name);
-
-    private static bool IsLoopback(Uri u) =>
-        u.IsLoopback || IPAddress.TryParse(u.Host.Trim('[', ']'), out var ip) && IPAddress.IsLoopback(ip);
-
-    private static bool IsText(string? s, int max) => s is { Length: > 0 } && s.Length <= max && !s.Any(char.IsControl);
 
     private static bool IsToken(string? s, int max) => s is { Length: > 0 } && s.Length <= max && s.All(c => c is > ' ' and <= '~');
 }

@@ -1,4 +1,6 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Text.RegularExpressions;
+using SieveQ.AdminUi.Hosting;
 using SieveQ.Deployment;
 
 namespace SieveQ.AdminUi.AlarmDelivery;
@@ -49,8 +51,9 @@ public sealed partial record AlarmDeliveryConfig
     /// <exception cref="DeploymentException">A value is malformed or out of its range; the message says which.</exception>
     public void Check(string where)
     {
+        [DoesNotReturn]
         void Refuse(string what) => throw new DeploymentException($"{where}: alarmDelivery: {what}");
-        if (Instance is not null && !IsText(Instance, 100))
+        if (Instance is not null && !ConfigText.IsText(Instance, 100))
         {
             Refuse("instance must be 1 to 100 characters without control characters");
         }
@@ -72,13 +75,13 @@ public sealed partial record AlarmDeliveryConfig
             Refuse($"webhooks: at most {MaxWebhooks}");
         }
         var names = new HashSet<string>(StringComparer.Ordinal);
-        foreach (var w in Webhooks!)
+        foreach (var w in Webhooks)
         {
             if (w is null)
             {
                 Refuse("webhooks: an entry is null");
             }
-            w!.Check(Refuse);
+            w.Check(Refuse);
             if (!names.Add(w.Name))
             {
                 Refuse($"webhooks: the name '{w.Name}' is used twice");
@@ -86,8 +89,6 @@ public sealed partial record AlarmDeliveryConfig
         }
         Mail?.Check(Refuse);
     }
-
-    internal static bool IsText(string? s, int max) => s is { Length: > 0 } && s.Length <= max && !s.Any(char.IsControl);
 
     /// <summary>A channel's name in metrics and logs.</summary>
     [GeneratedRegex("^[A-Za-z0-9._-]{1,64}$")]

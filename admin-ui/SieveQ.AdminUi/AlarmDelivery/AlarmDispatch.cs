@@ -50,12 +50,8 @@ public sealed class AlarmDispatch : BackgroundService
         }
     }
 
-    /// <summary>An administrator's test alarm, offered to every channel; the number of channels it went to.</summary>
-    public int SendTest(string by)
-    {
-        Offer(AlarmNotice.Test(by, _time.GetUtcNow(), Console));
-        return Queues.Count;
-    }
+    /// <summary>An administrator's test alarm, offered to every channel.</summary>
+    public void SendTest(string by) => Offer(AlarmNotice.Test(by, _time.GetUtcNow(), Console));
 
     private void Offer(AlarmNotice notice)
     {

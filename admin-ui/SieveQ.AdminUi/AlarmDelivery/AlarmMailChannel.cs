@@ -3,6 +3,7 @@ using System.Text;
 using MailKit.Net.Smtp;
 using MailKit.Security;
 using MimeKit;
+using SieveQ.AdminUi.Hosting;
 
 namespace SieveQ.AdminUi.AlarmDelivery;
 
@@ -13,6 +14,11 @@ namespace SieveQ.AdminUi.AlarmDelivery;
 /// </summary>
 public sealed class AlarmMailChannel(AlarmMailConfig config, string? password) : IAlarmChannel
 {
+    /// <summary>The AUTH login; the configuration has a password file exactly when it has a user (<see cref="AlarmMailConfig"/>).</summary>
+    private readonly (string User, string Password)? _login = config.UserName is { } user
+        ? (user, password ?? throw new ArgumentException("an SMTP user needs its password", nameof(password)))
+        : null;
+
     public string Name => "mail";
 
     public async Task SendAsync(AlarmNotice notice, CancellationToken ct)
@@ -26,14 +32,14 @@ public sealed class AlarmMailChannel(AlarmMailConfig config, string? password) :
         try
         {
             await smtp.ConnectAsync(config.Host, config.Port, Options(config.Security), ct).ConfigureAwait(false);
-            if (config.UserName is { } user)
+            if (_login is (var user, var pass))
             {
                 // startTlsWhenOffered may have ended in cleartext: the password goes in clear only to a loopback relay.
                 if (!smtp.IsSecure && !LoopbackHost.Is(config.Host))
                 {
                     throw new AlarmNoticeRefusedException($"{config.Host} offered no STARTTLS; the password is not sent in cleartext");
                 }
-                await smtp.AuthenticateAsync(user, password ?? "", ct).ConfigureAwait(false);
+                await smtp.AuthenticateAsync(user, pass, ct).ConfigureAwait(false);
             }
             await smtp.SendAsync(message, ct).ConfigureAwait(false);
             await smtp.DisconnectAsync(quit: true, ct).ConfigureAwait(false);
@@ -57,36 +63,36 @@ public sealed class AlarmMailChannel(AlarmMailConfig config, string? password) :
         {
             message.To.Add(MailboxAddress.Parse(to));
         }
-        var state = AlarmNoticeDocument.StateName(notice.State);
-        message.Subject = $"[SieveQ {notice.Severity}] {state}: {notice.Title}";
-        message.MessageId = $"{notice.EventId}@sieveq.console";
+        // The same fields as a webhook's document, so the two channels cannot tell different stories.
+        var d = AlarmNoticeDocument.Of(notice);
+        message.Subject = $"[SieveQ {d.Severity}] {d.State}: {d.Title}";
+        message.MessageId = $"{d.EventId}@sieveq.console";
         message.Date = notice.At;
-        message.Headers.Add("X-SieveQ-Event-Id", notice.EventId);
-        message.Headers.Add("X-SieveQ-Alarm-Key", notice.Alarm.Key);
-        message.Headers.Add("X-SieveQ-Alarm-State", state);
-        message.Body = new TextPart("plain") { Text = Body(notice, state) };
+        message.Headers.Add(AlarmWebhookSignature.EventIdHeader, d.EventId);
+        message.Headers.Add("X-SieveQ-Alarm-Key", d.AlarmKey);
+        message.Headers.Add("X-SieveQ-Alarm-State", d.State);
+        message.Body = new TextPart("plain") { Text = Body(d) };
         return message;
     }
 
-    private static string Body(AlarmNotice notice, string state)
+    private static string Body(AlarmNoticeDocument d)
     {
-        var a = notice.Alarm;
         var text = new StringBuilder();
-        text.AppendLine(a.Message).AppendLine();
+        text.AppendLine(d.Detail).AppendLine();
         void Line(string name, string? value) => text.Append(CultureInfo.InvariantCulture, $"{name,-13}{value}").AppendLine();
-        Line("state:", state);
-        Line("severity:", notice.Severity);
-        Line("alarm:", a.Key);
-        Line("kind:", a.Kind);
-        Line("component:", notice.Component ?? "-");
-        Line("first seen:", Utc(a.Since));
-        Line("at:", Utc(notice.At));
-        if (a.Acknowledged is { } ack)
+        Line("state:", d.State);
+        Line("severity:", d.Severity);
+        Line("alarm:", d.AlarmKey);
+        Line("kind:", d.Kind);
+        Line("component:", d.Component ?? "-");
+        Line("first seen:", Utc(d.FirstSeen));
+        Line("at:", Utc(d.At));
+        if (d.Acknowledgement is { } ack)
         {
             Line("acknowledged:", $"by {ack.By} at {Utc(ack.At)}: {ack.Reason} (audit record {ack.AuditSequence})");
         }
-        Line("console:", notice.Console);
-        Line("event id:", notice.EventId);
+        Line("console:", d.Console);
+        Line("event id:", d.EventId);
         return text.ToString();
     }
 

@@ -1,4 +1,5 @@
 using MimeKit;
+using SieveQ.AdminUi.Hosting;
 
 namespace SieveQ.AdminUi.AlarmDelivery;
 
@@ -38,7 +39,7 @@ public sealed record AlarmMailConfig
 
     internal void Check(Action<string> refuse)
     {
-        if (!AlarmDeliveryConfig.IsText(Host, 253) || Uri.CheckHostName(Host.Trim('[', ']')) == UriHostNameType.Unknown)
+        if (!ConfigText.IsText(Host, 253) || Uri.CheckHostName(Host.Trim('[', ']')) == UriHostNameType.Unknown)
         {
             refuse($"mail: host '{Host}' is not a host name or address");
         }
@@ -78,7 +79,7 @@ public sealed record AlarmMailConfig
         {
             refuse("mail: userName and passwordFile go together (AUTH), or neither");
         }
-        if (UserName is not null && !AlarmDeliveryConfig.IsText(UserName, 256))
+        if (UserName is not null && !ConfigText.IsText(UserName, 256))
         {
             refuse("mail: userName must be 1 to 256 characters without control characters");
         }
@@ -86,6 +87,6 @@ public sealed record AlarmMailConfig
 
     /// <summary>One mailbox with a local part and a domain: no group, no list, no display-name tricks with control characters.</summary>
     internal static bool IsAddress(string? text) =>
-        AlarmDeliveryConfig.IsText(text, 254) && MailboxAddress.TryParse(text, out var box)
+        ConfigText.IsText(text, 254) && MailboxAddress.TryParse(text, out var box)
         && box.Address.IndexOf('@', StringComparison.Ordinal) is > 0 and var at && at < box.Address.Length - 1;
 }

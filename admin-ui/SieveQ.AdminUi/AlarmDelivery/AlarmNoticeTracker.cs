@@ -13,7 +13,6 @@ public sealed class AlarmNoticeTracker(AlarmDeliveryConfig config, string consol
     private sealed class Announced(Alarm alarm, DateTimeOffset at)
     {
         public Alarm Alarm { get; set; } = alarm;
-        public bool Acknowledged { get; set; } = alarm.Acknowledged is not null;
         public DateTimeOffset LastNotice { get; set; } = at;
     }
 
@@ -37,10 +36,11 @@ public sealed class AlarmNoticeTracker(AlarmDeliveryConfig config, string consol
                     notices.Add(AlarmNotice.For(AlarmNoticeState.Raised, alarm, now, console));
                     continue;
                 }
+                // An acknowledgement lasts as long as the alarm is open, so the one seen before tells whether this one is new.
+                var acknowledgedNow = alarm.Acknowledged is not null && seen.Alarm.Acknowledged is null;
                 seen.Alarm = alarm;
-                if (alarm.Acknowledged is not null && !seen.Acknowledged)
+                if (acknowledgedNow)
                 {
-                    seen.Acknowledged = true;
                     if (config.SendOnAcknowledge)
                     {
                         seen.LastNotice = now;

@@ -1,3 +1,5 @@
+using SieveQ.AdminUi.Hosting;
+
 namespace SieveQ.AdminUi.AlarmDelivery;
 
 /// <summary>

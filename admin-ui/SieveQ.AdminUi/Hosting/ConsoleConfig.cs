@@ -71,20 +71,17 @@ public sealed record ConsoleConfig
     }
 
     /// <summary>This configuration listening on <paramref name="url"/> instead (`serve --url`, the installed service's setting).</summary>
-    public ConsoleConfig WithUrl(string url)
-    {
-        ConsoleTls.CheckUrl(url, Tls, $"--url '{url}'");
-        Oidc?.Check(url, $"--url '{url}'");
-        return this with { Url = url };
-    }
+    public ConsoleConfig WithUrl(string url) => WithListener(url, Tls, $"--url '{url}'");
 
     /// <summary>
     /// This configuration listening on <paramref name="url"/> with <paramref name="tls"/> instead (`serve --url
     /// --tls-certificate --tls-key`: `sieveq up`'s generated certificate, console.json left as the operator wrote it).
     /// </summary>
-    public ConsoleConfig WithListener(string url, ConsoleTlsConfig tls)
+    public ConsoleConfig WithListener(string url, ConsoleTlsConfig tls) => WithListener(url, tls, $"--url '{url}' with --tls-certificate");
+
+    private ConsoleConfig WithListener(string url, ConsoleTlsConfig? tls, string where)
     {
-        ConsoleTls.CheckUrl(url, tls, $"--url '{url}' with --tls-certificate");
+        ConsoleTls.CheckUrl(url, tls, where);
         Oidc?.Check(url, $"--url '{url}'");
         return this with { Url = url, Tls = tls };
     }

@@ -1,4 +1,5 @@
 using SieveQ.Deployment;
+using SieveQ.Transport.Tls;
 
 namespace SieveQ.AdminUi.Hosting;
 
@@ -23,7 +24,7 @@ internal static class SecretFile
         {
             throw new DeploymentException($"{what} {path} is empty or larger than {MaxBytes} bytes");
         }
-        if (!OperatingSystem.IsWindows() && (File.GetUnixFileMode(path) & (UnixFileMode.GroupRead | UnixFileMode.OtherRead | UnixFileMode.GroupWrite | UnixFileMode.OtherWrite)) != 0)
+        if (OwnerOnlyPemFile.IsOpenToOthers(path))
         {
             throw new DeploymentException($"{what} {path} is readable or writable by others; make it owner-only (chmod 600)");
         }
