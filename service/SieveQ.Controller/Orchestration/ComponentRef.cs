@@ -21,9 +21,5 @@ public readonly record struct ComponentRef(ComponentKind Kind, int Id)
     };
 }
 
-/// <summary>Where a component runs now, as the orchestrator sees it (for status and the console).</summary>
-/// <param name="Where">The orchestrator's own words: "pid 4121", "service SieveQPreSq (Running)".</param>
-public sealed record ComponentPlacement(ComponentRef Component, bool Running, string Where);
-
 /// <summary>An orchestrator could not do what it was asked; the message says why and goes into the audit log.</summary>
 public sealed class OrchestratorException(string message, Exception? inner = null) : Exception(message, inner);
