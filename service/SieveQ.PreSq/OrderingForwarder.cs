@@ -86,6 +86,12 @@ internal sealed class OrderingForwarder : IAsyncDisposable
         {
             // Stopping before the replicas answered: the next start reuses the same block again.
         }
+        catch (Exception)
+        {
+            // Anything else: nothing awaits this task, so it must not fault unobserved. The slots are released below
+            // and batches go on; a batch that takes a reused number left unspent has its messages handed back by
+            // CompleteAsync (Untaken), as for any reused number.
+        }
         finally
         {
             _slots.Release(_maxInFlight);
