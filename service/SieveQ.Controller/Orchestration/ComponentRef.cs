@@ -1,4 +1,5 @@
 using System.Globalization;
+using SieveQ.Deployment;
 
 namespace SieveQ.Controller.Orchestration;
 
@@ -16,7 +17,7 @@ public readonly record struct ComponentRef(ComponentKind Kind, int Id)
     /// <summary>As the deployment names its process and the audit log its target: "pre-sq-3".</summary>
     public override string ToString() => Kind switch
     {
-        ComponentKind.PreSq => "pre-sq-" + Id.ToString(CultureInfo.InvariantCulture),
+        ComponentKind.PreSq => LocalDeploymentLauncher.PreSqName(Id),
         _ => Kind.ToString().ToLowerInvariant() + "-" + Id.ToString(CultureInfo.InvariantCulture),
     };
 }
