@@ -88,7 +88,7 @@ public sealed class ControllerHost : IAsyncDisposable
             authenticator = new CallerAuthenticator(callers, options.Authentication);
             var orchestration = new AuditedOrchestration(orchestrator, audit);
             var replacement = new PreSqReplacement(orchestration, new ReplacementBudget(options.MaxReplacements, options.ReplacementWindow, options.Time),
-                options.ReplicaFaults, logs.CreateLogger<PreSqReplacement>());
+                logs.CreateLogger<PreSqReplacement>());
             var api = new ManagementApi(authenticator, audit, probe, commands, ruleSets: ruleSets, orchestration: orchestration);
             var web = HardenedWebApplication.CreateBuilder(typeof(ControllerHost).Assembly, logs, url, options.KestrelLimits,
                 new SourceConnectionLimiter(options.MaxConnectionsPerSource), new PrefaceDeadline(options.KestrelLimits.RequestHeadersTimeout), certificate);

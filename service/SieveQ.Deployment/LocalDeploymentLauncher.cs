@@ -22,7 +22,7 @@ public sealed record LaunchOptions
 
 /// <summary>
 /// Starts every component of a deployment as its own process, in dependency order (replicas, then
-/// pre-SQs, then agents), each stage only once the previous one answers its health probe.
+/// pre-SQs, then agents), each stage only once the previous one answers its health probe; the pre-SQs side by side.
 /// </summary>
 public static class LocalDeploymentLauncher
 {
@@ -74,13 +74,15 @@ public static class LocalDeploymentLauncher
         }
         await WaitAsync("replica-SQs", () => Task.WhenAll(config.Replicas.Select(r =>
             DeploymentHealth.ProbeAsync("replica-sq", r.Name, r.ApiUrl, Protocol.ProtocolNames.ReplicaSqService, probe, ct, r.Pin()))), options, processes, ct).ConfigureAwait(false);
-        foreach (var p in config.PreSqs)
+        // Together: the pre-SQs do not depend on one another, and a start through HostInProcess (`sieveq up`: the
+        // controller's StartPreSq) returns only once that pre-SQ is healthy.
+        await Task.WhenAll(config.PreSqs.Select(async p =>
         {
             if (options.HostInProcess is null || !await options.HostInProcess("pre-sq", p.Id).ConfigureAwait(false))
             {
                 processes.Start(PreSqName(p.Id), PreSqArgs(config, p.Id, options));
             }
-        }
+        })).ConfigureAwait(false);
         await WaitAsync("pre-SQs", () => Task.WhenAll(config.PreSqs.Select(p =>
             DeploymentHealth.ProbeAsync("pre-sq", p.Name, p.Url, Protocol.ProtocolNames.PreSqService, probe, ct, p.Pin()))), options, processes, ct).ConfigureAwait(false);
         if (!options.StartAgents)

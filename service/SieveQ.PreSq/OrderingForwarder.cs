@@ -41,7 +41,6 @@ internal sealed class OrderingForwarder : IAsyncDisposable
     }
 
     private readonly int _maxInFlight;
-    private Task _reuse = Task.CompletedTask;
 
     /// <summary>
     /// Before the first batch: spends the request numbers a restart reuses (above <see cref="OrderingSequenceReservation.FirstSequence"/>,
@@ -61,11 +60,9 @@ internal sealed class OrderingForwarder : IAsyncDisposable
         {
             _slots.Wait(0);
         }
-        _reuse = UseUpReusedNumbersAsync(reused);
+        // PreSqMetrics.ReusedNumbersSpent counts them as they are spent.
+        _ = UseUpReusedNumbersAsync(reused);
     }
-
-    /// <summary>Completes once the reused request numbers are spent (at once when there were none).</summary>
-    public Task ReusedNumbersSpent => _reuse;
 
     private async Task UseUpReusedNumbersAsync(long reused)
     {
@@ -88,6 +85,12 @@ internal sealed class OrderingForwarder : IAsyncDisposable
         catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException)
         {
             // Stopping before the replicas answered: the next start reuses the same block again.
+        }
+        catch (Exception)
+        {
+            // Anything else: nothing awaits this task, so it must not fault unobserved. The slots are released below
+            // and batches go on; a batch that takes a reused number left unspent has its messages handed back by
+            // CompleteAsync (Untaken), as for any reused number.
         }
         finally
         {

@@ -73,7 +73,8 @@ internal static class ControllerCommand
             return health.Healthy;
         });
         var log = logs.CreateLogger("SieveQ.Controller.Orchestration");
-        orchestrator.Exited += (name, code) => log.LogWarning("{Component} exited by itself with code {Code} (see {Log})", name, code, processes.LogPath(name));
+        // A component that ended without being stopped is reported, not restarted: that is the replicas' or an administrator's call.
+        processes.Exited += (name, code) => log.LogWarning("{Component} exited by itself with code {Code} (see {Log})", name, code, processes.LogPath(name));
         return orchestrator;
     }
 

@@ -40,6 +40,10 @@ internal sealed class PreSqStarter : IDisposable
         {
             throw new DeploymentException($"the controller refused to start pre-sq-{id.ToString(CultureInfo.InvariantCulture)}: {e.Message}");
         }
+        catch (HttpRequestException e)
+        {
+            throw new DeploymentException($"the controller did not answer the start of pre-sq-{id.ToString(CultureInfo.InvariantCulture)} (has it stopped?): {e.Message}");
+        }
         return reply.Applied
             ? true
             : throw new DeploymentException($"the controller did not start pre-sq-{id.ToString(CultureInfo.InvariantCulture)}: {reply.Status}");

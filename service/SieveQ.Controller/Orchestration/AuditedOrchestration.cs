@@ -6,11 +6,12 @@ namespace SieveQ.Controller.Orchestration;
 public readonly record struct OrchestrationOutcome(bool Done, string Status, long AuditSequence);
 
 /// <summary>
-/// Carries out start, stop and replace on the <see cref="IComponentOrchestrator"/>, one operation at a time, and
-/// writes each step to the audit log with who asked: a record before the step and one with its outcome, so a
-/// controller that dies half way (a pre-SQ stopped, its replacement not yet started) leaves that in the log. One at a
-/// time because two operations on the same pre-SQ would race (a stop of the fresh process), and operations are rare
-/// (each bounded by the orchestrator's own timeouts). The outcome is recorded even when the caller hung up.
+/// Carries out start, stop and replace on the <see cref="IComponentOrchestrator"/>, one operation at a time per
+/// component, and writes each step to the audit log with who asked: a record before the step and one with its outcome,
+/// so a controller that dies half way (a pre-SQ stopped, its replacement not yet started) leaves that in the log. One
+/// at a time per component because two operations on the same pre-SQ would race (a stop of the fresh process);
+/// different components do not share anything, so `sieveq up` starts its pre-SQs side by side (each operation is
+/// bounded by the orchestrator's own timeouts). The outcome is recorded even when the caller hung up.
 /// </summary>
 public sealed class AuditedOrchestration
 {
@@ -20,7 +21,9 @@ public sealed class AuditedOrchestration
 
     private readonly IComponentOrchestrator? _orchestrator;
     private readonly AuditLog _audit;
-    private readonly SemaphoreSlim _one = new(1, 1);
+    private readonly Lock _gatesLock = new();
+    /// <summary>One gate per component with an operation running or waiting: removed when its last user leaves, so at most one per component.</summary>
+    private readonly Dictionary<ComponentRef, Gate> _gates = [];
 
     public AuditedOrchestration(IComponentOrchestrator? orchestrator, AuditLog audit)
     {
@@ -37,14 +40,14 @@ public sealed class AuditedOrchestration
     };
 
     public Task<OrchestrationOutcome> StartAsync(string actor, ComponentRef component, string target) =>
-        RunAsync(actor, ActionName("start", component), target, async (o, record) =>
+        RunAsync(actor, component, ActionName("start", component), target, async (o, record) =>
         {
             await record($"starting through {o.Name}").ConfigureAwait(false);
             return "started: " + await o.StartAsync(component, CancellationToken.None).ConfigureAwait(false);
         });
 
     public Task<OrchestrationOutcome> StopAsync(string actor, ComponentRef component, string target) =>
-        RunAsync(actor, ActionName("stop", component), target, async (o, record) =>
+        RunAsync(actor, component, ActionName("stop", component), target, async (o, record) =>
         {
             await record($"stopping through {o.Name}").ConfigureAwait(false);
             return "stopped: " + await o.StopAsync(component, CancellationToken.None).ConfigureAwait(false);
@@ -57,7 +60,7 @@ public sealed class AuditedOrchestration
     /// learning the numbers from the replicas at start is not built. Everything else a pre-SQ holds is in memory.
     /// </summary>
     public Task<OrchestrationOutcome> ReplaceAsync(string actor, ComponentRef component, string target) =>
-        RunAsync(actor, ActionName("replace", component), target, async (o, record) =>
+        RunAsync(actor, component, ActionName("replace", component), target, async (o, record) =>
         {
             await record($"stopping through {o.Name}").ConfigureAwait(false);
             var stopped = await o.StopAsync(component, CancellationToken.None).ConfigureAwait(false);
@@ -69,7 +72,7 @@ public sealed class AuditedOrchestration
     public Task<AuditRecord> RecordAsync(string actor, string action, string target, string outcome) =>
         _audit.AppendAsync(actor, action, target, Truncate(outcome, 1000), CancellationToken.None);
 
-    private async Task<OrchestrationOutcome> RunAsync(string actor, string action, string target,
+    private async Task<OrchestrationOutcome> RunAsync(string actor, ComponentRef component, string action, string target,
         Func<IComponentOrchestrator, Func<string, Task>, Task<string>> steps)
     {
         if (_orchestrator is null)
@@ -77,7 +80,8 @@ public sealed class AuditedOrchestration
             var none = await _audit.AppendAsync(actor, action, target, NoOrchestrator, CancellationToken.None).ConfigureAwait(false);
             return new OrchestrationOutcome(false, NoOrchestrator, none.Sequence);
         }
-        await _one.WaitAsync().ConfigureAwait(false);
+        var gate = Enter(component);
+        await gate.One.WaitAsync().ConfigureAwait(false);
         try
         {
             string status;
@@ -96,8 +100,41 @@ public sealed class AuditedOrchestration
         }
         finally
         {
-            _one.Release();
+            Leave(component, gate);
         }
+    }
+
+    private Gate Enter(ComponentRef component)
+    {
+        lock (_gatesLock)
+        {
+            if (!_gates.TryGetValue(component, out var gate))
+            {
+                gate = new Gate();
+                _gates.Add(component, gate);
+            }
+            gate.Users++;
+            return gate;
+        }
+    }
+
+    private void Leave(ComponentRef component, Gate gate)
+    {
+        gate.One.Release();
+        lock (_gatesLock)
+        {
+            if (--gate.Users == 0)
+            {
+                _gates.Remove(component);
+            }
+        }
+    }
+
+    /// <summary>Serializes one component's operations; <see cref="Users"/> (under the gates' lock) counts those holding or waiting for it.</summary>
+    private sealed class Gate
+    {
+        public SemaphoreSlim One { get; } = new(1, 1);
+        public int Users { get; set; }
     }
 
     private static string Truncate(string s, int max) => s.Length <= max ? s : s[..max];

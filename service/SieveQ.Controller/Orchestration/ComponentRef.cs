@@ -1,4 +1,5 @@
 using System.Globalization;
+using SieveQ.Deployment;
 
 namespace SieveQ.Controller.Orchestration;
 
@@ -16,14 +17,10 @@ public readonly record struct ComponentRef(ComponentKind Kind, int Id)
     /// <summary>As the deployment names its process and the audit log its target: "pre-sq-3".</summary>
     public override string ToString() => Kind switch
     {
-        ComponentKind.PreSq => "pre-sq-" + Id.ToString(CultureInfo.InvariantCulture),
+        ComponentKind.PreSq => LocalDeploymentLauncher.PreSqName(Id),
         _ => Kind.ToString().ToLowerInvariant() + "-" + Id.ToString(CultureInfo.InvariantCulture),
     };
 }
-
-/// <summary>Where a component runs now, as the orchestrator sees it (for status and the console).</summary>
-/// <param name="Where">The orchestrator's own words: "pid 4121", "service SieveQPreSq (Running)".</param>
-public sealed record ComponentPlacement(ComponentRef Component, bool Running, string Where);
 
 /// <summary>An orchestrator could not do what it was asked; the message says why and goes into the audit log.</summary>
 public sealed class OrchestratorException(string message, Exception? inner = null) : Exception(message, inner);

@@ -1,7 +1,7 @@
 namespace SieveQ.Controller.Orchestration;
 
 /// <summary>
-/// The controller's only way to touch component processes: start, stop and list, by kind and id. It is small on
+/// The controller's only way to touch component processes: start and stop, by kind and id. It is small on
 /// purpose (docs/orchestration.md): a replacement is a stop then a start, composed and audited step by step by
 /// <see cref="AuditedOrchestration"/>, the same for every implementation. Nothing the sieve's safety rests on is in
 /// here: a started pre-SQ is trusted for its enrolled key, not for having been started, so an orchestrator that
@@ -19,7 +19,4 @@ public interface IComponentOrchestrator
 
     /// <summary>Stops the component (a grace period, then a kill) and returns once it is gone; stopping a stopped one changes nothing.</summary>
     Task<string> StopAsync(ComponentRef component, CancellationToken ct);
-
-    /// <summary>The components this orchestrator can act on and whether each runs now.</summary>
-    Task<IReadOnlyList<ComponentPlacement>> ListAsync(CancellationToken ct);
 }

@@ -29,13 +29,9 @@ public sealed class LocalProcessOrchestrator : IComponentOrchestrator, IAsyncDis
         _healthy = healthy;
         _startTimeout = startTimeout ?? TimeSpan.FromSeconds(60);
         _stopGrace = stopGrace ?? TimeSpan.FromSeconds(10);
-        _processes.Exited += (name, code) => Exited?.Invoke(name, code);
     }
 
     public string Name => "local processes";
-
-    /// <summary>A component ended without being stopped (its name, its exit code): reported, not restarted; that is the replicas' or an administrator's call.</summary>
-    public event Action<string, int>? Exited;
 
     public async Task<string> StartAsync(ComponentRef component, CancellationToken ct)
     {
@@ -87,18 +83,6 @@ public sealed class LocalProcessOrchestrator : IComponentOrchestrator, IAsyncDis
         var pid = process.HasExited ? "" : $" (pid {process.Id.ToString(CultureInfo.InvariantCulture)})";
         await _processes.StopAsync(name, _stopGrace).ConfigureAwait(false);
         return "stopped" + pid;
-    }
-
-    public Task<IReadOnlyList<ComponentPlacement>> ListAsync(CancellationToken ct)
-    {
-        IReadOnlyList<ComponentPlacement> list = [.. _commandLines.Keys.OrderBy(c => c.Kind).ThenBy(c => c.Id).Select(c =>
-        {
-            var p = _processes.Get(c.ToString());
-            return p is { HasExited: false }
-                ? new ComponentPlacement(c, true, "pid " + p.Id.ToString(CultureInfo.InvariantCulture))
-                : new ComponentPlacement(c, false, "not running");
-        })];
-        return Task.FromResult(list);
     }
 
     public ValueTask DisposeAsync() => _processes.DisposeAsync();

@@ -10,15 +10,14 @@ namespace SieveQ.Controller.Orchestration;
 /// pre-SQ for its suspicion (<see cref="ReplicaNoticeActions.RemovePreSq"/>), the controller replaces that pre-SQ's
 /// process. The replicas have already stopped taking what it forwards and move its senders at their next ACKREQ; the
 /// replacement gives the id a fresh process (in-memory state an attacker may have tampered with is gone) that serves
-/// again once the replicas' suspicion of it decays. Rules: never on fewer than f+1 distinct replicas, once per notice,
-/// at most <see cref="ReplacementBudget.Max"/> per pre-SQ per window (beyond: an alarm, and nothing done), every step
-/// in the audit log with the replicas that asked. The work runs after the replica's report is answered: a report must
-/// not wait for a process to start.
+/// again once the replicas' suspicion of it decays. Rules: never on fewer than f+1 distinct replicas, once per notice
+/// (both <see cref="ReplicaNoticeTally"/>'s: <see cref="ReplicaNoticeEndpoint"/> begins a replacement only for a notice
+/// the tally says just <see cref="ReplicaNoticeStanding.Reached"/> f+1), at most <see cref="ReplacementBudget.Max"/> per
+/// pre-SQ per window (beyond: an alarm, and nothing done), every step in the audit log with the replicas that asked.
+/// The work runs after the replica's report is answered: a report must not wait for a process to start.
 /// </summary>
 public sealed class PreSqReplacement : IAsyncDisposable
 {
-    public const int MaxRemembered = 4096;
-
     private static readonly Meter Meter = new("SieveQ.Controller.Orchestration");
     private static readonly Counter<long> Replacements = Meter.CreateCounter<long>("sieveq_controller_pre_sq_replacements",
         description: "Replacements of a pre-SQ asked for by f+1 replicas, by outcome (replaced, failed, refused_bound, no_orchestrator)");
@@ -27,31 +26,30 @@ public sealed class PreSqReplacement : IAsyncDisposable
 
     private readonly AuditedOrchestration _orchestration;
     private readonly ReplacementBudget _budget;
-    private readonly int _f;
     private readonly ILogger _log;
     private readonly Lock _lock = new();
-    private readonly HashSet<ReplicaNotice> _acted = [];
-    private readonly Queue<ReplicaNotice> _actedOrder = new();
     private readonly List<Task> _running = [];
 
-    public PreSqReplacement(AuditedOrchestration orchestration, ReplacementBudget budget, int f, ILogger log)
+    public PreSqReplacement(AuditedOrchestration orchestration, ReplacementBudget budget, ILogger log)
     {
-        ArgumentOutOfRangeException.ThrowIfNegative(f);
         _orchestration = orchestration;
         _budget = budget;
-        _f = f;
         _log = log;
     }
 
     /// <summary>The audit record of the notice says this: what follows it.</summary>
-    public string Intent(uint preSq) => _orchestration.Orchestrator is { } o
-        ? $"recorded; replacing pre-sq-{preSq} through {o.Name} (the replace-pre-sq records follow)"
+    public string Intent(ComponentRef component) => _orchestration.Orchestrator is { } o
+        ? $"recorded; replacing {component} through {o.Name} (the replace-pre-sq records follow)"
         : "recorded, not carried out: the replicas quarantined the pre-SQ and move its senders; " + AuditedOrchestration.NoOrchestrator;
 
-    /// <summary>Starts the replacement asked for by <paramref name="replicas"/> and returns without waiting for it (<see cref="WhenIdleAsync"/> does).</summary>
-    public void Begin(ReplicaNotice notice, IReadOnlyList<int> replicas)
+    /// <summary>
+    /// Starts the replacement of <paramref name="component"/> and returns without waiting for it (<see cref="WhenIdleAsync"/> does).
+    /// <paramref name="actor"/> (the f+1 replicas) and <paramref name="target"/> (the notice) are the words of the
+    /// replica-notice record it follows, so one search finds both.
+    /// </summary>
+    public void Begin(ComponentRef component, string actor, string target)
     {
-        var work = ReplaceAsync(notice, replicas);
+        var work = ReplaceAsync(component, actor, target);
         lock (_lock)
         {
             _running.RemoveAll(t => t.IsCompleted);
@@ -59,39 +57,9 @@ public sealed class PreSqReplacement : IAsyncDisposable
         }
     }
 
-    /// <summary>
-    /// Acts on one notice that f+1 replicas reported. Null when it did nothing (a repeat, or fewer than f+1 distinct
-    /// replicas, which the tally never hands over; checked again here because acting is what must never follow).
-    /// </summary>
-    public async Task<OrchestrationOutcome?> ReplaceAsync(ReplicaNotice notice, IReadOnlyList<int> replicas)
+    /// <summary>Acts on one notice that f+1 replicas reported, once (the caller's, the tally's, guarantee), within the bound.</summary>
+    public async Task<OrchestrationOutcome> ReplaceAsync(ComponentRef component, string actor, string target)
     {
-        ArgumentNullException.ThrowIfNull(replicas);
-        if (notice.Action != ReplicaNoticeActions.RemovePreSq || notice.Subject > int.MaxValue)
-        {
-            return null;
-        }
-        var distinct = replicas.Distinct().Order().ToList();
-        if (distinct.Count < _f + 1)
-        {
-            _log.LogWarning("not replacing pre-sq-{PreSq}: {Count} distinct replicas asked, {Needed} needed", notice.Subject, distinct.Count, _f + 1);
-            return null;
-        }
-        lock (_lock)
-        {
-            if (!_acted.Add(notice))
-            {
-                return null;
-            }
-            _actedOrder.Enqueue(notice);
-            if (_actedOrder.Count > MaxRemembered)
-            {
-                _acted.Remove(_actedOrder.Dequeue());
-            }
-        }
-        var component = ComponentRef.PreSq((int)notice.Subject);
-        var actor = $"f+1 replicas [{string.Join(", ", distinct)}]";
-        // The same words as the replica-notice record it follows (ReplicaNoticeEndpoint), so one search finds both.
-        var target = $"pre-sq {notice.Subject} (decided at agreed time {notice.AgreedTimeMs})";
         if (_orchestration.Orchestrator is null)
         {
             Replacements.Add(1, new KeyValuePair<string, object?>("outcome", "no_orchestrator"));

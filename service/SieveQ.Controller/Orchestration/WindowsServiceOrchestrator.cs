@@ -73,24 +73,6 @@ public sealed class WindowsServiceOrchestrator : IComponentOrchestrator
         return $"service {name} stopped";
     }
 
-    public Task<IReadOnlyList<ComponentPlacement>> ListAsync(CancellationToken ct)
-    {
-        IReadOnlyList<ComponentPlacement> list = [.. _services.OrderBy(kv => kv.Key.Id).Select(kv =>
-        {
-            using var service = new ServiceController(kv.Value);
-            try
-            {
-                var status = service.Status;
-                return new ComponentPlacement(kv.Key, status == ServiceControllerStatus.Running, $"service {kv.Value} ({status})");
-            }
-            catch (InvalidOperationException e)
-            {
-                return new ComponentPlacement(kv.Key, false, $"service {kv.Value}: {e.Message}");
-            }
-        })];
-        return Task.FromResult(list);
-    }
-
     private string ServiceOf(ComponentRef component) =>
         _services.TryGetValue(component, out var name) ? name : throw new OrchestratorException($"no service for {component} on this machine");
 

@@ -95,14 +95,19 @@ public sealed class ReplicaNoticeEndpoint
                 throw new GrpcCallException(GrpcStatusCode.ResourceExhausted,
                     $"this replica has {ReplicaNoticeTally.MaxWaitingPerReplica} notices waiting for other replicas; not counted");
             default:
-                var replace = n.Action == ReplicaNoticeActions.RemovePreSq && _replacement is not null;
-                var outcome = replace ? _replacement!.Intent(n.Subject) : Outcome(n.Action);
-                var record = await _audit.AppendAsync($"f+1 replicas [{string.Join(", ", replicas)}]", "replica-notice " + n.Action,
-                    $"{subjectKind} {n.Subject} (decided at agreed time {n.AgreedTimeMs})", outcome, ct).ConfigureAwait(false);
-                if (replace)
+                var actor = $"f+1 replicas [{string.Join(", ", replicas)}]";
+                var target = $"{subjectKind} {n.Subject} (decided at agreed time {n.AgreedTimeMs})";
+                // A pre-SQ's id is an int (deployment.json): a larger subject names no pre-SQ, and is only recorded.
+                ComponentRef? replace = n.Action == ReplicaNoticeActions.RemovePreSq && _replacement is not null && n.Subject <= int.MaxValue
+                    ? ComponentRef.PreSq((int)n.Subject)
+                    : null;
+                var outcome = replace is { } component ? _replacement!.Intent(component) : Outcome(n.Action);
+                var record = await _audit.AppendAsync(actor, "replica-notice " + n.Action, target, outcome, ct).ConfigureAwait(false);
+                if (replace is { } replaced)
                 {
                     // After the notice's record, so the log reads in order: what f+1 replicas asked, then each step taken.
-                    _replacement!.Begin(new ReplicaNotice(n.Action, n.Subject, n.AgreedTimeMs), replicas);
+                    // The tally said Reached once for this notice, so it is begun once, and only on f+1 distinct replicas.
+                    _replacement!.Begin(replaced, actor, target);
                 }
                 return new ManagementActionReply { Applied = true, Status = outcome, AuditSequence = record.Sequence };
         }
