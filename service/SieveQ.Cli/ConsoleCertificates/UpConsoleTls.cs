@@ -52,16 +52,26 @@ internal sealed class UpConsoleTls : IDisposable
         }
     }
 
+    /// <summary>
+    /// The operator's certificate, checked (<see cref="ProvidedConsoleCertificate.Check"/>): `up` does this before
+    /// anything is created or started, and serves the console with the result.
+    /// </summary>
+    /// <exception cref="DeploymentException">The certificate or key cannot serve the console.</exception>
+    public static UpConsoleTls Provide(ConsoleTlsChoice.Provided provided, TimeProvider time)
+    {
+        ArgumentNullException.ThrowIfNull(provided);
+        ArgumentNullException.ThrowIfNull(time);
+        var certificate = ProvidedConsoleCertificate.Check(provided.CertificateFile, provided.KeyFile, time.GetUtcNow());
+        return new UpConsoleTls(provided.CertificateFile, provided.KeyFile, certificate, anchorIsAuthority: false, null,
+            [$"  console cert   {provided.CertificateFile}  SHA-256 {Fingerprints.Sha256(certificate)}  (until {certificate.NotAfter.ToUniversalTime():u})"]);
+    }
+
     private static UpConsoleTls Make(ConsoleTlsChoice choice, string keyDirectory, bool consoleJsonHasTls, TimeProvider time)
     {
         switch (choice)
         {
             case ConsoleTlsChoice.Provided provided:
-            {
-                var certificate = ProvidedConsoleCertificate.Check(provided.CertificateFile, provided.KeyFile, time.GetUtcNow());
-                return new UpConsoleTls(provided.CertificateFile, provided.KeyFile, certificate, anchorIsAuthority: false, null,
-                    [$"  console cert   {provided.CertificateFile}  SHA-256 {Fingerprints.Sha256(certificate)}  (until {certificate.NotAfter.ToUniversalTime():u})"]);
-            }
+                return Provide(provided, time);
             case ConsoleTlsChoice.Auto when consoleJsonHasTls:
                 return new UpConsoleTls(null, null, null, anchorIsAuthority: false, null, ["  console cert   console.json's tls (--console-cert/--console-key to use another)"]);
             case ConsoleTlsChoice.Auto:
