@@ -160,7 +160,7 @@ internal static class UpCommand
                     ? null
                     : UpConsoleTls.Prepare(tlsChoice, cfg.Resolve(cfg.KeyDirectory), consoleUrl.StartsWith("https://", StringComparison.Ordinal), TimeProvider.System);
                 var tls = consoleUrl is null
-                    ? UpConsoleTls.Prepare(new ConsoleTlsChoice.Off(), "", consoleJsonHasTls: false, TimeProvider.System)
+                    ? UpConsoleTls.None
                     : providedTls ?? preparedTls!;
                 foreach (var line in tls.Lines)
                 {

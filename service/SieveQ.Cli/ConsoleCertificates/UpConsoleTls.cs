@@ -11,17 +11,18 @@ namespace SieveQ.Cli.ConsoleCertificates;
 internal sealed class UpConsoleTls : IDisposable
 {
     private readonly X509Certificate2? _anchor;
-    private readonly bool _anchorIsAuthority;
 
-    private UpConsoleTls(string? certificateFile, string? keyFile, X509Certificate2? anchor, bool anchorIsAuthority, LocalConsoleCertificate? local, IReadOnlyList<string> lines)
+    private UpConsoleTls(string? certificateFile, string? keyFile, X509Certificate2? anchor, LocalConsoleCertificate? local, IReadOnlyList<string> lines)
     {
         CertificateFile = certificateFile;
         KeyFile = keyFile;
         _anchor = anchor;
-        _anchorIsAuthority = anchorIsAuthority;
         Local = local;
         Lines = lines;
     }
+
+    /// <summary>No console TLS from `up` and nothing printed (no console at all); nothing to dispose.</summary>
+    public static UpConsoleTls None { get; } = new(null, null, null, null, []);
 
     /// <summary>The PEM certificate and key the console serves, null for http:// (or console.json's own tls).</summary>
     public string? CertificateFile { get; }
@@ -62,7 +63,7 @@ internal sealed class UpConsoleTls : IDisposable
         ArgumentNullException.ThrowIfNull(provided);
         ArgumentNullException.ThrowIfNull(time);
         var certificate = ProvidedConsoleCertificate.Check(provided.CertificateFile, provided.KeyFile, time.GetUtcNow());
-        return new UpConsoleTls(provided.CertificateFile, provided.KeyFile, certificate, anchorIsAuthority: false, null,
+        return new UpConsoleTls(provided.CertificateFile, provided.KeyFile, certificate, null,
             [$"  console cert   {provided.CertificateFile}  SHA-256 {Fingerprints.Sha256(certificate)}  (until {certificate.NotAfter.ToUniversalTime():u})"]);
     }
 
@@ -73,7 +74,7 @@ internal sealed class UpConsoleTls : IDisposable
             case ConsoleTlsChoice.Provided provided:
                 return Provide(provided, time);
             case ConsoleTlsChoice.Auto when consoleJsonHasTls:
-                return new UpConsoleTls(null, null, null, anchorIsAuthority: false, null, ["  console cert   console.json's tls (--console-cert/--console-key to use another)"]);
+                return new UpConsoleTls(null, null, null, null, ["  console cert   console.json's tls (--console-cert/--console-key to use another)"]);
             case ConsoleTlsChoice.Auto:
             {
                 var local = LocalConsoleCertificate.In(keyDirectory);
@@ -85,14 +86,14 @@ internal sealed class UpConsoleTls : IDisposable
                     LocalCertificateChange.Renewed => "server certificate renewed now",
                     _ => "server certificate reused",
                 };
-                return new UpConsoleTls(local.CertificateFile, local.KeyFile, authority, anchorIsAuthority: true, local,
+                return new UpConsoleTls(local.CertificateFile, local.KeyFile, authority, local,
                 [
                     $"  console CA     {local.AuthorityCertificateFile}  SHA-256 {state.AuthorityFingerprint}",
                     $"                 ({note}; it names localhost, 127.0.0.1 and ::1, valid until {state.NotAfter:u}, renewed by `up` {LocalConsoleCertificate.RenewalWindow.TotalDays:0} days before)",
                 ]);
             }
             default:
-                return new UpConsoleTls(null, null, null, anchorIsAuthority: false, null, []);
+                return None;
         }
     }
 
@@ -116,7 +117,8 @@ internal sealed class UpConsoleTls : IDisposable
     public HttpClientHandler ProbeHandler() => _anchor switch
     {
         null => new HttpClientHandler(),
-        _ when _anchorIsAuthority => ConsoleCertificateTrust.ByAuthority(_anchor),
+        // The generated certificate is trusted by its CA (it is renewed while `up` runs), the operator's by itself.
+        _ when Local is not null => ConsoleCertificateTrust.ByAuthority(_anchor),
         _ => ConsoleCertificateTrust.ByCertificate(_anchor),
     };
 
