@@ -6,6 +6,7 @@ using System.Security.Cryptography.X509Certificates;
 using System.Text;
 using System.Text.RegularExpressions;
 using SieveQ.Cli.ConsoleCertificates;
+using SieveQ.Transport.Tls;
 
 namespace SieveQ.Cli.Tests;
 
@@ -97,8 +98,8 @@ public sealed partial class UpConsoleTlsTests
             using (var renewed = loaded.IssueServerCertificate(DateTimeOffset.UtcNow, TimeSpan.FromDays(90)))
             using (var key = renewed.GetECDsaPrivateKey()!)
             {
-                CertificateFiles.WriteKey(files.KeyFile, key);
-                CertificateFiles.WriteCertificate(files.CertificateFile, renewed);
+                OwnerOnlyPemFile.Replace(files.KeyFile, key.ExportPkcs8PrivateKeyPem());
+                OwnerOnlyPemFile.Replace(files.CertificateFile, renewed.ExportCertificatePem() + "\n", ownerOnly: false);
                 var deadline = DateTime.UtcNow.AddSeconds(40);
                 var now = "";
                 while (DateTime.UtcNow < deadline)

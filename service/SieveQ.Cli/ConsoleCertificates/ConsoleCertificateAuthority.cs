@@ -66,8 +66,8 @@ internal sealed class ConsoleCertificateAuthority : IDisposable
     public void Save(string certificateFile, string keyFile)
     {
         using var key = Certificate.GetECDsaPrivateKey()!;
-        CertificateFiles.WriteKey(keyFile, key);
-        CertificateFiles.WriteCertificate(certificateFile, Certificate);
+        OwnerOnlyPemFile.Replace(keyFile, key.ExportPkcs8PrivateKeyPem());
+        OwnerOnlyPemFile.Replace(certificateFile, Certificate.ExportCertificatePem() + "\n", ownerOnly: false);
     }
 
     /// <summary>
