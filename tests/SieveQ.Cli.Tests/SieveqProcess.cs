@@ -5,10 +5,11 @@ namespace SieveQ.Cli.Tests;
 /// <summary>The real `sieveq` of this build (sieveq.dll beside the tests) as a child process.</summary>
 internal static class SieveqProcess
 {
-    public static ProcessStartInfo Info(IEnumerable<string> args, IReadOnlyDictionary<string, string>? environment = null)
+    /// <param name="dll">Another sieveq.dll than the one beside the tests (one built with the console beside it).</param>
+    public static ProcessStartInfo Info(IEnumerable<string> args, IReadOnlyDictionary<string, string>? environment = null, string? dll = null)
     {
         var info = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
-        info.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "sieveq.dll"));
+        info.ArgumentList.Add(dll ?? Path.Combine(AppContext.BaseDirectory, "sieveq.dll"));
         foreach (var a in args)
         {
             info.ArgumentList.Add(a);

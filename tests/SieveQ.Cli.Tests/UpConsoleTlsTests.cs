@@ -1,11 +1,10 @@
-using System.Diagnostics;
 using System.Net.Security;
 using System.Reflection;
 using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;
-using System.Text;
 using System.Text.RegularExpressions;
 using SieveQ.Cli.ConsoleCertificates;
+using SieveQ.Transport.Tls;
 
 namespace SieveQ.Cli.Tests;
 
@@ -24,40 +23,12 @@ public sealed partial class UpConsoleTlsTests
     {
         Assert.True(File.Exists(Path.Combine(Path.GetDirectoryName(SieveqDll)!, "console", "SieveQ.AdminUi.dll")), "the console is not built beside " + SieveqDll);
         var dir = Directory.CreateTempSubdirectory("sieveq-up-tls-").FullName;
-        var info = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
-        foreach (var a in new[] { SieveqDll, "up", "--dir", dir, "--rate", "0", "--duration", "300s" })
-        {
-            info.ArgumentList.Add(a);
-        }
-        using var up = Process.Start(info)!;
-        var output = new StringBuilder();
-        var healthy = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        up.OutputDataReceived += (_, e) =>
-        {
-            lock (output)
-            {
-                output.AppendLine(e.Data);
-            }
-            if (e.Data?.StartsWith("all components healthy", StringComparison.Ordinal) == true)
-            {
-                healthy.TrySetResult();
-            }
-        };
-        up.ErrorDataReceived += (_, e) =>
-        {
-            lock (output)
-            {
-                output.AppendLine("stderr: " + e.Data);
-            }
-        };
-        up.BeginOutputReadLine();
-        up.BeginErrorReadLine();
+        await using var up = UpProcess.Start(["--dir", dir, "--rate", "0", "--duration", "300s"], SieveqDll);
         var passed = false;
         try
         {
-            await Task.WhenAny(healthy.Task, up.WaitForExitAsync(), Task.Delay(TimeSpan.FromMinutes(3)));
-            Assert.True(healthy.Task.IsCompleted, $"sieveq up did not report healthy:\n{Text(output)}");
-            var text = Text(output);
+            Assert.True(await up.WaitHealthyAsync(), $"sieveq up did not report healthy:\n{up.Text}");
+            var text = up.Text;
             var url = new Uri(ConsoleLine().Match(text) is { Success: true } c ? c.Groups[1].Value : throw new InvalidOperationException("no https console line:\n" + text));
             var ca = CaLine().Match(text);
             Assert.True(ca.Success, text);
@@ -97,8 +68,8 @@ public sealed partial class UpConsoleTlsTests
             using (var renewed = loaded.IssueServerCertificate(DateTimeOffset.UtcNow, TimeSpan.FromDays(90)))
             using (var key = renewed.GetECDsaPrivateKey()!)
             {
-                CertificateFiles.WriteKey(files.KeyFile, key);
-                CertificateFiles.WriteCertificate(files.CertificateFile, renewed);
+                OwnerOnlyPemFile.Replace(files.KeyFile, key.ExportPkcs8PrivateKeyPem());
+                OwnerOnlyPemFile.Replace(files.CertificateFile, renewed.ExportCertificatePem() + "\n", ownerOnly: false);
                 var deadline = DateTime.UtcNow.AddSeconds(40);
                 var now = "";
                 while (DateTime.UtcNow < deadline)
@@ -118,7 +89,7 @@ public sealed partial class UpConsoleTlsTests
         }
         finally
         {
-            await StopAsync(up);
+            await up.StopAsync();
             if (passed)
             {
                 Directory.Delete(dir, recursive: true);
@@ -149,33 +120,6 @@ public sealed partial class UpConsoleTlsTests
         PooledConnectionLifetime = TimeSpan.Zero,
     })
     { Timeout = TimeSpan.FromSeconds(10) };
-
-    private static string Text(StringBuilder output)
-    {
-        lock (output)
-        {
-            return output.ToString();
-        }
-    }
-
-    private static async Task StopAsync(Process up)
-    {
-        if (!up.HasExited)
-        {
-            using var kill = Process.Start("kill", ["-TERM", up.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
-            await kill!.WaitForExitAsync();
-        }
-        using var limit = new CancellationTokenSource(TimeSpan.FromSeconds(60));
-        try
-        {
-            await up.WaitForExitAsync(limit.Token);
-        }
-        catch (OperationCanceledException)
-        {
-            up.Kill(entireProcessTree: true);
-            throw;
-        }
-    }
 
     [GeneratedRegex(@"^\s+console\s+(https://\S+)\s*$", RegexOptions.Multiline)]
     private static partial Regex ConsoleLine();

@@ -1,6 +1,3 @@
-using System.Diagnostics;
-using System.Text;
-
 namespace SieveQ.Cli.Tests;
 
 /// <summary>
@@ -32,34 +29,11 @@ public sealed class UpRulesTests
         await File.WriteAllTextAsync(open, Open);
         await File.WriteAllTextAsync(screened, Screened);
         var passed = false;
-        using var up = Start("up", "--dir", deployment, "--rules", open, "--rate", "0", "--duration", "300s");
-        var output = new StringBuilder();
-        var healthy = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        up.OutputDataReceived += (_, e) =>
-        {
-            lock (output)
-            {
-                output.AppendLine(e.Data);
-            }
-            if (e.Data?.StartsWith("all components healthy", StringComparison.Ordinal) == true)
-            {
-                healthy.TrySetResult();
-            }
-        };
-        up.ErrorDataReceived += (_, e) =>
-        {
-            lock (output)
-            {
-                output.AppendLine(e.Data);
-            }
-        };
-        up.BeginOutputReadLine();
-        up.BeginErrorReadLine();
+        await using var up = UpProcess.Start(["--dir", deployment, "--rules", open, "--rate", "0", "--duration", "300s"]);
         try
         {
-            await Task.WhenAny(healthy.Task, up.WaitForExitAsync(), Task.Delay(TimeSpan.FromMinutes(3)));
-            Assert.True(healthy.Task.IsCompleted, $"sieveq up did not report healthy:\n{Text(output)}");
-            Assert.Contains("rule set       open version 1", Text(output), StringComparison.Ordinal);
+            Assert.True(await up.WaitHealthyAsync(), $"sieveq up did not report healthy:\n{up.Text}");
+            Assert.Contains("rule set       open version 1", up.Text, StringComparison.Ordinal);
 
             // A deployment that exists refuses --rules: the running rules change only through the ordering.
             var (code, _, stderr) = await RunAsync("up", "--dir", deployment, "--rules", screened, "--rate", "0", "--duration", "1s");
@@ -132,47 +106,17 @@ public sealed class UpRulesTests
         }
         finally
         {
-            await StopAsync(up);
+            await up.StopAsync();
             if (passed)
             {
                 Directory.Delete(dir, recursive: true);
             }
         }
         // The whole output on failure: a run under heavy load once ended without "stopped." and said nothing more.
-        Assert.True(Text(output).Contains("stopped.", StringComparison.Ordinal), $"exit code {up.ExitCode}; output:\n{Text(output)}");
+        Assert.True(up.Text.Contains("stopped.", StringComparison.Ordinal), $"exit code {up.ExitCode}; output:\n{up.Text}");
     }
 
     private const int SendCommandExitNotDelivered = 4;
-
-    private static string Text(StringBuilder output)
-    {
-        lock (output)
-        {
-            return output.ToString();
-        }
-    }
-
-    /// <summary>SIGTERM, as a service manager would send: `up` stops every component it started, then exits.</summary>
-    private static async Task StopAsync(Process up)
-    {
-        if (!up.HasExited)
-        {
-            using var kill = Process.Start("kill", ["-TERM", up.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
-            await kill.WaitForExitAsync();
-        }
-        using var limit = new CancellationTokenSource(TimeSpan.FromSeconds(60));
-        try
-        {
-            await up.WaitForExitAsync(limit.Token);
-        }
-        catch (OperationCanceledException)
-        {
-            up.Kill(entireProcessTree: true);
-            throw;
-        }
-    }
-
-    private static Process Start(params string[] args) => Process.Start(SieveqProcess.Info(args))!;
 
     private static Task<(int Code, string Stdout, string Stderr)> RunAsync(params string[] args) => SieveqProcess.RunAsync(args);
 }

@@ -131,7 +131,7 @@ public static class ConsoleTls
             throw new DeploymentException($"console TLS certificate {path} is valid from {certificate.NotBefore:u} to {certificate.NotAfter:u}, not now");
         }
         var usage = certificate.Extensions.OfType<X509EnhancedKeyUsageExtension>().FirstOrDefault();
-        if (usage is not null && !usage.EnhancedKeyUsages.Cast<Oid>().Any(o => o.Value == "1.3.6.1.5.5.7.3.1"))
+        if (usage is not null && !usage.EnhancedKeyUsages.Cast<Oid>().Any(o => o.Value == TlsServerCertificate.ServerAuthenticationOid))
         {
             throw new DeploymentException($"console TLS certificate {path} is not for TLS servers (its extended key usage lacks serverAuth)");
         }

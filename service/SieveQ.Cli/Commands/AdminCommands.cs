@@ -87,7 +87,7 @@ internal static class AdminCommands
     {
         var sender = new Option<uint?>("--sender") { Description = "The sender's id." };
         var preSq = new Option<uint?>("--pre-sq") { Description = "The pre-SQ's id." };
-        var reason = new Option<string>("--reason") { Description = "Why (recorded in the audit log, up to 200 characters).", DefaultValueFactory = _ => "" };
+        var reason = ReasonOption();
         var cmd = new Command(name, description) { sender, preSq, reason };
         var common = AddCommon(cmd);
         cmd.SetAction(async (parse, ct) =>
@@ -111,9 +111,20 @@ internal static class AdminCommands
                 (_, { } p) => quarantine ? await client.QuarantinePreSqAsync(p, r, ct).ConfigureAwait(false) : await client.ReadmitPreSqAsync(p, r, ct).ConfigureAwait(false),
                 _ => throw new InvalidOperationException("validated above"),
             };
-            Console.WriteLine($"{(reply.Applied ? "applied" : "NOT applied")} (audit record {reply.AuditSequence}): {reply.Status}");
-            return reply.Applied ? 0 : 3;
+            return Report(reply);
         }
+    }
+
+    /// <summary>The `--reason` every admin action takes.</summary>
+    internal static Option<string> ReasonOption() =>
+        new("--reason") { Description = "Why (recorded in the audit log, up to 200 characters).", DefaultValueFactory = _ => "" };
+
+    /// <summary>Prints an admin action's reply ("VERB" or "NOT VERB", its audit record, its status) and returns the exit code: 0 carried out, 3 not.</summary>
+    internal static int Report(SieveQ.Protocol.V1.ManagementActionReply reply, string verb = "applied")
+    {
+        ArgumentNullException.ThrowIfNull(reply);
+        Console.WriteLine($"{(reply.Applied ? verb : "NOT " + verb)} (audit record {reply.AuditSequence}): {reply.Status}");
+        return reply.Applied ? 0 : 3;
     }
 
     private static async Task<int> CallAsync(ParseResult parse, Common common, Func<ManagementClient, Task<int>> call)

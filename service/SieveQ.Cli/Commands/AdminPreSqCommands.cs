@@ -23,13 +23,12 @@ internal static class AdminPreSqCommands
         string name, string method, string description)
     {
         var id = new Option<uint>("--id") { Description = "The pre-SQ's id (as in deployment.json).", Required = true };
-        var reason = new Option<string>("--reason") { Description = "Why (recorded in the audit log, up to 200 characters).", DefaultValueFactory = _ => "" };
+        var reason = AdminCommands.ReasonOption();
         var cmd = new Command(name, description) { id, reason };
         return withClient(cmd, (parse, ct) => async client =>
         {
             var reply = await client.PreSqLifecycleAsync(method, parse.GetValue(id), parse.GetValue(reason) ?? "", ct).ConfigureAwait(false);
-            Console.WriteLine($"{(reply.Applied ? "done" : "NOT done")} (audit record {reply.AuditSequence}): {reply.Status}");
-            return reply.Applied ? 0 : 3;
+            return AdminCommands.Report(reply, "done");
         });
     }
 }

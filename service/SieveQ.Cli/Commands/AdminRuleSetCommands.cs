@@ -28,7 +28,7 @@ internal static class AdminRuleSetCommands
     private static Command Push(WithManagementClient withClient)
     {
         var file = new Argument<FileInfo>("file") { Description = "The rule set (JSON); FILE.sig beside it is sent too when it exists, otherwise the controller signs." };
-        var reason = ReasonOption();
+        var reason = AdminCommands.ReasonOption();
         var cmd = new Command("push", "Activate a rule set on every replica-SQ at one point of the agreed order; its version must be above the running one.") { file, reason };
         return withClient(cmd, (parse, ct) => async client =>
         {
@@ -41,23 +41,14 @@ internal static class AdminRuleSetCommands
             var document = await File.ReadAllBytesAsync(f.FullName, ct).ConfigureAwait(false);
             var sigFile = f.FullName + ".sig";
             var signature = File.Exists(sigFile) && new FileInfo(sigFile).Length <= 4096 ? await File.ReadAllBytesAsync(sigFile, ct).ConfigureAwait(false) : [];
-            return Report(await client.PushRuleSetAsync(document, signature, parse.GetValue(reason) ?? "", ct).ConfigureAwait(false));
+            return AdminCommands.Report(await client.PushRuleSetAsync(document, signature, parse.GetValue(reason) ?? "", ct).ConfigureAwait(false));
         });
     }
 
     private static Command Rollback(WithManagementClient withClient)
     {
-        var reason = ReasonOption();
+        var reason = AdminCommands.ReasonOption();
         var cmd = new Command("rollback", "Switch every replica-SQ back to the version kept before the running one.") { reason };
-        return withClient(cmd, (parse, ct) => async client => Report(await client.RollbackRuleSetAsync(parse.GetValue(reason) ?? "", ct).ConfigureAwait(false)));
-    }
-
-    private static Option<string> ReasonOption() =>
-        new("--reason") { Description = "Why (recorded in the audit log, up to 200 characters).", DefaultValueFactory = _ => "" };
-
-    private static int Report(SieveQ.Protocol.V1.ManagementActionReply reply)
-    {
-        Console.WriteLine($"{(reply.Applied ? "applied" : "NOT applied")} (audit record {reply.AuditSequence}): {reply.Status}");
-        return reply.Applied ? 0 : 3;
+        return withClient(cmd, (parse, ct) => async client => AdminCommands.Report(await client.RollbackRuleSetAsync(parse.GetValue(reason) ?? "", ct).ConfigureAwait(false)));
     }
 }

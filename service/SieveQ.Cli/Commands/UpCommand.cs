@@ -70,12 +70,13 @@ internal static class UpCommand
                 Console.Error.WriteLine($"error: {tlsError}");
                 return 2;
             }
+            UpConsoleTls? providedTls = null;
             if (tlsChoice is ConsoleTlsChoice.Provided provided)
             {
                 // Checked before anything is created or started; the console checks it again when it loads it.
                 try
                 {
-                    ProvidedConsoleCertificate.Check(provided.CertificateFile, provided.KeyFile, TimeProvider.System.GetUtcNow()).Dispose();
+                    providedTls = UpConsoleTls.Provide(provided, TimeProvider.System);
                 }
                 catch (DeploymentException e)
                 {
@@ -83,6 +84,7 @@ internal static class UpCommand
                     return 1;
                 }
             }
+            using var providedTlsOwner = providedTls;
             if (parse.GetValue(fresh) && Directory.Exists(d))
             {
                 Directory.Delete(d, recursive: true);
@@ -154,9 +156,12 @@ internal static class UpCommand
             try
             {
                 var consoleUrl = await InitConsoleAsync(cfg, stop.Token).ConfigureAwait(false);
-                using var tls = consoleUrl is null
-                    ? UpConsoleTls.Prepare(new ConsoleTlsChoice.Off(), "", consoleJsonHasTls: false, TimeProvider.System)
+                using var preparedTls = consoleUrl is null || providedTls is not null
+                    ? null
                     : UpConsoleTls.Prepare(tlsChoice, cfg.Resolve(cfg.KeyDirectory), consoleUrl.StartsWith("https://", StringComparison.Ordinal), TimeProvider.System);
+                var tls = consoleUrl is null
+                    ? UpConsoleTls.None
+                    : providedTls ?? preparedTls!;
                 foreach (var line in tls.Lines)
                 {
                     Console.WriteLine(line);

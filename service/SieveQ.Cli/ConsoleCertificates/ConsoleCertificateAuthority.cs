@@ -2,6 +2,7 @@ using System.Formats.Asn1;
 using System.Net;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
+using SieveQ.Transport.Tls;
 
 namespace SieveQ.Cli.ConsoleCertificates;
 
@@ -22,7 +23,6 @@ internal sealed class ConsoleCertificateAuthority : IDisposable
     /// <summary>The only names the console is reached by on loopback, and the only names the CA may certify.</summary>
     public static readonly IReadOnlyList<string> LoopbackNames = ["localhost", "127.0.0.1", "::1"];
 
-    private const string ServerAuthentication = "1.3.6.1.5.5.7.3.1";
     private const string NameConstraintsOid = "2.5.29.30";
 
     private ConsoleCertificateAuthority(X509Certificate2 certificate)
@@ -66,8 +66,8 @@ internal sealed class ConsoleCertificateAuthority : IDisposable
     public void Save(string certificateFile, string keyFile)
     {
         using var key = Certificate.GetECDsaPrivateKey()!;
-        CertificateFiles.WriteKey(keyFile, key);
-        CertificateFiles.WriteCertificate(certificateFile, Certificate);
+        OwnerOnlyPemFile.Replace(keyFile, key.ExportPkcs8PrivateKeyPem());
+        OwnerOnlyPemFile.Replace(certificateFile, Certificate.ExportCertificatePem() + "\n", ownerOnly: false);
     }
 
     /// <summary>
@@ -77,23 +77,7 @@ internal sealed class ConsoleCertificateAuthority : IDisposable
     public X509Certificate2 IssueServerCertificate(DateTimeOffset now, TimeSpan validity)
     {
         using var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
-        var request = new CertificateRequest(new X500DistinguishedName("CN=localhost"), key, HashAlgorithmName.SHA256);
-        var names = new SubjectAlternativeNameBuilder();
-        foreach (var name in LoopbackNames)
-        {
-            if (IPAddress.TryParse(name, out var address))
-            {
-                names.AddIpAddress(address);
-            }
-            else
-            {
-                names.AddDnsName(name);
-            }
-        }
-        request.CertificateExtensions.Add(names.Build(critical: false));
-        request.CertificateExtensions.Add(new X509BasicConstraintsExtension(certificateAuthority: false, hasPathLengthConstraint: false, pathLengthConstraint: 0, critical: true));
-        request.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.DigitalSignature, critical: true));
-        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([new Oid(ServerAuthentication)], critical: false));
+        var request = TlsServerCertificate.ServerRequest(key, "localhost", LoopbackNames);
         request.CertificateExtensions.Add(new X509SubjectKeyIdentifierExtension(request.PublicKey, critical: false));
         request.CertificateExtensions.Add(X509AuthorityKeyIdentifierExtension.CreateFromCertificate(Certificate, includeKeyIdentifier: true, includeIssuerAndSerial: false));
         var notAfter = now + validity;

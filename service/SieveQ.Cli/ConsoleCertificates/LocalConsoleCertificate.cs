@@ -61,8 +61,8 @@ internal sealed record LocalConsoleCertificate(string AuthorityCertificateFile, 
             using var server = authority.IssueServerCertificate(now, Validity);
             using var key = server.GetECDsaPrivateKey()!;
             // Key first, then certificate: the console refuses a pair that does not match and takes the next change.
-            CertificateFiles.WriteKey(KeyFile, key);
-            CertificateFiles.WriteCertificate(CertificateFile, server);
+            OwnerOnlyPemFile.Replace(KeyFile, key.ExportPkcs8PrivateKeyPem());
+            OwnerOnlyPemFile.Replace(CertificateFile, server.ExportCertificatePem() + "\n", ownerOnly: false);
         }
         using var current = X509CertificateLoader.LoadCertificateFromFile(CertificateFile);
         return new LocalCertificateState(change, authority.Fingerprint, new DateTimeOffset(current.NotAfter.ToUniversalTime()));

@@ -1,6 +1,7 @@
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using SieveQ.Deployment;
+using SieveQ.Transport.Tls;
 
 namespace SieveQ.Cli.ConsoleCertificates;
 
@@ -11,7 +12,6 @@ namespace SieveQ.Cli.ConsoleCertificates;
 /// </summary>
 internal static class ProvidedConsoleCertificate
 {
-    private const string ServerAuthentication = "1.3.6.1.5.5.7.3.1";
     private const long MaxFileBytes = 1024 * 1024;
 
     /// <summary>The certificate (with its key) when it can serve the console now.</summary>
@@ -50,7 +50,7 @@ internal static class ProvidedConsoleCertificate
                 throw new DeploymentException($"--console-cert {certificateFile}: valid from {certificate.NotBefore.ToUniversalTime():u} to {certificate.NotAfter.ToUniversalTime():u}, not now");
             }
             var usage = certificate.Extensions.OfType<X509EnhancedKeyUsageExtension>().FirstOrDefault();
-            if (usage is not null && !usage.EnhancedKeyUsages.Cast<Oid>().Any(o => o.Value == ServerAuthentication))
+            if (usage is not null && !usage.EnhancedKeyUsages.Cast<Oid>().Any(o => o.Value == TlsServerCertificate.ServerAuthenticationOid))
             {
                 throw new DeploymentException($"--console-cert {certificateFile}: not for TLS servers (its extended key usage lacks serverAuth)");
             }

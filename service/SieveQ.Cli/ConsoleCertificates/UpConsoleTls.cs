@@ -11,17 +11,18 @@ namespace SieveQ.Cli.ConsoleCertificates;
 internal sealed class UpConsoleTls : IDisposable
 {
     private readonly X509Certificate2? _anchor;
-    private readonly bool _anchorIsAuthority;
 
-    private UpConsoleTls(string? certificateFile, string? keyFile, X509Certificate2? anchor, bool anchorIsAuthority, LocalConsoleCertificate? local, IReadOnlyList<string> lines)
+    private UpConsoleTls(string? certificateFile, string? keyFile, X509Certificate2? anchor, LocalConsoleCertificate? local, IReadOnlyList<string> lines)
     {
         CertificateFile = certificateFile;
         KeyFile = keyFile;
         _anchor = anchor;
-        _anchorIsAuthority = anchorIsAuthority;
         Local = local;
         Lines = lines;
     }
+
+    /// <summary>No console TLS from `up` and nothing printed (no console at all); nothing to dispose.</summary>
+    public static UpConsoleTls None { get; } = new(null, null, null, null, []);
 
     /// <summary>The PEM certificate and key the console serves, null for http:// (or console.json's own tls).</summary>
     public string? CertificateFile { get; }
@@ -52,18 +53,28 @@ internal sealed class UpConsoleTls : IDisposable
         }
     }
 
+    /// <summary>
+    /// The operator's certificate, checked (<see cref="ProvidedConsoleCertificate.Check"/>): `up` does this before
+    /// anything is created or started, and serves the console with the result.
+    /// </summary>
+    /// <exception cref="DeploymentException">The certificate or key cannot serve the console.</exception>
+    public static UpConsoleTls Provide(ConsoleTlsChoice.Provided provided, TimeProvider time)
+    {
+        ArgumentNullException.ThrowIfNull(provided);
+        ArgumentNullException.ThrowIfNull(time);
+        var certificate = ProvidedConsoleCertificate.Check(provided.CertificateFile, provided.KeyFile, time.GetUtcNow());
+        return new UpConsoleTls(provided.CertificateFile, provided.KeyFile, certificate, null,
+            [$"  console cert   {provided.CertificateFile}  SHA-256 {Fingerprints.Sha256(certificate)}  (until {certificate.NotAfter.ToUniversalTime():u})"]);
+    }
+
     private static UpConsoleTls Make(ConsoleTlsChoice choice, string keyDirectory, bool consoleJsonHasTls, TimeProvider time)
     {
         switch (choice)
         {
             case ConsoleTlsChoice.Provided provided:
-            {
-                var certificate = ProvidedConsoleCertificate.Check(provided.CertificateFile, provided.KeyFile, time.GetUtcNow());
-                return new UpConsoleTls(provided.CertificateFile, provided.KeyFile, certificate, anchorIsAuthority: false, null,
-                    [$"  console cert   {provided.CertificateFile}  SHA-256 {Fingerprints.Sha256(certificate)}  (until {certificate.NotAfter.ToUniversalTime():u})"]);
-            }
+                return Provide(provided, time);
             case ConsoleTlsChoice.Auto when consoleJsonHasTls:
-                return new UpConsoleTls(null, null, null, anchorIsAuthority: false, null, ["  console cert   console.json's tls (--console-cert/--console-key to use another)"]);
+                return new UpConsoleTls(null, null, null, null, ["  console cert   console.json's tls (--console-cert/--console-key to use another)"]);
             case ConsoleTlsChoice.Auto:
             {
                 var local = LocalConsoleCertificate.In(keyDirectory);
@@ -75,14 +86,14 @@ internal sealed class UpConsoleTls : IDisposable
                     LocalCertificateChange.Renewed => "server certificate renewed now",
                     _ => "server certificate reused",
                 };
-                return new UpConsoleTls(local.CertificateFile, local.KeyFile, authority, anchorIsAuthority: true, local,
+                return new UpConsoleTls(local.CertificateFile, local.KeyFile, authority, local,
                 [
                     $"  console CA     {local.AuthorityCertificateFile}  SHA-256 {state.AuthorityFingerprint}",
                     $"                 ({note}; it names localhost, 127.0.0.1 and ::1, valid until {state.NotAfter:u}, renewed by `up` {LocalConsoleCertificate.RenewalWindow.TotalDays:0} days before)",
                 ]);
             }
             default:
-                return new UpConsoleTls(null, null, null, anchorIsAuthority: false, null, []);
+                return None;
         }
     }
 
@@ -106,7 +117,8 @@ internal sealed class UpConsoleTls : IDisposable
     public HttpClientHandler ProbeHandler() => _anchor switch
     {
         null => new HttpClientHandler(),
-        _ when _anchorIsAuthority => ConsoleCertificateTrust.ByAuthority(_anchor),
+        // The generated certificate is trusted by its CA (it is renewed while `up` runs), the operator's by itself.
+        _ when Local is not null => ConsoleCertificateTrust.ByAuthority(_anchor),
         _ => ConsoleCertificateTrust.ByCertificate(_anchor),
     };
 

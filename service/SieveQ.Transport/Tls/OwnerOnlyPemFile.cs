@@ -22,15 +22,18 @@ public static class OwnerOnlyPemFile
     /// <summary>
     /// As <see cref="Write"/>, through <c>PATH.tmp</c> renamed over <paramref name="path"/>: a reader that watches the
     /// file (a server renewing its certificate) sees the old key or the new one, never half of one.
+    /// <paramref name="ownerOnly"/> false for a public file (a certificate) that others may read: created with the
+    /// process's default mode instead.
     /// </summary>
-    public static void Replace(string path, string text)
+    public static void Replace(string path, string text, bool ownerOnly = true)
     {
         ArgumentException.ThrowIfNullOrEmpty(path);
         ArgumentNullException.ThrowIfNull(text);
         var temporary = path + ".tmp";
         // A .tmp left by a crash may have been created with another mode; FileMode.Create would keep that mode.
         File.Delete(temporary);
-        using (var file = new FileStream(temporary, Options(FileMode.CreateNew)))
+        var options = ownerOnly ? Options(FileMode.CreateNew) : new FileStreamOptions { Mode = FileMode.CreateNew, Access = FileAccess.Write };
+        using (var file = new FileStream(temporary, options))
         using (var writer = new StreamWriter(file))
         {
             writer.Write(text);

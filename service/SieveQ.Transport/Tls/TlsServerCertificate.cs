@@ -13,6 +13,9 @@ public static class TlsServerCertificate
     /// <summary>Long, because nothing checks it: clients pin the key and ignore the chain and its dates.</summary>
     private static readonly TimeSpan Validity = TimeSpan.FromDays(3650);
 
+    /// <summary>The extended key usage serverAuth (RFC 5280 4.2.1.12): a certificate for TLS servers.</summary>
+    public const string ServerAuthenticationOid = "1.3.6.1.5.5.7.3.1";
+
     /// <summary>Creates a new key and certificate at the two paths (replacing what is there) and returns the key's pin.</summary>
     public static TlsPin Create(string certificatePath, string keyPath, string subjectName) => Create(certificatePath, keyPath, subjectName, []);
 
@@ -44,8 +47,22 @@ public static class TlsServerCertificate
 
     private static X509Certificate2 SelfSigned(ECDsa key, string subjectName, IReadOnlyCollection<string>? alternativeNames = null)
     {
+        var request = ServerRequest(key, subjectName, alternativeNames ?? []);
+        var now = DateTimeOffset.UtcNow;
+        return request.CreateSelfSigned(now.AddHours(-1), now.Add(Validity));
+    }
+
+    /// <summary>
+    /// A request for a TLS server's certificate: subject <c>CN=<paramref name="subjectName"/></c>,
+    /// <paramref name="alternativeNames"/> (DNS names or IP addresses; no extension when empty), no CA, digitalSignature,
+    /// serverAuth. The caller adds what its issuer needs and signs it.
+    /// </summary>
+    public static CertificateRequest ServerRequest(ECDsa key, string subjectName, IReadOnlyCollection<string> alternativeNames)
+    {
+        ArgumentNullException.ThrowIfNull(key);
+        ArgumentNullException.ThrowIfNull(alternativeNames);
         var request = new CertificateRequest(new X500DistinguishedName($"CN={subjectName}"), key, HashAlgorithmName.SHA256);
-        if (alternativeNames is { Count: > 0 })
+        if (alternativeNames.Count > 0)
         {
             var names = new SubjectAlternativeNameBuilder();
             foreach (var name in alternativeNames)
@@ -63,9 +80,8 @@ public static class TlsServerCertificate
         }
         request.CertificateExtensions.Add(new X509BasicConstraintsExtension(false, false, 0, true));
         request.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.DigitalSignature, true));
-        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([new Oid("1.3.6.1.5.5.7.3.1")], false));
-        var now = DateTimeOffset.UtcNow;
-        return request.CreateSelfSigned(now.AddHours(-1), now.Add(Validity));
+        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([new Oid(ServerAuthenticationOid)], false));
+        return request;
     }
 
     /// <summary>
