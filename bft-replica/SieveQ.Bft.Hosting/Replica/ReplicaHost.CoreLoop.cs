@@ -152,6 +152,7 @@ public sealed partial class ReplicaHost
         {
             await ActAsync(outputs, ct).ConfigureAwait(false);
         }
+        LogTransitions(core);
         if (now - _lastStatusAt >= StatusIntervalMs)
         {
             _lastStatusAt = now;

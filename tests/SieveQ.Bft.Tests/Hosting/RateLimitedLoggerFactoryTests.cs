@@ -6,24 +6,11 @@ namespace SieveQ.Bft.Tests.Hosting;
 /// <summary>No one kind of log message can flood the log (issue 16, item 5); what is left out is counted and said.</summary>
 public class RateLimitedLoggerFactoryTests
 {
-    private sealed class Recorder : ILoggerProvider, ILogger
-    {
-        public List<(LogLevel Level, string Text)> Lines { get; } = [];
-        public ILogger CreateLogger(string categoryName) => this;
-        public IDisposable? BeginScope<TState>(TState state) where TState : notnull => null;
-        public bool IsEnabled(LogLevel logLevel) => true;
-        public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter) =>
-            Lines.Add((logLevel, formatter(state, exception)));
-        public void Dispose()
-        {
-        }
-    }
-
     [Fact]
     public void A_flood_of_one_warning_is_cut_to_the_bucket_and_the_next_line_says_how_many_were_left_out()
     {
         var now = 0L;
-        var recorder = new Recorder();
+        var recorder = new LogRecorder();
         using var inner = LoggerFactory.Create(b => b.AddProvider(recorder).SetMinimumLevel(LogLevel.Trace));
         using var factory = new RateLimitedLoggerFactory(inner, () => now);
         var log = factory.CreateLogger("Kestrel");

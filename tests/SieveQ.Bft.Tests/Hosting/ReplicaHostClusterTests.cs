@@ -1,3 +1,5 @@
+using System.Text.RegularExpressions;
+using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Hosting.Bench;
@@ -100,6 +102,66 @@ public sealed class ReplicaHostClusterTests
         await using var restarted = new ReplicaHost(cluster.Config, 0, ClusterBootstrap.LoadKey(cluster.Config, 0), new BenchmarkApplication(), NullLoggerFactory.Instance);
         restarted.Start();
         Assert.True(restarted.Status.LastDecided >= decided, $"first status after restart says {restarted.Status.LastDecided}, the log held {decided}");
+    }
+
+    /// <summary>
+    /// Every replica of a durable cluster stopped and started again: each says in its log which regency it starts in,
+    /// that it asked for the next (a regency it recovered into is one it may not write in), and which regency it then
+    /// installed, with the leader; and the cluster orders again. Before, the logs said nothing between "listening" and
+    /// "stopped", so a stalled restart could not be told from an idle one.
+    /// </summary>
+    [Fact]
+    public async Task After_a_whole_cluster_restart_each_replica_logs_the_regency_it_starts_in_and_the_one_it_installs()
+    {
+        using var cluster = new TempCluster(replicas: 4, clients: 2, new ReplicaConfig { CheckpointInterval = 1000 }, durability: true);
+        await RunAsync(NullLoggerFactory.Instance, client: 4, requests: 10);
+        var recorder = new LogRecorder();
+        using var logs = LoggerFactory.Create(b => b.AddProvider(recorder).SetMinimumLevel(LogLevel.Information));
+        // Another client: client 4's numbers 1..3 would be answered from the replies the replicas remember, unordered.
+        await RunAsync(logs, client: 5, requests: 3);
+
+        var lines = recorder.Lines.Select(l => l.Text).ToList();
+        var text = string.Join("\n", lines);
+        for (var i = 0; i < 4; i++)
+        {
+            var started = lines.Select(l => Regex.Match(l, $@"^replica {i}: starts in regency (\d+), leader (\d+), last decided [1-9]\d*$")).FirstOrDefault(m => m.Success);
+            Assert.True(started is not null, $"replica {i} logged no starting regency:\n{text}");
+            Assert.True(lines.Any(l => l.StartsWith($"replica {i}: regency change to ", StringComparison.Ordinal)), text);
+            var installed = lines.Select(l => Regex.Match(l, $@"^replica {i}: regency (\d+) installed, leader (\d+), last decided \d+$")).FirstOrDefault(m => m.Success);
+            Assert.True(installed is not null, $"replica {i} logged no installed regency:\n{text}");
+            var regency = Number(installed.Groups[1]);
+            Assert.True(regency > Number(started.Groups[1]), text);
+            Assert.Equal(regency % 4, Number(installed.Groups[2]));
+        }
+
+        static int Number(Group g) => int.Parse(g.Value, System.Globalization.CultureInfo.InvariantCulture);
+
+        async Task RunAsync(ILoggerFactory factory, int client, int requests)
+        {
+            var hosts = new List<ReplicaHost>();
+            try
+            {
+                for (var i = 0; i < 4; i++)
+                {
+                    var host = new ReplicaHost(cluster.Config, i, ClusterBootstrap.LoadKey(cluster.Config, i), new BenchmarkApplication(), factory);
+                    host.Start();
+                    hosts.Add(host);
+                }
+                await using var submitter = new BftClient(cluster.Config, client, ClusterBootstrap.LoadKey(cluster.Config, client), new BftClientOptions { Window = 4 });
+                Assert.True(await submitter.WaitConnectedAsync(4, TimeSpan.FromSeconds(10)));
+                for (var i = 0; i < requests; i++)
+                {
+                    await submitter.SubmitAsync(new byte[8], CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(30));
+                }
+            }
+            finally
+            {
+                foreach (var h in hosts)
+                {
+                    await h.DisposeAsync();
+                }
+            }
+        }
     }
 
     /// <summary>
