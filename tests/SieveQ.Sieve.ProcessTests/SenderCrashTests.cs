@@ -62,7 +62,7 @@ public sealed class SenderCrashTests(ITestOutputHelper output)
         }
         foreach (var p in d.PreSqIds)
         {
-            d.Processes.Start(LocalDeploymentLauncher.PreSqName(p), LocalDeploymentLauncher.PreSqArgs(d.Config, p, new LaunchOptions { LogLevel = "information" }));
+            d.Processes.Start(LocalDeploymentLauncher.PreSqName(p), LocalDeploymentLauncher.PreSqArgs(d.Config, p, new LaunchOptions { LogLevel = SieveDeployment.ComponentLogLevel }));
         }
         await using (var second = SenderProcess.Start(d, "sender-run-2", SenderId, state, 500, 100, accepted))
         {
@@ -108,7 +108,15 @@ public sealed class SenderCrashTests(ITestOutputHelper output)
         await using (var second = SenderProcess.Start(d, "sender-run-2", SenderId, state, next, total - next, accepted))
         {
             output.WriteLine($"restarted with {await second.Started.WaitAsync(Bound)} messages in the outbox");
-            await second.Acknowledged.WaitAsync(Bound);
+            try
+            {
+                await second.Acknowledged.WaitAsync(Bound);
+            }
+            catch (TimeoutException)
+            {
+                output.WriteLine(await d.DescribeAsync());
+                throw;
+            }
         }
         await AssertDeliveredExactlyOnceInOrderAsync(d, accepted);
         d.Passed = true;

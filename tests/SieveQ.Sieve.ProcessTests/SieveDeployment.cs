@@ -38,6 +38,9 @@ internal sealed class SieveDeployment : IAsyncDisposable
     /// <summary>Set by a test that passed, so the directory and its logs are removed.</summary>
     public bool Passed { get; set; }
 
+    /// <summary>The components' log level: information, or SIEVEQ_TEST_COMPONENT_LOG_LEVEL to chase an intermittent failure.</summary>
+    public static string ComponentLogLevel => Environment.GetEnvironmentVariable("SIEVEQ_TEST_COMPONENT_LOG_LEVEL") is { Length: > 0 } level ? level : "information";
+
     public IReadOnlyList<int> PreSqIds => Config.PreSqs.Select(p => p.Id).ToList();
 
     public static string SieveqDll =>
@@ -56,7 +59,7 @@ internal sealed class SieveDeployment : IAsyncDisposable
             throw new FileNotFoundException($"build the CLI first: {SieveqDll} is missing");
         }
         options ??= new LaunchOptions();
-        options = options with { StartAgents = false, LogLevel = "information" };
+        options = options with { StartAgents = false, LogLevel = ComponentLogLevel };
         var dir = System.IO.Directory.CreateTempSubdirectory("sieveq-sieve-").FullName;
         var spec = new LocalDeploymentSpec
         {
@@ -160,7 +163,7 @@ internal sealed class SieveDeployment : IAsyncDisposable
         var list = ids.ToList();
         foreach (var id in list)
         {
-            Processes.Start(LocalDeploymentLauncher.ReplicaName(id), LocalDeploymentLauncher.ReplicaArgs(Config, id, new LaunchOptions { LogLevel = "information" }));
+            Processes.Start(LocalDeploymentLauncher.ReplicaName(id), LocalDeploymentLauncher.ReplicaArgs(Config, id, new LaunchOptions { LogLevel = ComponentLogLevel }));
         }
         var deadline = DateTime.UtcNow + timeout;
         foreach (var id in list)
@@ -189,7 +192,7 @@ internal sealed class SieveDeployment : IAsyncDisposable
             throw new InvalidOperationException("a deployment with in-process components cannot be restarted as a whole");
         }
         await Processes.StopAllAsync(TimeSpan.FromSeconds(10));
-        await LocalDeploymentLauncher.LaunchAsync(Config, Processes, new LaunchOptions { StartAgents = false, LogLevel = "information" });
+        await LocalDeploymentLauncher.LaunchAsync(Config, Processes, new LaunchOptions { StartAgents = false, LogLevel = ComponentLogLevel });
     }
 
     /// <summary>kill -9: no chance to flush or say goodbye.</summary>

@@ -281,6 +281,49 @@ public sealed class SenderSqTests : IClassFixture<TestWorld>
         Assert.Equal(seq2, req.LowestPending);
     }
 
+    /// <summary>
+    /// A sender killed with every message it numbered sent, restarted on its outbox with nothing new to send: its restored
+    /// messages are acknowledged, and then the numbers its crash skipped (the rest of the reserved block, up to its first
+    /// number of the new run) must still be settled by an ACKREQ whose lowestPending is above them. Before, the sender
+    /// stopped asking once nothing was outstanding, so its last number was never acknowledged and WaitAcknowledgedAsync
+    /// hung for good (SenderCrashTests, every replica-SQ killed: 1 run in 3).
+    /// </summary>
+    [Fact]
+    public void A_restarted_sender_with_only_restored_messages_settles_the_numbers_its_crash_skipped()
+    {
+        var store = new InMemorySequenceStore();
+        var s1 = Sender(store: store);
+        for (var i = 1; i <= 3; i++)
+        {
+            s1.TryEnqueue(100, [(byte)i], out _);
+        }
+        s1.Flush(0);
+        var options = new SenderSqOptions { AckRequestIntervalMs = 50, AckResponseWaitMs = 100, RetransmitAfterMs = 1_000_000 };
+        var s2 = Sender(store: store, o: options);
+        var last = s2.LastSentSeq;
+        Assert.True(last > 3, "the restart skips the rest of the first run's block");
+        s2.Restore([(2, 100, [2]), (3, 100, [3])], 0);
+        var first = AckRequestCodec.Decode(SenderFrameCodec.Decode(s2.Tick(0).Single(f => SenderFrameCodec.Decode(f.Frame).BodyKind == StructureKind.AckRequest).Frame).Body);
+        Assert.Equal(2, first.LowestPending);
+        s2.OnAckResponse(AckRes(0, 1, 3, 10, first.Nonce), 10);
+        s2.OnAckResponse(AckRes(1, 1, 3, 10, first.Nonce), 10);
+        Assert.Equal(3, s2.AcknowledgedUpTo);
+        Assert.Equal(0, s2.Outstanding);
+
+        // Nothing outstanding, but 4..last are neither acknowledged nor coming: the next ACKREQ says so.
+        Assert.NotNull(s2.NextWakeupMs);
+        var settle = AckRequestCodec.Decode(SenderFrameCodec.Decode(s2.Tick(50).Single().Frame).Body);
+        Assert.Equal(last + 1, settle.LowestPending);
+        Assert.Equal(last, settle.LastSentSeq);
+        s2.OnAckResponse(AckRes(0, 1, last, 10, settle.Nonce), 60);
+        s2.OnAckResponse(AckRes(1, 1, last, 10, settle.Nonce), 60);
+        Assert.Equal(last, s2.AcknowledgedUpTo);
+
+        // Settled: no more ACKREQs while idle.
+        Assert.Null(s2.NextWakeupMs);
+        Assert.Empty(s2.Tick(10_000));
+    }
+
     /// <summary>The whole path: sender-SQ, pre-SQ, batcher, 4 replica applications (one lying at the output), post-SQ.</summary>
     [Fact]
     public void End_to_end_through_every_stage()

@@ -121,10 +121,18 @@ public sealed class SenderSq
         get
         {
             var d = _outstanding.NextDeadline;
-            long? ack = _outstanding.Count > 0 || !_announced ? _nextAckAt : null;
+            long? ack = AsksForAcknowledgement ? _nextAckAt : null;
             return d is null ? ack : ack is null ? d : Math.Min(d.Value, ack.Value);
         }
     }
+
+    /// <summary>
+    /// Whether ACKREQs are due on their schedule: messages are outstanding, none was sent yet this run, or numbers up to
+    /// the last sent are neither acknowledged nor outstanding. The last is a restart's skipped block once its restored
+    /// messages are acknowledged: only an ACKREQ whose lowestPending is above it settles it, and without one the last
+    /// number stayed unacknowledged for good.
+    /// </summary>
+    private bool AsksForAcknowledgement => _outstanding.Count > 0 || !_announced || AcknowledgedUpTo < _lastSent;
 
     /// <summary>
     /// Numbers and stages a message; false when the outstanding window is full (back-pressure: the
@@ -257,7 +265,7 @@ public sealed class SenderSq
                 }
             }
         }
-        if ((_outstanding.Count > 0 || !_announced) && nowMs >= _nextAckAt)
+        if (AsksForAcknowledgement && nowMs >= _nextAckAt)
         {
             frames.Add(AckRequestFrame(nowMs));
         }
