@@ -19,9 +19,9 @@ namespace SieveQ.Controller.Orchestration;
 public sealed class PreSqReplacement : IAsyncDisposable
 {
     private static readonly Meter Meter = new("SieveQ.Controller.Orchestration");
-    private static readonly Counter<long> Replacements = Meter.CreateCounter<long>("sieveq_controller_pre_sq_replacements",
+    private static readonly Counter<long> Replacements = Meter.CreateCounter<long>("sieveq.controller.pre_sq_replacements",
         description: "Replacements of a pre-SQ asked for by f+1 replicas, by outcome (replaced, failed, refused_bound, no_orchestrator)");
-    private static readonly Counter<long> Alarms = Meter.CreateCounter<long>("sieveq_controller_orchestration_alarms",
+    private static readonly Counter<long> Alarms = Meter.CreateCounter<long>("sieveq.controller.orchestration_alarms",
         description: "Times the controller stopped acting on a component because it hit the replacement bound: a person must look");
 
     private readonly AuditedOrchestration _orchestration;

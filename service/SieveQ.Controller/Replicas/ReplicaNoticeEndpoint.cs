@@ -26,7 +26,7 @@ public sealed class ReplicaNoticeEndpoint
     };
 
     private static readonly Meter Meter = new("SieveQ.Controller.ReplicaNotices");
-    private static readonly Counter<long> Reports = Meter.CreateCounter<long>("sieveq_controller_replica_notices", description: "Replica notices received, by standing (waiting, reached, already_reached, replica_share_full)");
+    private static readonly Counter<long> Reports = Meter.CreateCounter<long>("sieveq.controller.replica_notices", description: "Replica notices received, by standing (waiting, reached, already_reached, replica_share_full)");
 
     private readonly CallerAuthenticator _authenticator;
     private readonly AuditLog _audit;

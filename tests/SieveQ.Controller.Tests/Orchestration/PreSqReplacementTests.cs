@@ -83,7 +83,7 @@ public sealed class PreSqReplacementTests : IAsyncLifetime
         using var listener = new MeterListener();
         listener.InstrumentPublished = (i, l) =>
         {
-            if (i.Name == "sieveq_controller_orchestration_alarms")
+            if (i.Name == "sieveq.controller.orchestration_alarms")
             {
                 l.EnableMeasurementEvents(i);
             }
