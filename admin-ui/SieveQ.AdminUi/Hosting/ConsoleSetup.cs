@@ -12,7 +12,10 @@ namespace SieveQ.AdminUi.Hosting;
 /// </summary>
 public static class ConsoleSetup
 {
-    /// <summary>The console's role at the controller: it needs quarantine/readmit (operator), nothing more.</summary>
+    /// <summary>
+    /// The console's role at the controller: quarantine/readmit and its other changes need operator. The pre-SQs page's
+    /// start, stop and replace need administrator there, and are refused (audited) while the key stays an operator.
+    /// </summary>
     public const ManagementRole ConsoleCallerRole = ManagementRole.Operator;
 
     /// <returns>The console configuration and, when the administrator account was created now, its password.</returns>
