@@ -36,12 +36,19 @@ serve.SetAction(async (parse, ct) =>
 });
 
 var administrator = new Option<string>("--administrator") { Description = "Name of the first administrator account.", DefaultValueFactory = _ => "admin" };
-var init = new Command("init", "Create console.json, the console's management key (pinned in controller.json) and the first administrator; prints that password once.") { deployment, administrator };
+var controllerRole = new Option<string>("--controller-role")
+{
+    Description = "The console's role at the controller: operator (quarantine, readmit, rule sets...) or administrator (also start, stop and replace pre-SQs).",
+    DefaultValueFactory = _ => "operator",
+};
+controllerRole.AcceptOnlyFromAmong("operator", "administrator");
+var init = new Command("init", "Create console.json, the console's management key (pinned in controller.json) and the first administrator; prints that password once.") { deployment, administrator, controllerRole };
 init.SetAction(async (parse, ct) =>
 {
     try
     {
-        var (cfg, password) = await ConsoleSetup.InitAsync(parse.GetValue(deployment)!.FullName, parse.GetValue(administrator)!, ct).ConfigureAwait(false);
+        var role = parse.GetValue(controllerRole) == "administrator" ? SieveQ.Controller.Access.ManagementRole.Administrator : ConsoleSetup.DefaultControllerRole;
+        var (cfg, password) = await ConsoleSetup.InitAsync(parse.GetValue(deployment)!.FullName, parse.GetValue(administrator)!, role, ct).ConfigureAwait(false);
         Console.WriteLine($"console {cfg.Url}");
         if (password is not null)
         {

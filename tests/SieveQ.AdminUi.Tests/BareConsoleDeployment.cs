@@ -9,7 +9,8 @@ namespace SieveQ.AdminUi.Tests;
 /// </summary>
 internal static class BareConsoleDeployment
 {
-    public static Task<(ConsoleConfig Config, string? AdministratorPassword)> CreateAsync(string directory)
+    public static Task<(ConsoleConfig Config, string? AdministratorPassword)> CreateAsync(string directory,
+        SieveQ.Controller.Access.ManagementRole controllerRole = ConsoleSetup.DefaultControllerRole)
     {
         DeploymentFile.Save(new DeploymentConfig
         {
@@ -18,6 +19,6 @@ internal static class BareConsoleDeployment
             PreSqs = [new PreSqEntry { Id = 1, Name = "pre-sq-1", Url = "http://127.0.0.1:2" }],
             Agents = [],
         }, Path.Combine(directory, DeploymentFile.FileName));
-        return ConsoleSetup.InitAsync(directory, "admin", CancellationToken.None);
+        return ConsoleSetup.InitAsync(directory, "admin", controllerRole, CancellationToken.None);
     }
 }

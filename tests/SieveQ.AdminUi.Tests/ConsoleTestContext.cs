@@ -8,6 +8,8 @@ using SieveQ.AdminUi.Access;
 using SieveQ.AdminUi.AlarmDelivery;
 using SieveQ.AdminUi.Figures;
 using SieveQ.AdminUi.Hosting;
+using SieveQ.Controller.Access;
+using SieveQ.Controller.Orchestration;
 using SieveQ.Deployment;
 using SieveQ.Sieve.Keys;
 
@@ -20,6 +22,12 @@ namespace SieveQ.AdminUi.Tests;
 public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
 {
     internal RealController Controller { get; private set; } = null!;
+
+    /// <summary>The console's key's role at the controller: an operator, as `init` pins it, unless a test class says otherwise.</summary>
+    private protected virtual ManagementRole ConsoleCallerRole => ManagementRole.Operator;
+
+    /// <summary>What starts and stops the controller's components: none, as without `sieveq up`, unless a test class gives one.</summary>
+    private protected virtual IComponentOrchestrator? Orchestrator => null;
 
     /// <summary>The console's account store (lockout after 3 failures), holding admin, olga (operator) and vera (viewer).</summary>
     internal ConsoleUserStore Users { get; private set; } = null!;
@@ -35,7 +43,7 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
         // Pages load from a real controller over HTTP/2: on a loaded machine that takes longer than bUnit's 1 s default
         // wait, which failed a test that waited for the audit page's rows. A bound on waiting, not a timing goal.
         DefaultWaitTimeout = TimeSpan.FromSeconds(30);
-        Controller = await RealController.StartAsync();
+        Controller = await RealController.StartAsync(ConsoleCallerRole, Orchestrator);
         JSInterop.Mode = JSRuntimeMode.Loose;
         Services.AddMudServices();
         Services.AddLogging();

@@ -109,6 +109,20 @@ public sealed class PartyPagesTests : ConsoleTestContext
         page.WaitForAssertion(() => Assert.Equal("readmit-pre-sq", Controller.Host.Audit.Tail(1).Single().Action));
     }
 
+    [Fact]
+    public async Task A_controller_that_pins_the_console_as_an_operator_refuses_an_administrators_replacement_and_the_page_shows_the_refusal()
+    {
+        await Services.GetRequiredService<LiveFigures>().PollOnceAsync(CancellationToken.None);
+        var page = Render<PreSqs>(p => p.AddCascadingValue(SignedIn("admin", ConsoleRole.Administrator)));
+        await page.Find("button[aria-label='Replace pre-SQ 4']").ClickAsync(new());
+        await page.Find("button[aria-label='Confirm replace of pre-SQ 4']").ClickAsync(new());
+        page.WaitForAssertion(() => Assert.StartsWith("refused by the controller for the console's key: PermissionDenied", page.Find("[data-testid=action-result]").TextContent, StringComparison.Ordinal));
+        Assert.Contains("error", page.Find("[data-testid=action-result]").ClassName, StringComparison.Ordinal);
+        var last = Controller.Host.Audit.Tail(1).Single();
+        Assert.Equal("replace-pre-sq", last.Action);
+        Assert.StartsWith("refused: role ", last.Outcome, StringComparison.Ordinal);
+    }
+
     [Theory]
     [InlineData(9u, "ok", "there is no pre-SQ 9 in this deployment")]
     [InlineData(4u, "line\nbreak", "without control characters")]

@@ -5,12 +5,16 @@ using Microsoft.Extensions.Logging.Abstractions;
 using SieveQ.AdminUi.Hosting;
 using SieveQ.Controller;
 using SieveQ.Controller.Access;
+using SieveQ.Controller.Orchestration;
 using SieveQ.Controller.RuleSets;
 using SieveQ.Deployment;
 
 namespace SieveQ.AdminUi.Tests;
 
-/// <summary>A real controller on loopback with the console's key pinned as an operator, and the console's gateway to it.</summary>
+/// <summary>
+/// A real controller on loopback with the console's key pinned as an operator (as `init` pins it) or the role a test
+/// names, optionally with an orchestrator, and the console's gateway to it.
+/// </summary>
 internal sealed class RealController : IAsyncDisposable
 {
     private readonly string _dir = System.IO.Directory.CreateTempSubdirectory("sieveq-console-ctl-").FullName;
@@ -44,15 +48,15 @@ internal sealed class RealController : IAsyncDisposable
     public FakeRuleSetOrdering Ordering { get; private set; } = null!;
     public ControllerGateway Gateway { get; private set; } = null!;
 
-    public static async Task<RealController> StartAsync()
+    public static async Task<RealController> StartAsync(ManagementRole consoleRole = ManagementRole.Operator, IComponentOrchestrator? orchestrator = null)
     {
         var c = new RealController();
         using var probe = new TcpListener(IPAddress.Loopback, 0);
         probe.Start();
         var port = ((IPEndPoint)probe.LocalEndpoint).Port;
         probe.Stop();
-        c.Host = ControllerHost.Create(new Uri($"http://127.0.0.1:{port}"), [new PinnedCaller("console", ManagementRole.Operator, c._key.ExportSubjectPublicKeyInfo())],
-            Path.Combine(c._dir, "audit"), _ => Task.FromResult(c.Health), NullLoggerFactory.Instance, ruleSets: c.RuleSetDesk());
+        c.Host = ControllerHost.Create(new Uri($"http://127.0.0.1:{port}"), [new PinnedCaller("console", consoleRole, c._key.ExportSubjectPublicKeyInfo())],
+            Path.Combine(c._dir, "audit"), _ => Task.FromResult(c.Health), NullLoggerFactory.Instance, ruleSets: c.RuleSetDesk(), orchestrator: orchestrator);
         await c.Host.StartAsync();
         c.Gateway = new ControllerGateway(new ManagementClient(c.Host.Url, c._key));
         return c;

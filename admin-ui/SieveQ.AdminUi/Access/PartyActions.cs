@@ -3,17 +3,19 @@ using Microsoft.AspNetCore.Authorization;
 using SieveQ.AdminUi.Hosting;
 using SieveQ.Deployment;
 using SieveQ.Protocol.V1;
+using SieveQ.Transport;
 
 namespace SieveQ.AdminUi.Access;
 
-/// <summary>What became of a change request.</summary>
-public sealed record ActionResult(bool Sent, bool Refused, string Message, long AuditSequence = 0);
+/// <summary>What became of a change request; <see cref="Applied"/> when the controller said it was carried out.</summary>
+public sealed record ActionResult(bool Sent, bool Refused, string Message, long AuditSequence = 0, bool Applied = false);
 
 /// <summary>
-/// Quarantine and readmission of a sender or a pre-SQ, for the pages' handlers and the form endpoints alike: the
-/// operator policy is checked here, on the server, for the user making the request, whatever the page showed; the
-/// party must be one of the deployment's. The controller audits the request under the console's key, with the console
-/// user named in the reason.
+/// Quarantine and readmission of a sender or a pre-SQ, and an administrator's start, stop and replacement of a pre-SQ
+/// process, for the pages' handlers and the form endpoints alike: the policy (operator; administrator for the
+/// processes, as at the controller) is checked here, on the server, for the user making the request, whatever the page
+/// showed; the party must be one of the deployment's. The controller audits the request under the console's key, with
+/// the console user named in the reason.
 /// </summary>
 public sealed class PartyActions(IAuthorizationService authorization, IControllerGateway controller, DeploymentConfig deployment,
     ConsoleMetrics metrics, ILogger<PartyActions> log)
@@ -33,17 +35,33 @@ public sealed class PartyActions(IAuthorizationService authorization, IControlle
     public Task<ActionResult> ReadmitPreSqAsync(ClaimsPrincipal user, uint preSq, string? reason, CancellationToken ct) =>
         RunAsync(user, "readmit", Party.PreSq(preSq, deployment), reason, controller.ReadmitPreSqAsync, ct);
 
+    public Task<ActionResult> StartPreSqAsync(ClaimsPrincipal user, uint preSq, string? reason, CancellationToken ct) =>
+        RunAsync(user, "start", Party.PreSq(preSq, deployment), reason, controller.StartPreSqAsync, ct, ConsolePolicies.Administrator);
+
+    public Task<ActionResult> StopPreSqAsync(ClaimsPrincipal user, uint preSq, string? reason, CancellationToken ct) =>
+        RunAsync(user, "stop", Party.PreSq(preSq, deployment), reason, controller.StopPreSqAsync, ct, ConsolePolicies.Administrator);
+
+    public Task<ActionResult> ReplacePreSqAsync(ClaimsPrincipal user, uint preSq, string? reason, CancellationToken ct) =>
+        RunAsync(user, "replace", Party.PreSq(preSq, deployment), reason, controller.ReplacePreSqAsync, ct, ConsolePolicies.Administrator);
+
+    /// <summary>
+    /// Whether <paramref name="user"/> may start, stop and replace pre-SQs: for the page to offer the buttons only;
+    /// each request is checked again when it is made.
+    /// </summary>
+    public async Task<bool> MayRunPreSqsAsync(ClaimsPrincipal user) =>
+        (await authorization.AuthorizeAsync(user, ConsolePolicies.Administrator).ConfigureAwait(false)).Succeeded;
+
     private async Task<ActionResult> RunAsync(ClaimsPrincipal user, string action, Party party, string? reason,
-        Func<uint, string, CancellationToken, Task<ManagementActionReply>> call, CancellationToken ct)
+        Func<uint, string, CancellationToken, Task<ManagementActionReply>> call, CancellationToken ct, string policy = ConsolePolicies.Operator)
     {
-        var allowed = await authorization.AuthorizeAsync(user, ConsolePolicies.Operator).ConfigureAwait(false);
+        var allowed = await authorization.AuthorizeAsync(user, policy).ConfigureAwait(false);
         var name = AttributedReason.UserOf(user);
         var metric = $"{action}-{party.Kind}";
         if (!allowed.Succeeded)
         {
             metrics.Actions.Add(1, new("action", metric), new("outcome", "refused_role"));
-            log.LogWarning("console user {User} refused: {Action} {Party} needs the operator role", name, action, party.Label);
-            return new ActionResult(false, true, $"refused: {action} needs the operator role");
+            log.LogWarning("console user {User} refused: {Action} {Party} needs the {Role} role", name, action, party.Label, policy);
+            return new ActionResult(false, true, $"refused: {action} needs the {policy} role");
         }
         if (!party.Known)
         {
@@ -60,7 +78,17 @@ public sealed class PartyActions(IAuthorizationService authorization, IControlle
         {
             var reply = await call(party.Id, AttributedReason.Of(name, reason), ct).ConfigureAwait(false);
             metrics.Actions.Add(1, new("action", metric), new("outcome", "sent"));
-            return new ActionResult(true, false, $"{action} of {party.Label} recorded in the audit log (record {reply.AuditSequence}); {(reply.Applied ? "applied" : reply.Status)}", reply.AuditSequence);
+            // A process change's status is what was done ("replaced: started pid 4121, healthy"), worth showing whole.
+            var outcome = reply.Applied && policy == ConsolePolicies.Operator ? "applied" : reply.Status;
+            return new ActionResult(true, false, $"{action} of {party.Label} recorded in the audit log (record {reply.AuditSequence}); {outcome}", reply.AuditSequence, reply.Applied);
+        }
+        catch (GrpcCallException e) when (e.Status == GrpcStatusCode.PermissionDenied)
+        {
+            // The console's own key is below the call's role at the controller (`init` pins it as an operator), which
+            // audited the refusal; a refusal, not a failure to answer, so the page shows it as one.
+            metrics.Actions.Add(1, new("action", metric), new("outcome", "refused_by_controller"));
+            log.LogWarning("{Action} {Party} refused by the controller: {Error}", action, party.Label, e.Message);
+            return new ActionResult(false, true, $"refused by the controller for the console's key: {e.Message}");
         }
         catch (Exception e) when (e is not OperationCanceledException and not OutOfMemoryException)
         {

@@ -16,6 +16,9 @@ public interface IControllerGateway
     Task<ManagementActionReply> ReadmitSenderAsync(uint sender, string reason, CancellationToken ct);
     Task<ManagementActionReply> QuarantinePreSqAsync(uint preSq, string reason, CancellationToken ct);
     Task<ManagementActionReply> ReadmitPreSqAsync(uint preSq, string reason, CancellationToken ct);
+    Task<ManagementActionReply> StartPreSqAsync(uint preSq, string reason, CancellationToken ct);
+    Task<ManagementActionReply> StopPreSqAsync(uint preSq, string reason, CancellationToken ct);
+    Task<ManagementActionReply> ReplacePreSqAsync(uint preSq, string reason, CancellationToken ct);
     Task<ManagementActionReply> RecordConsoleChangeAsync(string action, string target, string outcome, CancellationToken ct);
     Task<ManagementActionReply> PushRuleSetAsync(ReadOnlyMemory<byte> document, ReadOnlyMemory<byte> signature, string reason, CancellationToken ct);
     Task<ManagementActionReply> RollbackRuleSetAsync(string reason, CancellationToken ct);
@@ -32,6 +35,12 @@ public sealed class ControllerGateway(ManagementClient client) : IControllerGate
     public Task<ManagementActionReply> ReadmitSenderAsync(uint sender, string reason, CancellationToken ct) => client.ReadmitSenderAsync(sender, reason, ct);
     public Task<ManagementActionReply> QuarantinePreSqAsync(uint preSq, string reason, CancellationToken ct) => client.QuarantinePreSqAsync(preSq, reason, ct);
     public Task<ManagementActionReply> ReadmitPreSqAsync(uint preSq, string reason, CancellationToken ct) => client.ReadmitPreSqAsync(preSq, reason, ct);
+    public Task<ManagementActionReply> StartPreSqAsync(uint preSq, string reason, CancellationToken ct) =>
+        client.PreSqLifecycleAsync(ControllerNames.StartPreSq, preSq, reason, ct);
+    public Task<ManagementActionReply> StopPreSqAsync(uint preSq, string reason, CancellationToken ct) =>
+        client.PreSqLifecycleAsync(ControllerNames.StopPreSq, preSq, reason, ct);
+    public Task<ManagementActionReply> ReplacePreSqAsync(uint preSq, string reason, CancellationToken ct) =>
+        client.PreSqLifecycleAsync(ControllerNames.ReplacePreSq, preSq, reason, ct);
     public Task<ManagementActionReply> RecordConsoleChangeAsync(string action, string target, string outcome, CancellationToken ct) =>
         client.RecordConsoleChangeAsync(action, target, outcome, ct);
     public Task<ManagementActionReply> PushRuleSetAsync(ReadOnlyMemory<byte> document, ReadOnlyMemory<byte> signature, string reason, CancellationToken ct) =>

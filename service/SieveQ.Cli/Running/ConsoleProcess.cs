@@ -24,10 +24,14 @@ internal static class ConsoleProcess
         return psi;
     }
 
-    /// <summary>Runs `init` and returns its stdout lines (the console URL and, on first run only, the administrator's password).</summary>
+    /// <summary>
+    /// Runs `init` and returns its stdout lines (the console URL and, on first run only, the administrator's password).
+    /// The console's key is an administrator at the controller here, so the Pre-SQs page's start, stop and replace work:
+    /// `up` is a deployment on one machine whose administrator key sits in the same folder as the console's.
+    /// </summary>
     public static async Task<(int ExitCode, IReadOnlyList<string> Lines, string Errors)> InitAsync(string deploymentDirectory, CancellationToken ct)
     {
-        var psi = Command(["init", "--deployment", deploymentDirectory]);
+        var psi = Command(["init", "--deployment", deploymentDirectory, "--controller-role", "administrator"]);
         psi.RedirectStandardOutput = true;
         psi.RedirectStandardError = true;
         using var p = Process.Start(psi) ?? throw new InvalidOperationException("could not start the console");
