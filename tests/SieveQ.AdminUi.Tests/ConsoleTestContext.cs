@@ -29,6 +29,16 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
     /// <summary>What starts and stops the controller's components: none, as without `sieveq up`, unless a test class gives one.</summary>
     private protected virtual IComponentOrchestrator? Orchestrator => null;
 
+    /// <summary>The pre-SQs page as an administrator sees it, after Replace and its confirmation were clicked on <paramref name="preSq"/>'s row.</summary>
+    private protected async Task<IRenderedComponent<SieveQ.AdminUi.Components.Pages.PreSqs>> ReplaceConfirmedAsAdministratorAsync(int preSq)
+    {
+        await Services.GetRequiredService<LiveFigures>().PollOnceAsync(CancellationToken.None);
+        var page = Render<SieveQ.AdminUi.Components.Pages.PreSqs>(p => p.AddCascadingValue(SignedIn("admin", ConsoleRole.Administrator)));
+        await page.Find($"button[aria-label='Replace pre-SQ {preSq}']").ClickAsync(new());
+        await page.Find($"button[aria-label='Confirm replace of pre-SQ {preSq}']").ClickAsync(new());
+        return page;
+    }
+
     /// <summary>The console's account store (lockout after 3 failures), holding admin, olga (operator) and vera (viewer).</summary>
     internal ConsoleUserStore Users { get; private set; } = null!;
 

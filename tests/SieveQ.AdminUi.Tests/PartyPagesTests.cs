@@ -112,10 +112,7 @@ public sealed class PartyPagesTests : ConsoleTestContext
     [Fact]
     public async Task A_controller_that_pins_the_console_as_an_operator_refuses_an_administrators_replacement_and_the_page_shows_the_refusal()
     {
-        await Services.GetRequiredService<LiveFigures>().PollOnceAsync(CancellationToken.None);
-        var page = Render<PreSqs>(p => p.AddCascadingValue(SignedIn("admin", ConsoleRole.Administrator)));
-        await page.Find("button[aria-label='Replace pre-SQ 4']").ClickAsync(new());
-        await page.Find("button[aria-label='Confirm replace of pre-SQ 4']").ClickAsync(new());
+        var page = await ReplaceConfirmedAsAdministratorAsync(4);
         page.WaitForAssertion(() => Assert.StartsWith("refused by the controller for the console's key: PermissionDenied", page.Find("[data-testid=action-result]").TextContent, StringComparison.Ordinal));
         Assert.Contains("error", page.Find("[data-testid=action-result]").ClassName, StringComparison.Ordinal);
         var last = Controller.Host.Audit.Tail(1).Single();

@@ -162,10 +162,7 @@ public sealed class PreSqProcessWithoutOrchestratorTests : ConsoleTestContext
     [Fact]
     public async Task The_controllers_no_orchestrator_reply_is_shown_as_a_warning_not_a_success()
     {
-        await Services.GetRequiredService<LiveFigures>().PollOnceAsync(CancellationToken.None);
-        var page = Render<PreSqs>(p => p.AddCascadingValue(SignedIn("admin", ConsoleRole.Administrator)));
-        await page.Find("button[aria-label='Replace pre-SQ 4']").ClickAsync(new());
-        await page.Find("button[aria-label='Confirm replace of pre-SQ 4']").ClickAsync(new());
+        var page = await ReplaceConfirmedAsAdministratorAsync(4);
         page.WaitForAssertion(() => Assert.Contains(AuditedOrchestration.NoOrchestrator, page.Find("[data-testid=action-result]").TextContent, StringComparison.Ordinal));
         var result = page.Find("[data-testid=action-result]");
         Assert.Contains("warning", result.ClassName, StringComparison.Ordinal);

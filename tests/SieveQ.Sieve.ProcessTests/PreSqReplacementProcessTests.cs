@@ -1,8 +1,6 @@
 using System.Diagnostics;
 using SieveQ.Controller;
 using SieveQ.Controller.Access;
-using SieveQ.Controller.Orchestration;
-using SieveQ.Deployment;
 using Xunit.Abstractions;
 
 namespace SieveQ.Sieve.ProcessTests;
