@@ -8,11 +8,15 @@
  * from the stand-in's record of injections.
  *
  * Time: the driver reads the kernel's interrupt time, which the harness
- * cannot stop, so the shaped class is given 2 packets/s with a burst of 8:
- * within one request (milliseconds) no token accrues and the decisions do
- * not depend on when exactly each packet came. The queue is then drained by
- * pushing the same policy with a fast class (a new policy starts with full
- * buckets), which the core replica does too. */
+ * cannot stop, so a slow class must earn no token while a check runs, on a
+ * machine that may stall for seconds (a CI run beside the MSI check took
+ * 3.6 s over the 17 bursts of total_bound_checks, and 2 packets/s then let
+ * 58 queued packets out). A slow class is therefore a byte bucket of 1 B/s
+ * holding exactly the first SLOW_BURST packets of the burst that follows
+ * (lengths first, first+1, ...): the next packet needs first+SLOW_BURST
+ * seconds (over 100 s) of tokens. The queue is then drained by pushing the
+ * same policy with a fast class (a new policy starts with full buckets),
+ * which the core replica does too. */
 #include "../tests/blob_builder.h"
 #include "standin_shaper_ioctl.h"
 
@@ -21,20 +25,37 @@
 #define BULK_FLOW 0xF20u
 #define BULK_REMOTE 0x0A1E0203u /* 10.30.2.3 */
 #define BULK_LPORT 50500
-#define SLOW_RATE 2u
 #define SLOW_BURST 8u
 #define QUEUE_BOUND 256u /* SQFW_MAX_QUEUED_PER_CLASS in wfp/glue.h */
 #define LAYER_IN_V4 12u
 #define LAYER_OUT_V4 16u
 
-static UINT8 *shaper_blob(uint64_t serial, uint32_t rate, uint32_t burst, size_t *len)
+/* a shaped class's buckets, as pushed to the driver and the core replica */
+typedef struct shape {
+    uint32_t pkt_rate, pkt_burst, byte_rate, byte_burst;
+} shape;
+
+static shape slow_from(uint32_t first)
+{
+    return (shape){.byte_rate = 1, .byte_burst = SLOW_BURST * first + SLOW_BURST * (SLOW_BURST - 1) / 2};
+}
+
+static const shape FAST = {.pkt_rate = 100000, .pkt_burst = 1000};
+
+static qb_class shaped_class(uint32_t id, shape s)
+{
+    return (qb_class){.id = id, .weight = 1, .pkt_rate = s.pkt_rate, .pkt_burst = s.pkt_burst,
+                      .byte_rate = s.byte_rate, .byte_burst = s.byte_burst};
+}
+
+static UINT8 *shaper_blob(uint64_t serial, shape s, size_t *len)
 {
     static const qb_ident ids[] = {{.id = 1, .kind = SQFW_KIND_IMAGE_PATH, .class_id = 2, .name = BULK_PATH}};
     static const qb_rule rules[] = {
         {.id = 1, .identity = 1, .family = 4, .prefix = 0, .proto = 6, .dir = SQFW_DIR_OUT, .port_lo = 443,
          .port_hi = 443, .class_id = SQFW_CLASS_INHERIT},
     };
-    qb_class classes[] = {{.id = 0, .weight = 1}, {.id = 2, .weight = 1, .pkt_rate = rate, .pkt_burst = burst}};
+    qb_class classes[] = {{.id = 0, .weight = 1}, shaped_class(2, s)};
     static const qb_level levels[] = {{.admit = 0x3}};
     qb_policy p = {.serial = serial, .default_action = SQFW_ACTION_ENFORCE, .loopback = SQFW_LOOPBACK_ALLOW,
                    .dns = SQFW_DNS_BY_RULES, .unknown_image = SQFW_UNKNOWN_BLOCK, .max_pended = 8,
@@ -58,10 +79,10 @@ static int replica_install(const UINT8 *blob, size_t len)
 }
 
 /* Pushes the policy to the driver and installs it in the replica. */
-static int install_both(HANDLE h, uint64_t serial, uint32_t rate, uint32_t burst)
+static int install_both(HANDLE h, uint64_t serial, shape s)
 {
     size_t len = 0;
-    UINT8 *blob = shaper_blob(serial, rate, burst, &len);
+    UINT8 *blob = shaper_blob(serial, s, &len);
     sqfw_set_policy_out res;
     int ok = blob && push(h, blob, (DWORD)len, &res) == 0 && res.status == SQFW_OK && replica_install(blob, len);
     free(blob);
@@ -210,7 +231,7 @@ static int same_packet_stats(HANDLE h, const sqfw_stats *base)
 
 static char total_paths[TOTAL_FLOWS][64];
 
-static int install_many(HANDLE h, uint64_t serial, uint32_t rate, uint32_t burst)
+static int install_many(HANDLE h, uint64_t serial, shape s)
 {
     qb_ident ids[TOTAL_FLOWS];
     qb_rule rules[TOTAL_FLOWS];
@@ -221,7 +242,7 @@ static int install_many(HANDLE h, uint64_t serial, uint32_t rate, uint32_t burst
         ids[k] = (qb_ident){.id = 10 + k, .kind = SQFW_KIND_IMAGE_PATH, .class_id = 20 + k, .name = total_paths[k]};
         rules[k] = (qb_rule){.id = 10 + k, .identity = 10 + k, .family = 4, .prefix = 0, .proto = 6,
                              .dir = SQFW_DIR_OUT, .port_lo = 443, .port_hi = 443, .class_id = SQFW_CLASS_INHERIT};
-        classes[k + 1] = (qb_class){.id = 20 + k, .weight = 1, .pkt_rate = rate, .pkt_burst = burst};
+        classes[k + 1] = shaped_class(20 + k, s);
     }
     static const qb_level levels[] = {{.admit = (1ull << (TOTAL_FLOWS + 1)) - 1}}; /* every class record */
     qb_policy p = {.serial = serial, .default_action = SQFW_ACTION_ENFORCE, .loopback = SQFW_LOOPBACK_ALLOW,
@@ -239,7 +260,7 @@ static int install_many(HANDLE h, uint64_t serial, uint32_t rate, uint32_t burst
 
 static void total_bound_checks(HANDLE h)
 {
-    CHECK("17 slow classes (2 packets/s, burst 8), one flow each, pushed", install_many(h, 70, SLOW_RATE, SLOW_BURST));
+    CHECK("17 slow classes (1 B/s, a bucket of 8 packets), one flow each, pushed", install_many(h, 70, slow_from(100)));
     sq_counts c0 = counts(h);
     uint32_t established = 0, absorbed[TOTAL_FLOWS], blocked[TOTAL_FLOWS];
     for (uint32_t k = 0; k < TOTAL_FLOWS; k++) {
@@ -271,7 +292,7 @@ static void total_bound_checks(HANDLE h)
     sq_counts c1 = counts(h);
     CHECK("no clone kept for a dropped packet", (c1.clones - c1.clones_freed) - (c0.clones - c0.clones_freed) ==
                                                     TOTAL_BOUND);
-    CHECK("fast classes pushed (every queue drains)", install_many(h, 71, 100000, 1000));
+    CHECK("fast classes pushed (every queue drains)", install_many(h, 71, FAST));
     sq_counts c2 = c1;
     for (int i = 0; i < 500 && (c2.clones - c2.clones_freed) != (c0.clones - c0.clones_freed); i++) {
         Sleep(20);
@@ -292,7 +313,7 @@ static void shaper_checks(HANDLE h)
     size_t size = sqfw_engine_size(&lim);
     CHECK("core replica created", sqfw_engine_init(malloc(size), size, &lim, &replica) == SQFW_OK);
     sqfw_stats base = stats(h);
-    CHECK("slow shaping policy (class 2: 2 packets/s, burst 8) pushed", install_both(h, 77, SLOW_RATE, SLOW_BURST));
+    CHECK("slow shaping policy (class 2: 1 B/s, a bucket of 8 packets) pushed", install_both(h, 77, slow_from(100)));
 
     /* the flow: ALE flow established attaches its context at both transport layers */
     sq_counts c0 = counts(h);
@@ -360,7 +381,7 @@ static void shaper_checks(HANDLE h)
     uint32_t lens[QUEUE_BOUND];
     for (uint32_t i = 0; i < QUEUE_BOUND; i++)
         lens[i] = first + SLOW_BURST + i;
-    CHECK("fast policy pushed (the queue drains)", install_both(h, 78, 100000, 1000));
+    CHECK("fast policy pushed (the queue drains)", install_both(h, 78, FAST));
     replica_drain(BULK_FLOW, &queued, lens, QUEUE_BOUND);
     CHECK("all 256 deferred packets re-injected", wait_injections(h, before_self + QUEUE_BOUND) && seen_lost == 0);
     uint32_t in_order = 0, well_sent = 0;
@@ -386,7 +407,7 @@ static void shaper_checks(HANDLE h)
 
     /* (d) inbound: deferred and receive-injected at the IP header on the arrival interface;
      * IPsec-protected and ALE-classify-required packets are permitted untouched */
-    CHECK("slow policy again", install_both(h, 79, SLOW_RATE, SLOW_BURST));
+    CHECK("slow policy again", install_both(h, 79, slow_from(200)));
     n_seen = 0;
     const uint32_t n_in = SLOW_BURST + 4, first_in = 200;
     sq_packets_in ii = packets_req(SQ_C_IN_V4, LAYER_IN_V4, n_in, first_in, 0);
@@ -415,7 +436,7 @@ static void shaper_checks(HANDLE h)
     sq_packets_out nco = send_packets(h, &nc);
     CHECK("a packet of a flow without our context (older than the driver) permitted",
           nco.count == 1 && nco.result[0] == SQ_OUT_PERMIT);
-    CHECK("fast policy: the inbound queue drains", install_both(h, 80, 100000, 1000));
+    CHECK("fast policy: the inbound queue drains", install_both(h, 80, FAST));
     uint32_t in_lens[4] = {first_in + 8, first_in + 9, first_in + 10, first_in + 11};
     replica_drain(BULK_FLOW, &queued, in_lens, 4);
     CHECK("4 receive-injections", wait_injections(h, 4) && n_seen == 4);
@@ -431,7 +452,7 @@ static void shaper_checks(HANDLE h)
 
     /* (e) leave packets deferred for the unload that follows this run (run.sh prints its balance line;
      * the --loop run checks every line, and shaper_unload_check one cycle of its own) */
-    CHECK("slow policy for the unload", install_both(h, 81, SLOW_RATE, SLOW_BURST));
+    CHECK("slow policy for the unload", install_both(h, 81, slow_from(400)));
     pi = packets_req(SQ_C_OUT_V4, LAYER_OUT_V4, SLOW_BURST + 20, 400, 0);
     po = send_packets(h, &pi);
     uint32_t left = 0;
@@ -441,7 +462,7 @@ static void shaper_checks(HANDLE h)
 }
 
 /* harness_v6.c */
-static int v6_install(HANDLE h, uint64_t serial, uint32_t rate, uint32_t burst);
+static int v6_install(HANDLE h, uint64_t serial, shape s);
 static uint32_t v6_defer_for_unload(HANDLE h);
 
 /* One load whose unload finds packets deferred, of a v4 and a v6 flow: every
@@ -465,7 +486,7 @@ static void shaper_unload_check(SC_HANDLE svc)
         size_t size = sqfw_engine_size(&lim);
         void *mem = malloc(size);
         sqfw_engine_init(mem, size, &lim, &replica);
-        v6_install(h, 90, SLOW_RATE, SLOW_BURST); /* the bulk rule and the v6 ones */
+        v6_install(h, 90, slow_from(100)); /* the bulk rule and the v6 ones */
         sq_classify_in ci = flow_established_in(BULK_PATH, BULK_PID, BULK_FLOW, BULK_LPORT);
         sq_classify_out co;
         ioctl(h, IOCTL_STANDIN_CLASSIFY, &ci, sizeof ci, &co, sizeof co, NULL);

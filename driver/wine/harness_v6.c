@@ -28,7 +28,7 @@ static const uint8_t v6_client[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x20, 0, 0, 0, 
 static const uint8_t v6_stray[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x99, 0, 0, 0, 0, 0, 0, 0, 0, 0x12, 0x34};
 static const uint8_t v6_link[16] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x02, 0x11, 0x22, 0xff, 0xfe, 0x33, 0, 3}; /* fe80::211:22ff:fe33:3 */
 
-static UINT8 *v6_blob(uint64_t serial, uint32_t rate, uint32_t burst, size_t *len)
+static UINT8 *v6_blob(uint64_t serial, shape s, size_t *len)
 {
     /* the v4 bulk identity and rule of harness_shaper.c too, so that its unload cycle defers packets of a v4
      * and a v6 flow under one policy: a second push would refill the class and let the worker drain part of
@@ -57,7 +57,7 @@ static UINT8 *v6_blob(uint64_t serial, uint32_t rate, uint32_t burst, size_t *le
         {.id = 605, .identity = 62, .family = 6, .prefix = 48, .proto = 6, .dir = SQFW_DIR_IN, .port_lo = 8443,
          .port_hi = 8443, .addr = {0x20, 0x01, 0x0d, 0xb8, 0, 0x20}, .class_id = SQFW_CLASS_INHERIT},
     };
-    qb_class classes[] = {{.id = 0, .weight = 1}, {.id = 2, .weight = 1, .pkt_rate = rate, .pkt_burst = burst}};
+    qb_class classes[] = {{.id = 0, .weight = 1}, shaped_class(2, s)};
     static const qb_level levels[] = {{.admit = 0x3}};
     qb_policy p = {.serial = serial, .default_action = SQFW_ACTION_ENFORCE, .loopback = SQFW_LOOPBACK_ALLOW,
                    .dns = SQFW_DNS_BY_RULES, .unknown_image = SQFW_UNKNOWN_BLOCK, .max_pended = 8,
@@ -66,10 +66,10 @@ static UINT8 *v6_blob(uint64_t serial, uint32_t rate, uint32_t burst, size_t *le
     return qb_build_alloc(&p, len);
 }
 
-static int v6_install(HANDLE h, uint64_t serial, uint32_t rate, uint32_t burst)
+static int v6_install(HANDLE h, uint64_t serial, shape s)
 {
     size_t len = 0;
-    UINT8 *blob = v6_blob(serial, rate, burst, &len);
+    UINT8 *blob = v6_blob(serial, s, &len);
     sqfw_set_policy_out res;
     int ok = blob && push(h, blob, (DWORD)len, &res) == 0 && res.status == SQFW_OK && replica_install(blob, len);
     free(blob);
@@ -302,7 +302,7 @@ static void v6_shaper_checks(HANDLE h)
     static uint32_t lens[QUEUE_BOUND];
     for (uint32_t i = 0; i < QUEUE_BOUND; i++)
         lens[i] = first + SLOW_BURST + i;
-    CHECK("fast v6 policy pushed (the queue drains)", v6_install(h, 612, 100000, 1000));
+    CHECK("fast v6 policy pushed (the queue drains)", v6_install(h, 612, FAST));
     replica_drain(V6_FLOW, &queued, lens, QUEUE_BOUND);
     CHECK("all 256 deferred v6 packets re-injected", wait_injections(h, QUEUE_BOUND) && seen_lost == 0);
     uint32_t in_order = 0, well_sent = 0;
@@ -324,7 +324,7 @@ static void v6_shaper_checks(HANDLE h)
     CHECK("after the v6 drain the driver's counts equal the core's", same_packet_stats(h, &base));
 
     /* inbound */
-    CHECK("slow v6 policy again", v6_install(h, 613, SLOW_RATE, SLOW_BURST));
+    CHECK("slow v6 policy again", v6_install(h, 613, slow_from(700)));
     n_seen = 0;
     const uint32_t n_in = SLOW_BURST + 4, first_in = 700;
     sq_packets_in ii = v6_packets(SQ_C_IN_V6, LAYER_IN_V6, n_in, first_in, 0);
@@ -333,7 +333,7 @@ static void v6_shaper_checks(HANDLE h)
     CHECK("v6 inbound burst: each decision the core's (8 permitted, 4 deferred)",
           po.count == n_in && compare_burst(V6_FLOW, &po, n_in, first_in, &queued, tally) == 0 &&
               tally[0] == SLOW_BURST && tally[1] == 4 && po.moved == 0);
-    CHECK("fast v6 policy: the inbound queue drains", v6_install(h, 614, 100000, 1000));
+    CHECK("fast v6 policy: the inbound queue drains", v6_install(h, 614, FAST));
     uint32_t in_lens[4] = {first_in + 8, first_in + 9, first_in + 10, first_in + 11};
     replica_drain(V6_FLOW, &queued, in_lens, 4);
     CHECK("4 v6 receive-injections", wait_injections(h, 4) && n_seen == 4);
@@ -359,8 +359,8 @@ static void v6_checks(HANDLE h)
     lim.seed = 1;
     size_t size = sqfw_engine_size(&lim);
     CHECK("v6: core replica created", sqfw_engine_init(malloc(size), size, &lim, &replica) == SQFW_OK);
-    CHECK("v6 policy pushed (path identity, path + SHA-256 identity, v6 rules; class 2 at 2 packets/s, burst 8)",
-          v6_install(h, 611, SLOW_RATE, SLOW_BURST));
+    CHECK("v6 policy pushed (path identity, path + SHA-256 identity, v6 rules; class 2 at 1 B/s, a bucket of 8 packets)",
+          v6_install(h, 611, slow_from(600)));
     v6_authorize_checks(h);
     v6_pend_checks(h);
     v6_shaper_checks(h);
