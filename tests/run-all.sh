@@ -150,6 +150,14 @@ done
 section "summary"
 echo "wall time by section (total $SECONDS s):"
 printf '%s\n' "${timings[@]}" | sort -rn | head -12
-[ ${#failures[@]} -gt 0 ] && echo "failing sections: ${failures[*]}"
+if [ ${#failures[@]} -gt 0 ]; then
+  echo "failing sections: ${failures[*]}"
+  # What failed, by name, at the end where a clipped CI log still shows it (dotnet test's "Failed X [t]" lines, the
+  # C checks' "FAIL" lines), a few per section.
+  for name in "${failures[@]}"; do
+    [ -f "$results/$name.log" ] || continue
+    grep -E '^\s*(Failed [A-Za-z_]|FAIL )' "$results/$name.log" | sed -E 's/^\s+//' | head -8 | sed "s/^/  $name: /"
+  done
+fi
 echo "$total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ]

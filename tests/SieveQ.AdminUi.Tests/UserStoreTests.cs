@@ -51,9 +51,33 @@ public sealed class UserStoreTests : IDisposable
     {
         var running = ConsoleUserStore.Open(UsersFile, _config, _time);
         await running.AddAsync("admin", ConsoleRole.Administrator, CancellationToken.None);
-        await Task.Delay(20); // a later modification time than the first write
+        // No wait: the second write may carry the first one's write time (a coarse file system, or the same tick).
         var password = await ConsoleUserStore.Open(UsersFile, _config, _time).AddAsync("vera", ConsoleRole.Viewer, CancellationToken.None);
         Assert.Equal(LoginOutcome.Accepted, (await running.CheckAsync("vera", password, CancellationToken.None)).Outcome);
+    }
+
+    [Fact]
+    public async Task A_rewrite_with_the_same_length_and_write_time_is_still_seen_by_the_running_console()
+    {
+        var running = ConsoleUserStore.Open(UsersFile, _config, _time);
+        await running.AddAsync("admin", ConsoleRole.Administrator, CancellationToken.None);
+        var first = await running.AddAsync("vera", ConsoleRole.Viewer, CancellationToken.None);
+        var written = File.GetLastWriteTimeUtc(UsersFile);
+        var length = new FileInfo(UsersFile).Length;
+
+        // Another process resets the password (a hash of the same length), and the file system gives the rewrite the
+        // first write's time (a coarse granule: FAT, SMB, or two writes in one tick).
+        // The hash's salt is random and its JSON escapes '+', so the reset is repeated until the file keeps its length.
+        var other = ConsoleUserStore.Open(UsersFile, _config, _time);
+        for (var i = 0; i < 200 && (i == 0 || new FileInfo(UsersFile).Length != length); i++)
+        {
+            await other.SetPasswordAsync("vera", "a-new-password-of-20c", CancellationToken.None);
+        }
+        File.SetLastWriteTimeUtc(UsersFile, written);
+        Assert.Equal(length, new FileInfo(UsersFile).Length);
+
+        Assert.Equal(LoginOutcome.Refused, (await running.CheckAsync("vera", first, CancellationToken.None)).Outcome);
+        Assert.Equal(LoginOutcome.Accepted, (await running.CheckAsync("vera", "a-new-password-of-20c", CancellationToken.None)).Outcome);
     }
 
     [Theory]

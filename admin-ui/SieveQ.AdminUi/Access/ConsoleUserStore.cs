@@ -30,7 +30,7 @@ public sealed class ConsoleUserStore
     private readonly PasswordHasher<ConsoleUser> _hasher = new();
     private readonly SemaphoreSlim _gate = new(1, 1);
     private Dictionary<string, ConsoleUser> _users;
-    private DateTime _loadedWriteTime;
+    private readonly FileChangeStamp _loaded;
 
     private ConsoleUserStore(string path, ConsoleConfig config, TimeProvider time, Dictionary<string, ConsoleUser> users)
     {
@@ -38,7 +38,7 @@ public sealed class ConsoleUserStore
         _config = config;
         _time = time;
         _users = users;
-        _loadedWriteTime = File.Exists(path) ? File.GetLastWriteTimeUtc(path) : default;
+        _loaded = new FileChangeStamp(path, MaxFileBytes);
     }
 
     public int Count => _users.Count;
@@ -63,11 +63,10 @@ public sealed class ConsoleUserStore
     /// <summary>`add-user` writes the file while the console runs: a changed file is read again before it is used.</summary>
     private void ReloadIfChanged()
     {
-        var written = File.Exists(_path) ? File.GetLastWriteTimeUtc(_path) : default;
-        if (written != _loadedWriteTime)
+        if (_loaded.Changed())
         {
+            _loaded.Take();
             _users = Read(_path);
-            _loadedWriteTime = written;
         }
     }
 
@@ -260,6 +259,6 @@ public sealed class ConsoleUserStore
             await JsonSerializer.SerializeAsync(file, _users.Values.OrderBy(u => u.Name, StringComparer.Ordinal).ToList(), ConsoleConfig.Options, ct).ConfigureAwait(false);
         }
         OwnerOnlyFile.Commit(_path);
-        _loadedWriteTime = File.GetLastWriteTimeUtc(_path);
+        _loaded.Take();
     }
 }

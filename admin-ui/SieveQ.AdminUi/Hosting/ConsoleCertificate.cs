@@ -14,7 +14,8 @@ public enum CertificateRenewal
 
 /// <summary>
 /// The certificate an https:// console presents, renewed without a restart: when the files console.json names change
-/// (size or write time of the certificate, key or password file), they are loaded and checked as at start
+/// (size, write time, or content when written within seconds of the last look, of the certificate, key or password
+/// file), they are loaded and checked as at start
 /// (<see cref="ConsoleTls.LoadCertificate"/>), and new handshakes get the new certificate; connections already open keep
 /// theirs. A renewal that fails its checks (a half-written pair, an expired or keyless certificate) leaves the current
 /// certificate in place and is tried again only when the files change again.
@@ -24,11 +25,13 @@ public sealed class ConsoleCertificate : IDisposable
     private readonly ConsoleConfig _config;
     private readonly DeploymentConfig _deployment;
     private readonly TimeProvider _time;
+    private const long MaxHashedBytes = 1024 * 1024;
+
     private readonly string[] _paths;
     private readonly Lock _lock = new();
     private X509Certificate2 _current;
     private X509Certificate2? _previous;
-    private (bool Exists, long Length, DateTime WrittenUtc)[] _stamps;
+    private readonly FileChangeStamp[] _stamps;
     private long _reloads;
     private long _refusals;
 
@@ -39,7 +42,7 @@ public sealed class ConsoleCertificate : IDisposable
         _time = time;
         var tls = config.Tls!;
         _paths = new[] { tls.CertificateFile, tls.KeyFile, tls.PasswordFile }.OfType<string>().Select(deployment.Resolve).ToArray();
-        _stamps = Stamps();
+        _stamps = _paths.Select(p => new FileChangeStamp(p, MaxHashedBytes)).ToArray();
         _current = certificate;
     }
 
@@ -61,12 +64,14 @@ public sealed class ConsoleCertificate : IDisposable
         problem = null;
         lock (_lock)
         {
-            var stamps = Stamps();
-            if (stamps.SequenceEqual(_stamps))
+            if (!_stamps.Any(s => s.Changed()))
             {
                 return CertificateRenewal.Unchanged;
             }
-            _stamps = stamps;
+            foreach (var s in _stamps)
+            {
+                s.Take();
+            }
             X509Certificate2 renewed;
             try
             {
@@ -89,12 +94,6 @@ public sealed class ConsoleCertificate : IDisposable
 
     /// <summary>SHA-256 fingerprint of the current certificate, as `init-tls` prints it.</summary>
     public string Fingerprint => Current.GetCertHashString(HashAlgorithmName.SHA256);
-
-    private (bool, long, DateTime)[] Stamps() => _paths.Select(p =>
-    {
-        var f = new FileInfo(p);
-        return f.Exists ? (true, f.Length, f.LastWriteTimeUtc) : (false, 0L, default(DateTime));
-    }).ToArray();
 
     public void Dispose()
     {
