@@ -160,7 +160,7 @@ public sealed partial class ConsoleBrowserTests(LocalDeployment deployment) : IC
 
         // Directly, with the viewer's own cookie: without the antiforgery token, then with a valid one.
         var api = page.Context.APIRequest;
-        foreach (var action in new[] { "senders/2/quarantine", "senders/2/readmit", "senders/enrol", "senders/2/revoke", "pre-sqs/0/quarantine", "pre-sqs/0/readmit", "rule-sets/push", "rule-sets/rollback" })
+        foreach (var action in new[] { "senders/2/quarantine", "senders/2/readmit", "senders/enrol", "senders/2/revoke", "pre-sqs/0/quarantine", "pre-sqs/0/readmit", "pre-sqs/4/start", "pre-sqs/4/stop", "pre-sqs/4/replace", "rule-sets/push", "rule-sets/rollback" })
         {
             // The role is checked before the token: refused for the role either way.
             var noToken = await api.PostAsync($"/api/{action}", Post(api, action, ("reason", "direct")));

@@ -28,6 +28,7 @@ public sealed class OidcConsole : IAsyncLifetime
         [
             new TestProviderUser("olga", "olga-password", ["staff", "sq-ops"]),
             new TestProviderUser("victor", "victor-password", ["sq-view"]),
+            new TestProviderUser("ada", "ada-password", ["sq-admins"]),
             new TestProviderUser("nobody", "nobody-password", ["staff"]),
         ]);
         var secret = Path.Combine(Directory, "console", "oidc-secret");
@@ -44,7 +45,7 @@ public sealed class OidcConsole : IAsyncLifetime
                 Authority = Provider.Authority.ToString(),
                 ClientId = "sieveq-console",
                 ClientSecretFile = "console/oidc-secret",
-                Roles = new Dictionary<string, string> { ["sq-ops"] = "operator", ["sq-view"] = "viewer" },
+                Roles = new Dictionary<string, string> { ["sq-ops"] = "operator", ["sq-view"] = "viewer", ["sq-admins"] = "administrator" },
             },
         }).Save(Directory);
         _console = ConsoleWebApp.Build(Directory, ConsoleServeSettings.FromFiles, []);

@@ -120,6 +120,39 @@ public sealed partial class OidcSignInTests(OidcConsole deployment) : IClassFixt
     }
 
     [Fact]
+    public async Task A_pre_sqs_start_stop_and_replace_are_posted_only_by_an_administrator()
+    {
+        foreach (var (user, allowed) in new[] { ("victor", false), ("olga", false), ("ada", true) })
+        {
+            using var browser = Browser();
+            using var signedIn = await SignInAsync(browser, user, $"{user}-password");
+            Assert.Equal(HttpStatusCode.Redirect, signedIn.StatusCode);
+            using var page = await browser.GetAsync(new Uri(deployment.Url, "/account/password"));
+            var token = AntiforgeryField().Match(await page.Content.ReadAsStringAsync()).Groups[1].Value;
+            foreach (var verb in new[] { "start", "stop", "replace" })
+            {
+                using var post = await browser.PostAsync(new Uri(deployment.Url, $"/api/pre-sqs/1/{verb}"),
+                    new FormUrlEncodedContent(new Dictionary<string, string> { ["reason"] = "direct", ["__RequestVerificationToken"] = token }));
+                if (!allowed)
+                {
+                    Assert.Equal(HttpStatusCode.Forbidden, post.StatusCode);
+                    continue;
+                }
+                // Past the role check to the action: this console's controller is not running, which the answer says.
+                Assert.Equal(HttpStatusCode.BadRequest, post.StatusCode);
+                Assert.Contains("the controller refused or did not answer", await post.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+            }
+            if (allowed)
+            {
+                using var outside = await browser.PostAsync(new Uri(deployment.Url, "/api/pre-sqs/9/replace"),
+                    new FormUrlEncodedContent(new Dictionary<string, string> { ["reason"] = "direct", ["__RequestVerificationToken"] = token }));
+                Assert.Equal(HttpStatusCode.BadRequest, outside.StatusCode);
+                Assert.Contains("there is no pre-SQ 9 in this deployment", await outside.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+            }
+        }
+    }
+
+    [Fact]
     public async Task A_replayed_or_tampered_answer_is_refused()
     {
         using var browser = Browser();

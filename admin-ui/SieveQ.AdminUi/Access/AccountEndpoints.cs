@@ -9,7 +9,8 @@ namespace SieveQ.AdminUi.Access;
 /// <summary>
 /// Sign-in and sign-out as plain form posts (the cookie must be set on an HTTP response, not over a circuit), and
 /// the senders', pre-SQs' and rule sets' change endpoints and the password change for scripts and direct posts. Form endpoints validate the antiforgery token
-/// (UseAntiforgery); the change endpoints also require the operator policy.
+/// (UseAntiforgery); the change endpoints also require the operator policy, and a pre-SQ's start, stop and replace the
+/// administrator policy.
 /// </summary>
 public static class AccountEndpoints
 {
@@ -44,6 +45,17 @@ public static class AccountEndpoints
         routes.MapPost("/api/pre-sqs/{preSq}/readmit", (uint preSq, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
             ChangeAsync(actions.ReadmitPreSqAsync(context.User, preSq, reason, context.RequestAborted)))
             .RequireAuthorization(ConsolePolicies.Operator);
+        // Start, stop and replace act on processes: the administrator role, as on the page (whose confirmation step is
+        // the page's; a script that posts has decided).
+        routes.MapPost("/api/pre-sqs/{preSq}/start", (uint preSq, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
+            ChangeAsync(actions.StartPreSqAsync(context.User, preSq, reason, context.RequestAborted)))
+            .RequireAuthorization(ConsolePolicies.Administrator);
+        routes.MapPost("/api/pre-sqs/{preSq}/stop", (uint preSq, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
+            ChangeAsync(actions.StopPreSqAsync(context.User, preSq, reason, context.RequestAborted)))
+            .RequireAuthorization(ConsolePolicies.Administrator);
+        routes.MapPost("/api/pre-sqs/{preSq}/replace", (uint preSq, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
+            ChangeAsync(actions.ReplacePreSqAsync(context.User, preSq, reason, context.RequestAborted)))
+            .RequireAuthorization(ConsolePolicies.Administrator);
         routes.MapPost("/api/rule-sets/push", async (IFormFile? document, IFormFile? signature, [FromForm] string? reason, HttpContext context, RuleSetChanges.RuleSetActions actions) =>
         {
             var json = await ReadCappedAsync(document, RuleSetChanges.RuleSetActions.MaxDocumentBytes, context.RequestAborted).ConfigureAwait(false);
