@@ -114,7 +114,7 @@ public sealed partial class HttpsConsole : IAsyncDisposable
             ServerCertificateCustomValidationCallback = (_, presented, _, _) => presented is not null && presented.RawData.AsSpan().SequenceEqual(expected.RawData),
         })
         { Timeout = TimeSpan.FromSeconds(5) };
-        var deadline = DateTime.UtcNow.AddSeconds(90);
+        var deadline = DateTime.UtcNow.AddSeconds(240);
         while (true)
         {
             Assert.False(_process.HasExited, "the https console ended: " + Output);
@@ -145,7 +145,7 @@ public sealed partial class HttpsConsole : IAsyncDisposable
         using var p = Process.Start(psi)!;
         var output = p.StandardOutput.ReadToEndAsync();
         var errors = p.StandardError.ReadToEndAsync();
-        await p.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(60));
+        await p.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(180));
         return (p.ExitCode, await output + await errors);
     }
 

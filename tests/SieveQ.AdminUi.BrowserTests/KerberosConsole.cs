@@ -104,7 +104,7 @@ public sealed class KerberosConsole : IAsyncLifetime
         }
         using var p = Process.Start(psi)!;
         var output = await p.StandardOutput.ReadToEndAsync() + await p.StandardError.ReadToEndAsync();
-        await p.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(60));
+        await p.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(180));
         Assert.True(p.ExitCode == 0, $"{string.Join(' ', args)}: {output}");
     }
 

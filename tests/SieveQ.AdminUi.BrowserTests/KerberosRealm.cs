@@ -176,7 +176,7 @@ public sealed class KerberosRealm : IAsyncDisposable
     {
         using var p = Process.Start(Start(file, args))!;
         var output = await p.StandardOutput.ReadToEndAsync() + await p.StandardError.ReadToEndAsync();
-        await p.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(60));
+        await p.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(180));
         Assert.True(p.ExitCode == 0, $"{file} {string.Join(' ', args)}: {output}");
     }
 

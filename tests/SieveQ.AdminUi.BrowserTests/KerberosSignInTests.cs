@@ -101,7 +101,7 @@ public sealed class KerberosSignInTests(KerberosConsole console) : IClassFixture
             CookieContainer = cookies ?? new CookieContainer(),
             PooledConnectionLifetime = TimeSpan.Zero,
         };
-        return new HttpClient(handler) { BaseAddress = console.ConsoleUrl, Timeout = TimeSpan.FromSeconds(30) };
+        return new HttpClient(handler) { BaseAddress = console.ConsoleUrl, Timeout = TimeSpan.FromSeconds(90) };
     }
 
     [Fact]
@@ -137,7 +137,7 @@ public sealed class KerberosSignInTests(KerberosConsole console) : IClassFixture
     [Fact]
     public async Task The_endpoint_challenges_without_a_token_and_refuses_malformed_and_forged_ones()
     {
-        using var client = new HttpClient { BaseAddress = console.ConsoleUrl, Timeout = TimeSpan.FromSeconds(30) };
+        using var client = new HttpClient { BaseAddress = console.ConsoleUrl, Timeout = TimeSpan.FromSeconds(90) };
         using var challenge = await client.GetAsync("/account/login/windows");
         Assert.Equal(HttpStatusCode.Unauthorized, challenge.StatusCode);
         Assert.Equal("Negotiate", challenge.Headers.WwwAuthenticate.Single().Scheme);

@@ -102,7 +102,7 @@ public sealed partial class LocalDeployment : IAsyncLifetime
         _up.ErrorDataReceived += (_, e) => { if (e.Data is not null) { lock (_output) { _output.Add("stderr: " + e.Data); } } };
         _up.BeginOutputReadLine();
         _up.BeginErrorReadLine();
-        await ready.Task.WaitAsync(TimeSpan.FromSeconds(120));
+        await ready.Task.WaitAsync(TimeSpan.FromSeconds(300)); // a loaded CI machine: about 60 s there on a quiet day
         Assert.NotNull(ConsoleUrl);
         Assert.Matches("^[A-Za-z0-9]{20}$", AdministratorPassword);
         Passwords["admin"] = AdministratorPassword;
@@ -160,7 +160,7 @@ public sealed partial class LocalDeployment : IAsyncLifetime
                 },
             },
         })
-        { Timeout = TimeSpan.FromSeconds(10) };
+        { Timeout = TimeSpan.FromSeconds(60) };
         Assert.Equal("ok", await http.GetStringAsync(new Uri(ConsoleUrl, "/healthz")));
         return pin!;
     }
@@ -174,7 +174,7 @@ public sealed partial class LocalDeployment : IAsyncLifetime
         }
         using var p = Process.Start(psi)!;
         var output = await p.StandardOutput.ReadToEndAsync();
-        await p.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(60));
+        await p.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(180));
         Assert.True(p.ExitCode == 0, output + await p.StandardError.ReadToEndAsync());
         return UserPassword().Match(output).Groups[1].Value;
     }
@@ -190,7 +190,7 @@ public sealed partial class LocalDeployment : IAsyncLifetime
         }
         using var p = Process.Start(psi)!;
         var stdout = await p.StandardOutput.ReadToEndAsync();
-        await p.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(60));
+        await p.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(180));
         Assert.True(p.ExitCode == 0, stdout + await p.StandardError.ReadToEndAsync());
         return await File.ReadAllTextAsync(Path.Combine(output, name + ".enrol-request.json"));
     }

@@ -78,14 +78,36 @@ public sealed partial class OidcSignInTests(OidcConsole deployment) : IClassFixt
         Assert.Equal(HttpStatusCode.Redirect, accounts.StatusCode);
         Assert.Equal("/denied", accounts.Headers.Location!.AbsolutePath);
 
-        // Sign-out ends the console session.
+        // Sign-out ends the console session, then the provider's (RP-initiated logout): the console's own page moves
+        // on to the end-session endpoint with olga's ID token as the hint, and the provider sends the browser back to
+        // the console's sign-out callback, which ends on the sign-in page.
+        var endedBefore = deployment.Provider.EndSessions.Count;
         var token = AntiforgeryField().Match(await page.Content.ReadAsStringAsync()).Groups[1].Value;
         using var signOut = await browser.PostAsync(new Uri(deployment.Url, "/account/logout"),
             new FormUrlEncodedContent(new Dictionary<string, string> { ["__RequestVerificationToken"] = token }));
-        Assert.Equal(HttpStatusCode.Redirect, signOut.StatusCode);
+        Assert.Equal(HttpStatusCode.OK, signOut.StatusCode);
+        Assert.Contains(signOut.Headers.GetValues("Set-Cookie"), c => c.StartsWith("sieveq-console=;", StringComparison.Ordinal));
         using var after = await browser.GetAsync(new Uri(deployment.Url, "/account/password"));
         Assert.Equal(HttpStatusCode.Redirect, after.StatusCode);
         Assert.StartsWith(AccountEndpoints.LoginPath, after.Headers.Location!.AbsolutePath, StringComparison.Ordinal);
+
+        var endSession = new Uri(WebUtility.HtmlDecode(MetaRefresh().Match(await signOut.Content.ReadAsStringAsync()).Groups[1].Value));
+        Assert.StartsWith(new Uri(deployment.Provider.Authority, "connect/endsession").ToString(), endSession.ToString(), StringComparison.Ordinal);
+        var query = System.Web.HttpUtility.ParseQueryString(endSession.Query);
+        Assert.False(string.IsNullOrEmpty(query["id_token_hint"]));
+        Assert.Equal(new Uri(deployment.Url, OidcSignIn.SignedOutCallbackPath).ToString(), query["post_logout_redirect_uri"]);
+        using var atProvider = await browser.GetAsync(endSession);
+        Assert.Equal(HttpStatusCode.Redirect, atProvider.StatusCode);
+        Assert.Equal(["subject-olga"], deployment.Provider.EndSessions.Skip(endedBefore));
+        var back = atProvider.Headers.Location!;
+        Assert.StartsWith(new Uri(deployment.Url, OidcSignIn.SignedOutCallbackPath).ToString(), back.ToString(), StringComparison.Ordinal);
+        using var callback = await browser.GetAsync(back);
+        Assert.Equal(HttpStatusCode.Redirect, callback.StatusCode);
+        Assert.Equal(AccountEndpoints.LoginPath, callback.Headers.Location!.OriginalString);
+
+        // A way back whose state the console did not protect sends nobody anywhere (no open redirect).
+        using var forged = await browser.GetAsync(new Uri(deployment.Url, OidcSignIn.SignedOutCallbackPath + "?state=forged"));
+        Assert.Null(forged.Headers.Location);
     }
 
     [Fact]
@@ -185,6 +207,9 @@ public sealed partial class OidcSignInTests(OidcConsole deployment) : IClassFixt
         }
         return (action, fields);
     }
+
+    [GeneratedRegex("<meta http-equiv=\"refresh\" content=\"0;url=([^\"]+)\"")]
+    private static partial Regex MetaRefresh();
 
     [GeneratedRegex("<form[^>]*action=\"([^\"]+)\"")]
     private static partial Regex FormAction();

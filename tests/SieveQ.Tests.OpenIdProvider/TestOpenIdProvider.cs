@@ -3,6 +3,7 @@ using System.Net;
 using System.Net.Sockets;
 using System.Security.Claims;
 using Microsoft.AspNetCore;
+using Microsoft.AspNetCore.Authentication;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;
@@ -21,7 +22,8 @@ public sealed record TestProviderUser(string Name, string Password, IReadOnlyLis
 /// <summary>
 /// An OpenID Connect provider on http://localhost:PORT/ (loopback; "localhost" so that it is another site than a
 /// console on 127.0.0.1, as a real provider is): discovery, JWKS, the authorization endpoint with a login form, the
-/// token endpoint. One client, authenticated by its secret, with one redirect URI; PKCE (S256) required; ID tokens
+/// token endpoint, the end-session endpoint (RP-initiated logout: the ID token hint checked, back only to the client's
+/// /signout-callback-oidc). One client, authenticated by its secret, with one redirect URI; PKCE (S256) required; ID tokens
 /// signed with an ephemeral RSA key and carrying sub, preferred_username and groups. No store: OpenIddict's degraded
 /// mode, the client checked by the handlers below.
 /// </summary>
@@ -41,10 +43,24 @@ public sealed class TestOpenIdProvider : IAsyncDisposable
     public int AuthorizationRequests => _authorizationRequests;
     private int _authorizationRequests;
 
+    /// <summary>The subjects of the ID token hints of the end-session requests answered, in order.</summary>
+    public IReadOnlyList<string> EndSessions
+    {
+        get
+        {
+            lock (_endSessions)
+            {
+                return [.. _endSessions];
+            }
+        }
+    }
+    private readonly List<string> _endSessions = [];
+
     public static async Task<TestOpenIdProvider> StartAsync(string clientId, string clientSecret, Uri redirectUri, IEnumerable<TestProviderUser> users)
     {
         ArgumentNullException.ThrowIfNull(redirectUri);
         var byName = users.ToDictionary(u => u.Name, StringComparer.Ordinal);
+        var signedOutUri = new Uri(redirectUri, "/signout-callback-oidc");
         var port = FreeLoopbackPort();
         var authority = new Uri($"http://localhost:{port}/");
         var builder = WebApplication.CreateSlimBuilder();
@@ -53,7 +69,7 @@ public sealed class TestOpenIdProvider : IAsyncDisposable
         builder.Services.AddOpenIddict().AddServer(o =>
         {
             o.SetIssuer(authority);
-            o.SetAuthorizationEndpointUris("connect/authorize").SetTokenEndpointUris("connect/token");
+            o.SetAuthorizationEndpointUris("connect/authorize").SetTokenEndpointUris("connect/token").SetEndSessionEndpointUris("connect/endsession");
             o.AllowAuthorizationCodeFlow().RequireProofKeyForCodeExchange();
             o.RegisterScopes(Scopes.OpenId, Scopes.Profile);
             o.RegisterClaims(Claims.Subject, Claims.PreferredUsername, "groups");
@@ -61,7 +77,15 @@ public sealed class TestOpenIdProvider : IAsyncDisposable
             o.DisableAccessTokenEncryption();
             o.EnableDegradedMode();
             o.DisableTokenStorage();
-            o.UseAspNetCore().EnableAuthorizationEndpointPassthrough().DisableTransportSecurityRequirement();
+            o.UseAspNetCore().EnableAuthorizationEndpointPassthrough().EnableEndSessionEndpointPassthrough().DisableTransportSecurityRequirement();
+            o.AddEventHandler<ValidateEndSessionRequestContext>(b => b.UseInlineHandler(context =>
+            {
+                if (context.PostLogoutRedirectUri is { } back && back != signedOutUri.ToString())
+                {
+                    context.Reject(Errors.InvalidRequest, "post_logout_redirect_uri is not the client's");
+                }
+                return default;
+            }));
             o.AddEventHandler<ValidateAuthorizationRequestContext>(b => b.UseInlineHandler(context =>
             {
                 if (context.ClientId != clientId)
@@ -106,9 +130,19 @@ public sealed class TestOpenIdProvider : IAsyncDisposable
             identity.SetDestinations(_ => [Destinations.IdentityToken, Destinations.AccessToken]);
             return Results.SignIn(new ClaimsPrincipal(identity), null, OpenIddictServerAspNetCoreDefaults.AuthenticationScheme);
         });
+        app.MapMethods("/connect/endsession", [HttpMethods.Get, HttpMethods.Post], async (HttpContext http) =>
+        {
+            // OpenIddict has checked the hint's signature and issuer; its subject says whose session the client ended.
+            var hint = await http.AuthenticateAsync(OpenIddictServerAspNetCoreDefaults.AuthenticationScheme);
+            lock (provider._endSessions)
+            {
+                provider._endSessions.Add(hint.Principal?.GetClaim(Claims.Subject) ?? "(no hint)");
+            }
+            return Results.SignOut(new AuthenticationProperties { RedirectUri = "/" }, [OpenIddictServerAspNetCoreDefaults.AuthenticationScheme]);
+        });
         await app.StartAsync();
         // Ready when it answers: the first discovery and key requests pay for OpenIddict's start-up, not the test's first sign-in.
-        using var warm = new HttpClient { Timeout = TimeSpan.FromSeconds(60) };
+        using var warm = new HttpClient { Timeout = TimeSpan.FromSeconds(180) }; // OpenIddict's start-up took over 60 s under a load of 20
         (await warm.GetAsync(new Uri(authority, ".well-known/openid-configuration"))).EnsureSuccessStatusCode().Dispose();
         (await warm.GetAsync(new Uri(authority, ".well-known/jwks"))).EnsureSuccessStatusCode().Dispose();
         return provider;

@@ -19,11 +19,8 @@ public static class AccountEndpoints
     public static void MapAccountEndpoints(this IEndpointRouteBuilder routes)
     {
         routes.MapPost(LoginPath, LoginAsync).AllowAnonymous();
-        routes.MapPost("/account/logout", async (HttpContext context) =>
-        {
-            await context.SignOutAsync(CookieAuthenticationDefaults.AuthenticationScheme).ConfigureAwait(false);
-            return Results.LocalRedirect(LoginPath);
-        });
+        routes.MapPost("/account/logout", async (HttpContext context, ConsoleConfig config) =>
+            await OidcSignOut.SignOutAsync(context, config.Oidc).ConfigureAwait(false) ? Results.Empty : Results.LocalRedirect(LoginPath));
         routes.MapPost("/api/senders/{sender}/quarantine", (uint sender, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
             ChangeAsync(actions.QuarantineSenderAsync(context.User, sender, reason, context.RequestAborted)))
             .RequireAuthorization(ConsolePolicies.Operator);

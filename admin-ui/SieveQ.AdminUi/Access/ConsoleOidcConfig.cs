@@ -27,6 +27,11 @@ public sealed record ConsoleOidcConfig
     public string UserNameClaim { get; init; } = "preferred_username";
     /// <summary>Role claim value to console role name (viewer, operator, administrator).</summary>
     public required IReadOnlyDictionary<string, string> Roles { get; init; }
+    /// <summary>
+    /// Sign-out also ends the session at the provider (OpenID Connect RP-initiated logout, with the ID token as the
+    /// hint), when its discovery document names an end_session_endpoint; false: the console's own session only.
+    /// </summary>
+    public bool SignOutAtProvider { get; init; } = true;
 
     private const int MaxRoles = 256;
     private const int MaxScopes = 16;

@@ -21,6 +21,8 @@ public static partial class OidcSignIn
     public const string Scheme = "oidc";
     public const string LoginPath = "/account/oidc";
     public const string CallbackPath = "/signin-oidc";
+    /// <summary>Where the provider sends the browser back after a sign-out there (the handler checks its state).</summary>
+    public const string SignedOutCallbackPath = "/signout-callback-oidc";
     /// <summary>Where the provider's answer lands after sign-in; see <see cref="MapOidcEndpoints"/>.</summary>
     private const string ReturnPath = "/account/oidc/return";
 
@@ -62,6 +64,8 @@ public static partial class OidcSignIn
             o.UseTokenLifetime = false;
             o.SignInScheme = CookieAuthenticationDefaults.AuthenticationScheme;
             o.CallbackPath = CallbackPath;
+            o.SignedOutCallbackPath = SignedOutCallbackPath;
+            o.SignedOutRedirectUri = AccountEndpoints.LoginPath;
             o.BackchannelTimeout = TimeSpan.FromSeconds(20);
             o.RemoteAuthenticationTimeout = TimeSpan.FromMinutes(10);
             o.CorrelationCookie.Name = "sieveq-console-oidc-correlation.";
@@ -69,6 +73,7 @@ public static partial class OidcSignIn
             o.CorrelationCookie.SecurePolicy = CookieSecurePolicy.Always;
             o.NonceCookie.SecurePolicy = CookieSecurePolicy.Always;
             o.Events.OnTokenValidated = context => OnTokenValidatedAsync(context, config, oidc);
+            o.Events.OnRedirectToIdentityProviderForSignOut = OidcSignOut.ToProviderAsync;
             o.Events.OnRemoteFailure = context =>
             {
                 Services(context.HttpContext, out var metrics, out var log);
@@ -107,6 +112,11 @@ public static partial class OidcSignIn
             ],
             CookieAuthenticationDefaults.AuthenticationScheme);
         context.Principal = new ClaimsPrincipal(identity);
+        // Only the ID token is kept (in the session cookie): the hint a sign-out at the provider sends.
+        if ((context.TokenEndpointResponse?.IdToken ?? context.ProtocolMessage?.IdToken) is { Length: > 0 and <= OidcSignOut.MaxIdTokenChars } idToken)
+        {
+            context.Properties!.StoreTokens([new AuthenticationToken { Name = OidcSignOut.IdTokenName, Value = idToken }]);
+        }
         context.Properties!.IsPersistent = false;
         context.Properties.ExpiresUtc = DateTimeOffset.UtcNow.AddMinutes(config.SessionMinutes);
         Services(context.HttpContext, out var metrics, out var log);
