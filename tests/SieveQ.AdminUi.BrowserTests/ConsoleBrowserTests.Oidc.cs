@@ -63,7 +63,9 @@ public sealed partial class ConsoleBrowserTests
         await Assertions.Expect(row).ToContainTextAsync("console user 'oidc:olga': oidc browser test");
         await Assertions.Expect(row).ToContainTextAsync("sender 2");
         await page.GetByRole(AriaRole.Button, new() { Name = "Sign out" }).ClickAsync();
+        // Through the provider's end-session endpoint (with olga's ID token as the hint) and back.
         await page.WaitForURLAsync(new Regex("/account/login"));
+        Assert.Equal(["subject-olga"], provider.EndSessions);
         var signedOut = await context.APIRequest.GetAsync("/", new() { MaxRedirects = 0 });
         Assert.Equal((int)HttpStatusCode.Redirect, signedOut.Status);
 
@@ -79,6 +81,7 @@ public sealed partial class ConsoleBrowserTests
         Assert.Equal((int)HttpStatusCode.Forbidden, direct.Status);
         await page.GetByRole(AriaRole.Button, new() { Name = "Sign out" }).ClickAsync();
         await page.WaitForURLAsync(new Regex("/account/login"));
+        Assert.Equal(["subject-olga", "subject-victor"], provider.EndSessions);
 
         await ProviderSignInAsync("nobody", "nobody-provider-password");
         await page.WaitForURLAsync(new Regex("/account/login\\?error=oidc$"), new() { Timeout = 30_000 });

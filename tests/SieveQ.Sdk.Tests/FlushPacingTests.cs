@@ -54,7 +54,7 @@ public sealed class FlushPacingTests
 
     /// <summary>
     /// The same paced stream with acknowledgements held back (so the window fills) from a sender with a
-    /// fixed 1 ms interval and from one whose interval may stretch to 100 ms: the first signs about one
+    /// fixed 1 ms interval and from one whose interval may stretch to a second: the first signs about one
     /// root per message, the second far fewer, and every message still reaches the pre-SQs.
     /// </summary>
     [Fact]
@@ -63,7 +63,9 @@ public sealed class FlushPacingTests
         await using var world = await SieveWorld.StartAsync();
         world.Cluster.HoldAckResponses();
         var fixedRoots = await RootsForPacedStreamAsync(world, sender: 1, TimeSpan.FromMilliseconds(1));
-        var stretchedRoots = await RootsForPacedStreamAsync(world, sender: 2, TimeSpan.FromMilliseconds(100));
+        // Stretching to a second (the most the options take), so that a slow machine's longer pauses between messages still
+        // fall well inside the stretched interval (100 ms was not always enough under a load of 20).
+        var stretchedRoots = await RootsForPacedStreamAsync(world, sender: 2, TimeSpan.FromSeconds(1));
         // Messages 3 ms apart or more, against a 1 ms interval: nearly every message is its own root.
         Assert.True(fixedRoots >= Messages / 2, $"fixed interval: {fixedRoots} roots for {Messages} messages");
         Assert.True(stretchedRoots * 2 < fixedRoots, $"stretching interval: {stretchedRoots} roots, fixed: {fixedRoots}");
