@@ -44,15 +44,12 @@ public static class AccountEndpoints
             .RequireAuthorization(ConsolePolicies.Operator);
         // Start, stop and replace act on processes: the administrator role, as on the page (whose confirmation step is
         // the page's; a script that posts has decided).
-        routes.MapPost("/api/pre-sqs/{preSq}/start", (uint preSq, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
-            ChangeAsync(actions.StartPreSqAsync(context.User, preSq, reason, context.RequestAborted)))
-            .RequireAuthorization(ConsolePolicies.Administrator);
-        routes.MapPost("/api/pre-sqs/{preSq}/stop", (uint preSq, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
-            ChangeAsync(actions.StopPreSqAsync(context.User, preSq, reason, context.RequestAborted)))
-            .RequireAuthorization(ConsolePolicies.Administrator);
-        routes.MapPost("/api/pre-sqs/{preSq}/replace", (uint preSq, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
-            ChangeAsync(actions.ReplacePreSqAsync(context.User, preSq, reason, context.RequestAborted)))
-            .RequireAuthorization(ConsolePolicies.Administrator);
+        foreach (var (verb, act) in PreSqProcessActions)
+        {
+            routes.MapPost($"/api/pre-sqs/{{preSq}}/{verb}", (uint preSq, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
+                ChangeAsync(act(actions, context.User, preSq, reason, context.RequestAborted)))
+                .RequireAuthorization(ConsolePolicies.Administrator);
+        }
         routes.MapPost("/api/rule-sets/push", async (IFormFile? document, IFormFile? signature, [FromForm] string? reason, HttpContext context, RuleSetChanges.RuleSetActions actions) =>
         {
             var json = await ReadCappedAsync(document, RuleSetChanges.RuleSetActions.MaxDocumentBytes, context.RequestAborted).ConfigureAwait(false);
@@ -70,6 +67,13 @@ public static class AccountEndpoints
         }).RequireAuthorization(ConsolePolicies.Viewer);
         routes.MapGet("/healthz", () => Results.Text("ok")).AllowAnonymous();
     }
+
+    private static readonly (string Verb, Func<PartyActions, ClaimsPrincipal, uint, string?, CancellationToken, Task<ActionResult>> Act)[] PreSqProcessActions =
+    [
+        ("start", (a, user, id, reason, ct) => a.StartPreSqAsync(user, id, reason, ct)),
+        ("stop", (a, user, id, reason, ct) => a.StopPreSqAsync(user, id, reason, ct)),
+        ("replace", (a, user, id, reason, ct) => a.ReplacePreSqAsync(user, id, reason, ct)),
+    ];
 
     /// <summary>An uploaded file's bytes; one over <paramref name="cap"/> is read only up to one byte past it, for the refusal to name.</summary>
     private static async Task<byte[]> ReadCappedAsync(IFormFile? file, int cap, CancellationToken ct)
