@@ -12,8 +12,11 @@ namespace SieveQ.AdminUi.Tests;
 /// A console on https:// (certificate from init-tls) with OpenID Connect sign-in through the test provider on
 /// loopback, shared by <see cref="OidcSignInTests"/>: each test uses its own cookie jars.
 /// </summary>
-public sealed class OidcConsole : IAsyncLifetime
+public class OidcConsole : IAsyncLifetime
 {
+    /// <summary>Whether the provider has an end-session endpoint (RP-initiated logout).</summary>
+    protected virtual bool ProviderEndsSessions => true;
+
     public string Directory { get; } = System.IO.Directory.CreateTempSubdirectory("sieveq-console-oidc-").FullName;
     public TestOpenIdProvider Provider { get; private set; } = null!;
     private WebApplication _console = null!;
@@ -30,7 +33,7 @@ public sealed class OidcConsole : IAsyncLifetime
             new TestProviderUser("victor", "victor-password", ["sq-view"]),
             new TestProviderUser("ada", "ada-password", ["sq-admins"]),
             new TestProviderUser("nobody", "nobody-password", ["staff"]),
-        ]);
+        ], ProviderEndsSessions);
         var secret = Path.Combine(Directory, "console", "oidc-secret");
         File.WriteAllText(secret, "the-client-secret\n");
         if (!OperatingSystem.IsWindows())
@@ -66,4 +69,10 @@ public sealed class OidcConsole : IAsyncLifetime
         probe.Start();
         return ((IPEndPoint)probe.LocalEndpoint).Port;
     }
+}
+
+/// <summary>The same console, its provider without an end-session endpoint: sign-out is the console's own.</summary>
+public sealed class OidcConsoleWithoutEndSession : OidcConsole
+{
+    protected override bool ProviderEndsSessions => false;
 }

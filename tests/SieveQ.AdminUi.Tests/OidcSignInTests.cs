@@ -16,7 +16,12 @@ namespace SieveQ.AdminUi.Tests;
 public sealed partial class OidcSignInTests(OidcConsole deployment) : IClassFixture<OidcConsole>
 {
     /// <summary>A browser's jar, trusting the console's generated certificate (by its exact bytes) and nothing else over TLS.</summary>
-    private HttpClient Browser()
+    private HttpClient Browser() => Browser(deployment);
+
+    private Task<HttpResponseMessage> SignInAsync(HttpClient browser, string user, string password, Func<Dictionary<string, string>, Dictionary<string, string>>? tamper = null) =>
+        SignInAsync(deployment, browser, user, password, tamper);
+
+    internal static HttpClient Browser(OidcConsole deployment)
     {
         var certificate = File.ReadAllText(Path.Combine(deployment.Directory, "keys", ConsoleTls.GeneratedFileStem + ".crt"));
         using var trusted = System.Security.Cryptography.X509Certificates.X509Certificate2.CreateFromPem(certificate);
@@ -30,7 +35,8 @@ public sealed partial class OidcSignInTests(OidcConsole deployment) : IClassFixt
     }
 
     /// <summary>From "Sign in with" to the provider's answer posted back to the console; returns that post's response.</summary>
-    private async Task<HttpResponseMessage> SignInAsync(HttpClient browser, string user, string password, Func<Dictionary<string, string>, Dictionary<string, string>>? tamper = null)
+    internal static async Task<HttpResponseMessage> SignInAsync(OidcConsole deployment, HttpClient browser, string user, string password,
+        Func<Dictionary<string, string>, Dictionary<string, string>>? tamper = null)
     {
         using var start = await browser.GetAsync(new Uri(deployment.Url, OidcSignIn.LoginPath + "?returnUrl=%2Faccount%2Fpassword"));
         Assert.Equal(HttpStatusCode.Redirect, start.StatusCode);
@@ -227,5 +233,5 @@ public sealed partial class OidcSignInTests(OidcConsole deployment) : IClassFixt
     private static partial Regex TypeHidden();
 
     [GeneratedRegex("name=\"__RequestVerificationToken\"[^>]*value=\"([^\"]+)\"")]
-    private static partial Regex AntiforgeryField();
+    internal static partial Regex AntiforgeryField();
 }

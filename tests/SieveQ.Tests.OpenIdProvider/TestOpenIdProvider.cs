@@ -56,7 +56,9 @@ public sealed class TestOpenIdProvider : IAsyncDisposable
     }
     private readonly List<string> _endSessions = [];
 
-    public static async Task<TestOpenIdProvider> StartAsync(string clientId, string clientSecret, Uri redirectUri, IEnumerable<TestProviderUser> users)
+    /// <param name="endSession">False: no end-session endpoint (as some providers have none), absent from discovery too.</param>
+    public static async Task<TestOpenIdProvider> StartAsync(string clientId, string clientSecret, Uri redirectUri, IEnumerable<TestProviderUser> users,
+        bool endSession = true)
     {
         ArgumentNullException.ThrowIfNull(redirectUri);
         var byName = users.ToDictionary(u => u.Name, StringComparer.Ordinal);
@@ -69,7 +71,11 @@ public sealed class TestOpenIdProvider : IAsyncDisposable
         builder.Services.AddOpenIddict().AddServer(o =>
         {
             o.SetIssuer(authority);
-            o.SetAuthorizationEndpointUris("connect/authorize").SetTokenEndpointUris("connect/token").SetEndSessionEndpointUris("connect/endsession");
+            o.SetAuthorizationEndpointUris("connect/authorize").SetTokenEndpointUris("connect/token");
+            if (endSession)
+            {
+                o.SetEndSessionEndpointUris("connect/endsession");
+            }
             o.AllowAuthorizationCodeFlow().RequireProofKeyForCodeExchange();
             o.RegisterScopes(Scopes.OpenId, Scopes.Profile);
             o.RegisterClaims(Claims.Subject, Claims.PreferredUsername, "groups");
@@ -77,7 +83,11 @@ public sealed class TestOpenIdProvider : IAsyncDisposable
             o.DisableAccessTokenEncryption();
             o.EnableDegradedMode();
             o.DisableTokenStorage();
-            o.UseAspNetCore().EnableAuthorizationEndpointPassthrough().EnableEndSessionEndpointPassthrough().DisableTransportSecurityRequirement();
+            var aspNetCore = o.UseAspNetCore().EnableAuthorizationEndpointPassthrough().DisableTransportSecurityRequirement();
+            if (endSession)
+            {
+                aspNetCore.EnableEndSessionEndpointPassthrough();
+            }
             o.AddEventHandler<ValidateEndSessionRequestContext>(b => b.UseInlineHandler(context =>
             {
                 if (context.PostLogoutRedirectUri is { } back && back != signedOutUri.ToString())

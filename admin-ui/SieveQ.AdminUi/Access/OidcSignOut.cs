@@ -2,6 +2,7 @@ using System.Net;
 using Microsoft.AspNetCore.Authentication;
 using Microsoft.AspNetCore.Authentication.Cookies;
 using Microsoft.AspNetCore.Authentication.OpenIdConnect;
+using Microsoft.Extensions.Options;
 
 namespace SieveQ.AdminUi.Access;
 
@@ -38,6 +39,12 @@ public static class OidcSignOut
         var log = context.RequestServices.GetRequiredService<ILoggerFactory>().CreateLogger(typeof(OidcSignOut).FullName!);
         try
         {
+            var options = context.RequestServices.GetRequiredService<IOptionsMonitor<OpenIdConnectOptions>>().Get(OidcSignIn.Scheme);
+            var discovery = await options.ConfigurationManager!.GetConfigurationAsync(context.RequestAborted).ConfigureAwait(false);
+            if (string.IsNullOrEmpty(discovery.EndSessionEndpoint))
+            {
+                throw new InvalidOperationException("its discovery document names no end_session_endpoint");
+            }
             await context.SignOutAsync(OidcSignIn.Scheme, new AuthenticationProperties { RedirectUri = AccountEndpoints.LoginPath }).ConfigureAwait(false);
         }
         catch (Exception e) when (e is InvalidOperationException or HttpRequestException)
@@ -56,7 +63,10 @@ public static class OidcSignOut
         var message = context.ProtocolMessage;
         if (string.IsNullOrEmpty(message.IssuerAddress))
         {
-            return; // the handler then refuses, and SignOutAsync falls back to the console's own sign-out
+            // Checked before the sign-out; should the discovery document change in between, the console's own sign-out stands.
+            context.Response.Redirect(AccountEndpoints.LoginPath);
+            context.HandleResponse();
+            return;
         }
         message.IdTokenHint ??= context.HttpContext.Items[IdTokenName] as string;
         // The handler protects the state only after this event, for the redirect it no longer makes: done here, as it would.
