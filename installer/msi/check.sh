@@ -702,7 +702,9 @@ t_controller_runs() {
     # in its audit log, show it is.
     for ((i = 0; i < 60; i++)); do port_open "$controller_port" && break; sleep 1; done
     port_open "$controller_port" || { echo "nothing listens on 127.0.0.1:$controller_port 60 s after the start ($(sc_state SieveQController))"; return 1; }
-    [[ -n "$(find "$agent_deployment/data/controller/audit" -type f -size +0 2>/dev/null)" ]] || { echo "no audit log in data\\controller\\audit"; return 1; }
+    # The API may listen a moment before the start record is on disk (a CI run found the folder empty right after).
+    for ((i = 0; i < 30; i++)); do [[ -n "$(find "$agent_deployment/data/controller/audit" -type f -size +0 2>/dev/null)" ]] && break; sleep 1; done
+    [[ -n "$(find "$agent_deployment/data/controller/audit" -type f -size +0 2>/dev/null)" ]] || { echo "no audit log in data\\controller\\audit 30 s after its API listened"; return 1; }
     controller_process || { echo "no sieveq-controller.exe process"; return 1; }
 }
 wcheck "Wine: sc start SieveQController (controller.json on the deployment): RUNNING, its management API listens, its audit log is written" t_controller_runs
