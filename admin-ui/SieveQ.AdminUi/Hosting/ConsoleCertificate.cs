@@ -24,10 +24,9 @@ public sealed class ConsoleCertificate : IDisposable
 {
     private readonly ConsoleConfig _config;
     private readonly DeploymentConfig _deployment;
-    private readonly TimeProvider _time;
     private const long MaxHashedBytes = 1024 * 1024;
 
-    private readonly string[] _paths;
+    private readonly TimeProvider _time;
     private readonly Lock _lock = new();
     private X509Certificate2 _current;
     private X509Certificate2? _previous;
@@ -41,8 +40,8 @@ public sealed class ConsoleCertificate : IDisposable
         _deployment = deployment;
         _time = time;
         var tls = config.Tls!;
-        _paths = new[] { tls.CertificateFile, tls.KeyFile, tls.PasswordFile }.OfType<string>().Select(deployment.Resolve).ToArray();
-        _stamps = _paths.Select(p => new FileChangeStamp(p, MaxHashedBytes)).ToArray();
+        _stamps = new[] { tls.CertificateFile, tls.KeyFile, tls.PasswordFile }.OfType<string>()
+            .Select(f => new FileChangeStamp(deployment.Resolve(f), MaxHashedBytes)).ToArray();
         _current = certificate;
     }
 

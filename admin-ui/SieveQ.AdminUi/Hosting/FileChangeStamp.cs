@@ -33,7 +33,8 @@ internal sealed class FileChangeStamp
     public void Take()
     {
         _stat = Stat();
-        _sameTimeRewritePossible = _stat.Exists && DateTime.UtcNow - _stat.WrittenUtc <= Granule;
+        // A file over the hashing bound has no hash to compare: it is told apart by length and write time only.
+        _sameTimeRewritePossible = _stat.Exists && _stat.Length <= _maxHashedBytes && DateTime.UtcNow - _stat.WrittenUtc <= Granule;
         _hash = _sameTimeRewritePossible ? Hash(_stat) : null;
     }
 
