@@ -137,7 +137,7 @@ internal sealed class ClusterSimulation
         }
         foreach (var crash in Plan.Crashes)
         {
-            Schedule(crash.CrashAt, new ReplicaCrash(crash.Replica, crash.TornAfterOutputs, crash.AtRegencyChange));
+            Schedule(crash.CrashAt, new ReplicaCrash(crash.Replica, crash.TornAfterOutputs, crash.AtRegencyChange, crash.Planned));
             Schedule(crash.RestartAt, new ReplicaRestart(crash.Replica));
         }
         foreach (var loss in Plan.PowerLosses)
@@ -210,7 +210,12 @@ internal sealed class ClusterSimulation
                 if (_replicas[c.Replica].IsUp)
                 {
                     Trace.Add(Now, -1, c.Replica);
-                    if (c.AtRegencyChange)
+                    if (c.Planned)
+                    {
+                        Log($"replica {c.Replica} stops as planned{(_replicas[c.Replica].Core?.IsLeader == true ? ", stepping down as leader first" : "")}");
+                        _replicas[c.Replica].StepDownAndCrash();
+                    }
+                    else if (c.AtRegencyChange)
                     {
                         Log($"replica {c.Replica} will crash when it next installs a regency");
                         _replicas[c.Replica].CrashAtNextRegencyChange(c.TornAfterOutputs ?? 0);

@@ -52,6 +52,10 @@ public sealed class ReplicaSqHost : IAsyncDisposable
     private readonly ReplicaSqHostOptions _options;
     private readonly WebApplication _web;
     private readonly CancellationTokenSource _shutdown = new();
+    private readonly ILogger _log;
+
+    /// <summary>How long a stopping leader waits for its step-down STOP to leave its links.</summary>
+    private static readonly TimeSpan StepDownWait = TimeSpan.FromSeconds(1);
     private Task _pumping = Task.CompletedTask;
     private Task _retransmitting = Task.CompletedTask;
     private Task _reporting = Task.CompletedTask;
@@ -97,6 +101,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         var frames = new OutputFrames(id, _n, options.MaxFrameBodyBytes, bodies, receiverGate);
         _receivers = new ReceiverStreams(() => ReadModel, _outputs, frames, RingForReceiver, options, Metrics, logs.CreateLogger($"replica-sq-{id}.receivers"));
         _acks = new PreSqAckResponseQueues(id, preSqIds, options.AckResponseQueue, RingForSender, Metrics);
+        _log = logs.CreateLogger($"replica-sq-{id}");
         _noticeReporter = ControllerNoticeReporter.ForDeployment(deployment.Config, identity, Metrics, logs.CreateLogger($"replica-sq-{id}.controller"));
         _pump = new OutboxPump(_outputs, _receivers, _acks, new ControllerNotices(id, Metrics, logs.CreateLogger($"replica-sq-{id}.controller"), _noticeReporter),
             options.RetransmitTick, logs.CreateLogger($"replica-sq-{id}.pump"));
@@ -281,6 +286,12 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         if (Interlocked.Exchange(ref _disposed, 1) == 1)
         {
             return;
+        }
+        // A leader hands the regency over while its links still run: the others change regency in one round of
+        // STOPs rather than after the leader-silence and request time-outs (a recovery round stops every leader).
+        if (!_ordering.Completion.IsCompleted && await _ordering.StepDownAsync(StepDownWait).ConfigureAwait(false))
+        {
+            _log.LogInformation("replica-SQ {Id} stepped down as leader before stopping", Id);
         }
         // Ends the open streams first: Kestrel's stop would otherwise wait for them until its timeout.
         await _shutdown.CancelAsync().ConfigureAwait(false);

@@ -34,6 +34,7 @@ bench.Subcommands.Add(BenchRulesCommand.Build());
 bench.Subcommands.Add(BenchE2eCommand.Build());
 bench.Subcommands.Add(BenchFwCommand.Build());
 bench.Subcommands.Add(BenchRestartCommand.Build());
+bench.Subcommands.Add(BenchRecoveryCommand.Build());
 bench.Subcommands.Add(BenchAttackCommand.Build());
 root.Subcommands.Add(bench);
 root.Subcommands.Add(VersionCommand.Build());

@@ -25,6 +25,9 @@ public sealed record ControllerHostOptions
     public TimeSpan ReplacementWindow { get; init; } = TimeSpan.FromMinutes(10);
     public TimeProvider Time { get; init; } = TimeProvider.System;
 
+    /// <summary>How long a replica recovery waits for the replica to catch up, and for a quorum before each step of a round.</summary>
+    public ReplicaRecoveryOptions Recovery { get; init; } = new();
+
     /// <summary>A management endpoint has a handful of callers: small limits keep a flood from costing much.</summary>
     public KestrelLimits KestrelLimits { get; init; } = new()
     {
@@ -77,7 +80,8 @@ public sealed class ControllerHost : IAsyncDisposable
     /// </summary>
     public static ControllerHost Create(Uri url, IReadOnlyList<PinnedCaller> callers, string auditDirectory,
         Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> probe, ILoggerFactory logs, ControllerHostOptions? options = null,
-        AdminCommandSubmitter? commands = null, X509Certificate2? certificate = null, RuleSetDesk? ruleSets = null, IComponentOrchestrator? orchestrator = null)
+        AdminCommandSubmitter? commands = null, X509Certificate2? certificate = null, RuleSetDesk? ruleSets = null, IComponentOrchestrator? orchestrator = null,
+        IReplicaProgressSource? replicaProgress = null)
     {
         ArgumentNullException.ThrowIfNull(url);
         options ??= new ControllerHostOptions();
@@ -89,7 +93,8 @@ public sealed class ControllerHost : IAsyncDisposable
             var orchestration = new AuditedOrchestration(orchestrator, audit);
             var replacement = new PreSqReplacement(orchestration, new ReplacementBudget(options.MaxReplacements, options.ReplacementWindow, options.Time),
                 logs.CreateLogger<PreSqReplacement>());
-            var api = new ManagementApi(authenticator, audit, probe, commands, ruleSets: ruleSets, orchestration: orchestration);
+            var recovery = new ReplicaRecovery(orchestration, replicaProgress, options.Recovery, logs.CreateLogger<ReplicaRecovery>());
+            var api = new ManagementApi(authenticator, audit, probe, commands, ruleSets: ruleSets, orchestration: orchestration, recovery: recovery);
             var web = HardenedWebApplication.CreateBuilder(typeof(ControllerHost).Assembly, logs, url, options.KestrelLimits,
                 new SourceConnectionLimiter(options.MaxConnectionsPerSource), new PrefaceDeadline(options.KestrelLimits.RequestHeadersTimeout), certificate);
             var app = web.Build();
@@ -120,7 +125,8 @@ public sealed class ControllerHost : IAsyncDisposable
             var certificate = DeploymentTls.ServerCertificate(deployment.Resolve(deployment.KeyDirectory), ControllerConfig.TlsFileStem, cfg.Url, cfg.Pin());
             var ruleSets = new RuleSetDesk(commands, InitialArchive(deployment, cfg, logs), cfg.RequireSignedRuleSets);
             var host = Create(new Uri(cfg.Url), cfg.PinnedCallers(), deployment.Resolve(cfg.AuditDirectory),
-                ct => DeploymentHealth.ProbeAllAsync(deployment, TimeSpan.FromSeconds(2), ct), logs, options, commands, certificate, ruleSets, orchestrator);
+                ct => DeploymentHealth.ProbeAllAsync(deployment, TimeSpan.FromSeconds(2), ct), logs, options, commands, certificate, ruleSets, orchestrator,
+                new DeploymentReplicaProgress(deployment));
             host._commandKey = key;
             return host;
         }

@@ -21,6 +21,9 @@ public static class ControllerNames
     public const string StartPreSq = "StartPreSq";
     public const string StopPreSq = "StopPreSq";
     public const string ReplacePreSq = "ReplacePreSq";
+    public const string StartReplica = "StartReplica";
+    public const string RecoverReplica = "RecoverReplica";
+    public const string RecoverReplicas = "RecoverReplicas";
 
     /// <summary>What a signature names: the full method, so a signed request is good for that method only.</summary>
     public static string FullMethod(string method) => Service + "/" + method;

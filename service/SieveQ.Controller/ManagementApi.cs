@@ -36,14 +36,18 @@ public sealed partial class ManagementApi
     private readonly AdminCommandSubmitter? _commands;
     private readonly RuleSetDesk _ruleSets;
     private readonly AuditedOrchestration _orchestration;
+    private readonly ReplicaRecovery _recovery;
 
     /// <param name="commands">Orders quarantine and readmission through the replicas; null records them as not applied.</param>
     /// <param name="ruleSets">Orders rule-set switches; by default through <paramref name="commands"/>, with no archive.</param>
     /// <param name="orchestration">Starts, stops and replaces pre-SQs; by default none (recorded as not carried out).</param>
+    /// <param name="recovery">Recovers replica-SQs through <paramref name="orchestration"/>; by default none (recorded as not carried out).</param>
     public ManagementApi(CallerAuthenticator authenticator, AuditLog audit, Func<CancellationToken, Task<IReadOnlyList<ComponentHealth>>> probe,
-        AdminCommandSubmitter? commands = null, TimeSpan? readTimeout = null, RuleSetDesk? ruleSets = null, AuditedOrchestration? orchestration = null)
+        AdminCommandSubmitter? commands = null, TimeSpan? readTimeout = null, RuleSetDesk? ruleSets = null, AuditedOrchestration? orchestration = null,
+        ReplicaRecovery? recovery = null)
     {
         _orchestration = orchestration ?? new AuditedOrchestration(null, audit);
+        _recovery = recovery ?? new ReplicaRecovery(_orchestration, null, null, Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance);
         _commands = commands;
         _ruleSets = ruleSets ?? new RuleSetDesk(commands, null);
         _authenticator = authenticator;
@@ -222,6 +226,9 @@ public sealed partial class ManagementApi
         ControllerNames.StartPreSq => "start-pre-sq",
         ControllerNames.StopPreSq => "stop-pre-sq",
         ControllerNames.ReplacePreSq => "replace-pre-sq",
+        ControllerNames.StartReplica => "start-replica",
+        ControllerNames.RecoverReplica => "recover-replica",
+        ControllerNames.RecoverReplicas => "recovery-round",
         _ => method,
     };
 
@@ -229,6 +236,8 @@ public sealed partial class ManagementApi
     {
         SenderActionRequest s => Target(AdminOp.QuarantineSender, s.Sender, s.Reason),
         PreSqActionRequest p => Target(AdminOp.QuarantinePreSq, p.PreSq, p.Reason),
+        ReplicaActionRequest r => ReplicaTarget(r.Replica, Truncate(r.Reason, MaxReasonLength)),
+        RecoveryRoundRequest r => ReplicaTarget(null, Truncate(r.Reason, MaxReasonLength)),
         ConsoleChangeRequest c => Truncate(c.Target, 200),
         RuleSetPushRequest r => $"rule set of {r.Document.Length} bytes",
         RuleSetRollbackRequest => "running rule set",

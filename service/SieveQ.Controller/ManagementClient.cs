@@ -53,6 +53,16 @@ public sealed class ManagementClient : IDisposable
             ? CallAsync(method, new PreSqActionRequest { PreSq = preSq, Reason = reason }, ManagementActionReply.Parser, ct)
             : throw new ArgumentException($"{method} is not a pre-SQ lifecycle call", nameof(method));
 
+    /// <summary>StartReplica or RecoverReplica of one replica-SQ.</summary>
+    public Task<ManagementActionReply> ReplicaLifecycleAsync(string method, uint replica, string reason, CancellationToken ct = default) =>
+        method is ControllerNames.StartReplica or ControllerNames.RecoverReplica
+            ? CallAsync(method, new ReplicaActionRequest { Replica = replica, Reason = reason }, ManagementActionReply.Parser, ct)
+            : throw new ArgumentException($"{method} is not a replica lifecycle call", nameof(method));
+
+    /// <summary>A recovery round over every replica-SQ; returns when the round is over (several seconds per replica).</summary>
+    public Task<ManagementActionReply> RecoverReplicasAsync(string reason, CancellationToken ct = default) =>
+        CallAsync(ControllerNames.RecoverReplicas, new RecoveryRoundRequest { Reason = reason }, ManagementActionReply.Parser, ct);
+
     public Task<ManagementActionReply> RecordConsoleChangeAsync(string action, string target, string outcome, CancellationToken ct = default) =>
         CallAsync(ControllerNames.RecordConsoleChange, new ConsoleChangeRequest { Action = action, Target = target, Outcome = outcome }, ManagementActionReply.Parser, ct);
 

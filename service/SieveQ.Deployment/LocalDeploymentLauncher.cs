@@ -65,13 +65,15 @@ public static class LocalDeploymentLauncher
         ArgumentNullException.ThrowIfNull(processes);
         ArgumentNullException.ThrowIfNull(options);
         var probe = TimeSpan.FromSeconds(2);
-        foreach (var r in config.Replicas)
+        // Together: a replica started through HostInProcess (`sieveq up`: the controller's StartReplica) returns once it
+        // is healthy, which takes links to 2f others, so one at a time would wait on the ones not yet started.
+        await Task.WhenAll(config.Replicas.Select(async r =>
         {
             if (options.HostInProcess is null || !await options.HostInProcess("replica-sq", r.Id).ConfigureAwait(false))
             {
                 processes.Start(ReplicaName(r.Id), ReplicaArgs(config, r.Id, options));
             }
-        }
+        })).ConfigureAwait(false);
         await WaitAsync("replica-SQs", () => Task.WhenAll(config.Replicas.Select(r =>
             DeploymentHealth.ProbeAsync("replica-sq", r.Name, r.ApiUrl, Protocol.ProtocolNames.ReplicaSqService, probe, ct, r.Pin()))), options, processes, ct).ConfigureAwait(false);
         // Together: the pre-SQs do not depend on one another, and a start through HostInProcess (`sieveq up`: the

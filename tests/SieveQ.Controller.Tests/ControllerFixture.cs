@@ -29,7 +29,8 @@ internal sealed class ControllerFixture : IAsyncDisposable
         new("pre-sq", "pre-sq-4", "http://127.0.0.1:2", false, false, "connection refused", new Dictionary<string, long>()),
     ];
 
-    public static async Task<ControllerFixture> StartAsync(Func<string, RuleSetDesk>? ruleSets = null, Controller.Orchestration.IComponentOrchestrator? orchestrator = null)
+    public static async Task<ControllerFixture> StartAsync(Func<string, RuleSetDesk>? ruleSets = null, Controller.Orchestration.IComponentOrchestrator? orchestrator = null,
+        Controller.Orchestration.IReplicaProgressSource? replicas = null, ControllerHostOptions? options = null)
     {
         var f = new ControllerFixture(null!);
         var callers = new List<PinnedCaller>
@@ -40,7 +41,7 @@ internal sealed class ControllerFixture : IAsyncDisposable
         };
         f.Host = ControllerHost.Create(new Uri($"http://127.0.0.1:{FreePort()}"), callers, Path.Combine(f._dir, "audit"),
             _ => Task.FromResult(FakeComponents), NullLoggerFactory.Instance, ruleSets: ruleSets?.Invoke(Path.Combine(f._dir, "rule-sets")),
-            orchestrator: orchestrator);
+            options: options, orchestrator: orchestrator, replicaProgress: replicas);
         await f.Host.StartAsync();
         return f;
     }

@@ -8,12 +8,14 @@ namespace SieveQ.Sieve.ProcessTests;
 
 /// <summary>
 /// The controller as under `sieveq up`: its controller.json written before the first component starts (so the
-/// replica-SQs report their notices to it), the controller started (`--launch-plan`) once the replica-SQs are healthy,
-/// when the launcher reaches the first pre-SQ, and each pre-SQ started by it; disposing it stops the controller, which
-/// stops them.
+/// replica-SQs report their notices to it), the controller started (`--launch-plan`) when the launcher reaches the
+/// first component it owns, and each such component started by it: the pre-SQs, and with <paramref name="ownsReplicas"/>
+/// the replica-SQs too (as `up` does; without, they stay the launcher's, started before the controller). Disposing it
+/// stops the controller, which stops them.
 /// </summary>
-internal sealed class ControllerOwner(ITestOutputHelper output) : IAsyncDisposable
+internal sealed class ControllerOwner(ITestOutputHelper output, bool ownsReplicas = false) : IAsyncDisposable
 {
+    private readonly SemaphoreSlim _starting = new(1, 1);
     private ComponentProcesses? _processes;
     private ManagementClient? _client;
     private System.Security.Cryptography.ECDsa? _key;
@@ -22,15 +24,26 @@ internal sealed class ControllerOwner(ITestOutputHelper output) : IAsyncDisposab
     {
         // A replica-SQ reads controller.json once, at its start: without it, it reports no notice to anyone.
         ControllerConfig.EnsureLocal(config);
-        if (role != "pre-sq")
+        if (role != "pre-sq" && !(role == "replica-sq" && ownsReplicas))
         {
             return false;
         }
-        if (_client is null)
+        // The launcher starts components side by side: one controller for all of them.
+        await _starting.WaitAsync();
+        try
         {
-            await StartAsync(config);
+            if (_client is null)
+            {
+                await StartAsync(config);
+            }
         }
-        var reply = await _client!.PreSqLifecycleAsync(ControllerNames.StartPreSq, (uint)id, "test start");
+        finally
+        {
+            _starting.Release();
+        }
+        var reply = role == "pre-sq"
+            ? await _client!.PreSqLifecycleAsync(ControllerNames.StartPreSq, (uint)id, "test start")
+            : await _client!.ReplicaLifecycleAsync(ControllerNames.StartReplica, (uint)id, "test start");
         Assert.True(reply.Applied, reply.Status);
         return true;
     }

@@ -89,7 +89,7 @@ internal static class AdminProcess
         return psi;
     }
 
-    public static async Task<(int Code, string Output)> RunAsync(IReadOnlyList<string> args)
+    public static async Task<(int Code, string Output)> RunAsync(IReadOnlyList<string> args, TimeSpan? limit = null)
     {
         var psi = Command(args);
         psi.RedirectStandardOutput = true;
@@ -97,7 +97,7 @@ internal static class AdminProcess
         using var p = Process.Start(psi)!;
         var stdout = p.StandardOutput.ReadToEndAsync();
         var stderr = p.StandardError.ReadToEndAsync();
-        using var cts = new CancellationTokenSource(TimeSpan.FromMinutes(2));
+        using var cts = new CancellationTokenSource(limit ?? TimeSpan.FromMinutes(2));
         await p.WaitForExitAsync(cts.Token);
         return (p.ExitCode, await stdout + await stderr);
     }

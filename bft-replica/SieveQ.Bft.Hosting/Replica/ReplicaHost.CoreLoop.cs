@@ -136,6 +136,7 @@ public sealed partial class ReplicaHost
         var now = _clock.NowMs;
         var start = Stopwatch.GetTimestamp();
         var steps = 0;
+        var stepDown = TakeStepDown(core, now);
         while (steps < MaxStepsPerDrain && (_inbox.TryTakeReplica(out var item) || _inbox.TryTakeClient(out item)))
         {
             core.Step(item.Message, now);
@@ -151,6 +152,10 @@ public sealed partial class ReplicaHost
         if (outputs.Count > 0)
         {
             await ActAsync(outputs, ct).ConfigureAwait(false);
+        }
+        if (stepDown is { } asked)
+        {
+            asked.Request.TrySetResult(asked.Asked);
         }
         LogTransitions(core);
         if (now - _lastStatusAt >= StatusIntervalMs)

@@ -19,7 +19,10 @@ public sealed record PartitionWindow(long Start, long End, string Description, b
 /// The crash is armed at <paramref name="CrashAt"/> but strikes only inside the first step that
 /// installs a new regency, the moment a lost SYNC or STOPDATA hurts most; never if none comes.
 /// </param>
-public sealed record CrashWindow(int Replica, long CrashAt, long RestartAt, int? TornAfterOutputs = null, bool AtRegencyChange = false);
+/// <param name="Planned">
+/// A planned stop (a recovery): the replica steps down first if it leads (its STOP sent), then stops.
+/// </param>
+public sealed record CrashWindow(int Replica, long CrashAt, long RestartAt, int? TornAfterOutputs = null, bool AtRegencyChange = false, bool Planned = false);
 
 /// <summary>
 /// Every correct replica loses power at the same instant: at <paramref name="ArmedAt"/>, or, when
@@ -75,7 +78,7 @@ public sealed class FaultPlan
         }
         foreach (var c in Crashes)
         {
-            yield return $"crash replica {c.Replica} {(c.AtRegencyChange ? "at its first regency change after " : "at ")}{c.CrashAt}ms{(c.TornAfterOutputs is { } k ? $" (torn: inside its next step, after {k} outputs)" : "")}, restart at {c.RestartAt}ms";
+            yield return $"{(c.Planned ? "planned stop (stepping down if leading) of" : "crash")} replica {c.Replica} {(c.AtRegencyChange ? "at its first regency change after " : "at ")}{c.CrashAt}ms{(c.TornAfterOutputs is { } k ? $" (torn: inside its next step, after {k} outputs)" : "")}, restart at {c.RestartAt}ms";
         }
         foreach (var p in PowerLosses)
         {

@@ -89,7 +89,7 @@ public static class FaultPlanner
         // Drawn from its own fork so that adding the family left every other seed's plan as it was.
         var powerLosses = profile.PowerLossFor(seed) ? PlanPowerLosses(rng.Fork(), replicas, ref heal) : [];
 
-        return new FaultPlan
+        var plan = new FaultPlan
         {
             Config = config,
             Clients = clients,
@@ -111,6 +111,17 @@ public static class FaultPlanner
             TickPeriods = Enumerable.Range(0, replicas).Select(_ => rng.Range(10, 50)).ToArray(),
             LivenessDeadline = Math.Max(heal, trafficEnd) + LivenessWindowMs,
         };
+        // Half the whole (untorn) crashes are planned stops, a leader stepping down first. Drawn last, from their own
+        // fork, so that every seed's plan is otherwise what it was before planned stops existed.
+        var planned = rng.Fork();
+        for (var i = 0; i < crashes.Count; i++)
+        {
+            if (crashes[i].TornAfterOutputs is null && !crashes[i].AtRegencyChange && planned.Chance(0.5))
+            {
+                crashes[i] = crashes[i] with { Planned = true };
+            }
+        }
+        return plan;
     }
 
     /// <summary>

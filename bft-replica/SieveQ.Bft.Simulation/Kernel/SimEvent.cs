@@ -37,11 +37,12 @@ internal sealed class ClientSubmit(int client) : SimEvent
     public int Client { get; } = client;
 }
 
-internal sealed class ReplicaCrash(int replica, int? tornAfterOutputs, bool atRegencyChange) : SimEvent
+internal sealed class ReplicaCrash(int replica, int? tornAfterOutputs, bool atRegencyChange, bool planned = false) : SimEvent
 {
     public int Replica { get; } = replica;
     public int? TornAfterOutputs { get; } = tornAfterOutputs;
     public bool AtRegencyChange { get; } = atRegencyChange;
+    public bool Planned { get; } = planned;
 }
 
 internal sealed class ReplicaRestart(int replica) : SimEvent

@@ -97,6 +97,16 @@ internal sealed class SimulatedReplicaHost
         _sim.Stats.Count("disk.volatile-records-lost", Disk.LoseVolatile());
     }
 
+    /// <summary>A planned stop, as the real host's graceful shutdown does it: a leader steps down, its STOP goes out, then the process ends.</summary>
+    public void StepDownAndCrash()
+    {
+        if (Core is { } core && Guard("step down", () => core.StepDown(LocalNow)))
+        {
+            AfterStep();
+        }
+        Crash();
+    }
+
     public void Receive(Delivery d)
     {
         if (Core is null)

@@ -96,6 +96,12 @@ internal sealed record E2eFigures(string Name, long Sent, long Delivered, double
     /// <summary>CPU used over the measured window by each kind of process, per delivered message; the last figure is the total.</summary>
     public IReadOnlyList<CpuFigure>? Cpu { get; init; }
 
+    /// <summary>Every message offered in the run, warm-up included (runs with phases, which drain the deliveries at the end).</summary>
+    public long? SentInAll { get; init; }
+
+    /// <summary>Every message the receiver read in the run, warm-up included, after the drain (runs with phases).</summary>
+    public long? ReceivedInAll { get; init; }
+
     /// <summary>Messages sent per root signature, when roots were counted.</summary>
     public double? MessagesPerRoot => SenderRootsSigned is > 0 and var r ? (double)Sent / r : null;
 }

@@ -26,9 +26,10 @@ internal static class E2eSieveRun
     /// <param name="during">Runs beside the measured load, from its start, given the deployment and its folder (e.g. rule-set switches).</param>
     /// <param name="duringWarmup">Runs beside the warm-up load, from its start (e.g. a first rule-set switch each way).</param>
     /// <param name="phases">Counts deliveries by the phase they were sent in; the run then waits for the last ones to arrive.</param>
+    /// <param name="launched">Given the component processes once they are healthy (a recovery round restarts them).</param>
     public static async Task<E2eFigures> RunAsync(E2eSettings s, string name, byte[]? ruleSet, CancellationToken ct,
         Func<DeploymentConfig, string, CancellationToken, Task>? during = null, MeasuredPhases? phases = null,
-        Func<DeploymentConfig, string, CancellationToken, Task>? duringWarmup = null)
+        Func<DeploymentConfig, string, CancellationToken, Task>? duringWarmup = null, Action<ComponentProcesses, LaunchOptions>? launched = null)
     {
         var dir = Path.Combine(Path.GetTempPath(), $"sieveq-bench-e2e-{Environment.ProcessId}-{Guid.NewGuid():N}"[..48]);
         var spec = new LocalDeploymentSpec
@@ -45,7 +46,9 @@ internal static class E2eSieveRun
         {
             await using var processes = new ComponentProcesses(a => ClusterProcesses.SelfCommand(a), Path.Combine(dir, "logs"));
             processes.Exited += (name, code) => Console.Error.WriteLine($"!! {name} exited with code {code} (see {processes.LogPath(name)})");
-            await LocalDeploymentLauncher.LaunchAsync(cfg, processes, new LaunchOptions { StartAgents = false, LogLevel = s.LogLevel }, ct).ConfigureAwait(false);
+            var launch = new LaunchOptions { StartAgents = false, LogLevel = s.LogLevel };
+            await LocalDeploymentLauncher.LaunchAsync(cfg, processes, launch, ct).ConfigureAwait(false);
+            launched?.Invoke(processes, launch);
             var clients = DeploymentContext.Load(dir).ToClientConfiguration();
             var state = Path.Combine(dir, "bench-state");
             var meter = new DeliveryMeter { Phases = phases };
@@ -77,6 +80,7 @@ internal static class E2eSieveRun
                     return counts.Sum();
                 }
                 var warming = OfferAsync(s.Warmup, ct);
+                long warmupSent;
                 try
                 {
                     if (duringWarmup is not null)
@@ -87,7 +91,7 @@ internal static class E2eSieveRun
                 finally
                 {
                     // Not left running behind a failed primer: the senders are disposed below.
-                    await warming.ConfigureAwait(false);
+                    warmupSent = await warming.ConfigureAwait(false);
                 }
                 var measuredFrom = Stopwatch.GetTimestamp();
                 var rootsBefore = RootsSigned();
@@ -117,6 +121,11 @@ internal static class E2eSieveRun
                     await DrainAsync(meter, ct).ConfigureAwait(false);
                 }
                 var figures = meter.Figures(name, s.Duration.TotalSeconds, sent) with { SenderRootsSigned = roots };
+                if (phases is not null)
+                {
+                    // After the drain: everything offered, warm-up included, against everything the receiver read.
+                    figures = figures with { SentInAll = warmupSent + sent, ReceivedInAll = meter.Total };
+                }
                 figures = figures with { Cpu = CpuAccount.PerMessage(cpuUsed, figures.Delivered) };
                 if (StageTrace.Enabled)
                 {

@@ -7,7 +7,7 @@ using SieveQ.Transport;
 namespace SieveQ.Cli.Commands;
 
 /// <summary>
-/// `sieveq admin status|audit|quarantine|readmit|rules push|rules rollback|pre-sq start|stop|replace --key FILE`: the controller's management API, each request signed with
+/// `sieveq admin status|audit|quarantine|readmit|rules push|rules rollback|pre-sq start|stop|replace|replica start|recover|round --key FILE`: the controller's management API, each request signed with
 /// the caller's key (the controller checks it is pinned and what its role allows). Exit codes: 0 done, 1 refused or
 /// unreachable, 2 usage, 3 recorded but not applied
 /// (the replicas refused it, no pre-SQ took it, the controller holds no command key, or it runs no orchestrator).
@@ -23,6 +23,7 @@ internal static class AdminCommands
         admin.Subcommands.Add(PartyAction("readmit", "End a sender's or pre-SQ's quarantine and clear its suspicion, ordered through the replicas (operator)."));
         admin.Subcommands.Add(AdminRuleSetCommands.Build(WithClient));
         admin.Subcommands.Add(AdminPreSqCommands.Build(WithClient));
+        admin.Subcommands.Add(AdminReplicaCommands.Build(WithClient));
         return admin;
     }
 

@@ -21,7 +21,7 @@ internal static class ControllerCommand
         var logLevel = new Option<LogLevel>("--log-level") { Description = "Minimum log level (logs go to stderr).", DefaultValueFactory = _ => LogLevel.Information };
         var launchPlan = new Option<FileInfo?>("--launch-plan")
         {
-            Description = $"Own the pre-SQ processes: start, stop and replace them as child processes with the command lines of this file ({LocalLaunchPlan.FileName}, which `sieveq up` writes).",
+            Description = $"Own the pre-SQ and replica-SQ processes: start, stop, replace and recover them as child processes with the command lines of this file ({LocalLaunchPlan.FileName}, which `sieveq up` writes).",
         };
         var windowsPreSq = new Option<int?>("--windows-pre-sq-service")
         {
@@ -66,12 +66,7 @@ internal static class ControllerCommand
         var deployment = DeploymentFile.Load(a.Directory);
         var plan = LocalLaunchPlan.Load(file);
         var processes = new ComponentProcesses(args => ClusterProcesses.SelfCommand(args), Path.Combine(deployment.BaseDirectory, "logs"));
-        var orchestrator = new LocalProcessOrchestrator(processes, plan.CommandLines(), async (c, ct) =>
-        {
-            var p = deployment.PreSq(c.Id);
-            var health = await DeploymentHealth.ProbeAsync("pre-sq", p.Name, p.Url, Protocol.ProtocolNames.PreSqService, TimeSpan.FromSeconds(2), ct, p.Pin()).ConfigureAwait(false);
-            return health.Healthy;
-        });
+        var orchestrator = new LocalProcessOrchestrator(processes, plan.CommandLines(), (c, ct) => DeploymentComponentHealth.HealthyAsync(deployment, c, ct));
         var log = logs.CreateLogger("SieveQ.Controller.Orchestration");
         // A component that ended without being stopped is reported, not restarted: that is the replicas' or an administrator's call.
         processes.Exited += (name, code) => log.LogWarning("{Component} exited by itself with code {Code} (see {Log})", name, code, processes.LogPath(name));

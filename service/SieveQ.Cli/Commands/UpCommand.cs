@@ -174,9 +174,9 @@ internal static class UpCommand
                 LocalLaunchPlan.For(cfg, launch).Save(plan);
                 await StartControllerAsync(cfg, controller, processes, parse.GetValue(logLevel)!, [.. scrape.ArgumentsFor(ScrapePorts.ControllerName), "--launch-plan", plan],
                     stop.Token).ConfigureAwait(false);
-                // The pre-SQs are the controller's children, started at its administrator's request: the process that
-                // replaces a suspected pre-SQ is the one that owns it (docs/orchestration.md).
-                using var starter = new PreSqStarter(cfg, controller);
+                // The replica-SQs and pre-SQs are the controller's children, started at its administrator's request: the
+                // process that replaces a suspected pre-SQ or recovers a replica is the one that owns it (docs/orchestration.md).
+                using var starter = new ControllerComponentStarter(cfg, controller);
                 await LocalDeploymentLauncher.LaunchAsync(cfg, processes, launch with { HostInProcess = starter.StartAsync }, stop.Token).ConfigureAwait(false);
                 await StartConsoleAsync(cfg, consoleUrl, tls, consoleProcess, stop.Token).ConfigureAwait(false);
                 var renewal = tls.Local is { } local

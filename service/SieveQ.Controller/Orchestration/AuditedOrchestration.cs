@@ -36,6 +36,7 @@ public sealed class AuditedOrchestration
     public static string ActionName(string verb, ComponentRef component) => component.Kind switch
     {
         ComponentKind.PreSq => verb + "-pre-sq",
+        ComponentKind.Replica => verb + "-replica",
         _ => verb + "-" + component.Kind.ToString().ToLowerInvariant(),
     };
 
@@ -66,6 +67,22 @@ public sealed class AuditedOrchestration
             var stopped = await o.StopAsync(component, CancellationToken.None).ConfigureAwait(false);
             await record($"stopped ({stopped}); starting a fresh process").ConfigureAwait(false);
             return "replaced: " + await o.StartAsync(component, CancellationToken.None).ConfigureAwait(false);
+        });
+
+    /// <summary>
+    /// A recovery: stop, start a fresh process on the component's kept state, then <paramref name="afterStart"/> (a
+    /// replica's wait until it has caught up, which throws <see cref="OrchestratorException"/> when it does not), each
+    /// step recorded, the component's gate held throughout so nothing else starts or stops it half way.
+    /// </summary>
+    public Task<OrchestrationOutcome> RecoverAsync(string actor, ComponentRef component, string target, Func<Func<string, Task>, Task<string>> afterStart) =>
+        RunAsync(actor, component, ActionName("recover", component), target, async (o, record) =>
+        {
+            await record($"stopping through {o.Name}").ConfigureAwait(false);
+            var stopped = await o.StopAsync(component, CancellationToken.None).ConfigureAwait(false);
+            await record($"stopped ({stopped}); starting a fresh process").ConfigureAwait(false);
+            var started = await o.StartAsync(component, CancellationToken.None).ConfigureAwait(false);
+            await record($"started ({started}); waiting until it has caught up").ConfigureAwait(false);
+            return $"recovered: {started}; " + await afterStart(record).ConfigureAwait(false);
         });
 
     /// <summary>A record of a decision not to act (a bound reached), in the same action's words.</summary>

@@ -3,10 +3,11 @@ using SieveQ.Deployment;
 
 namespace SieveQ.Controller.Orchestration;
 
-/// <summary>The kinds of component an orchestrator starts and stops. Only pre-SQs are acted on today; replicas come with recovery rounds.</summary>
+/// <summary>The kinds of component an orchestrator starts and stops: pre-SQs (start, stop, replace) and replica-SQs (start, recover).</summary>
 public enum ComponentKind
 {
     PreSq,
+    Replica,
 }
 
 /// <summary>One component of the deployment, by kind and its id in deployment.json (a pre-SQ's id is its ordering-client id).</summary>
@@ -14,10 +15,13 @@ public readonly record struct ComponentRef(ComponentKind Kind, int Id)
 {
     public static ComponentRef PreSq(int id) => new(ComponentKind.PreSq, id);
 
-    /// <summary>As the deployment names its process and the audit log its target: "pre-sq-3".</summary>
+    public static ComponentRef Replica(int id) => new(ComponentKind.Replica, id);
+
+    /// <summary>As the deployment names its process and the audit log its target: "pre-sq-3", "replica-sq-0".</summary>
     public override string ToString() => Kind switch
     {
         ComponentKind.PreSq => LocalDeploymentLauncher.PreSqName(Id),
+        ComponentKind.Replica => LocalDeploymentLauncher.ReplicaName(Id),
         _ => Kind.ToString().ToLowerInvariant() + "-" + Id.ToString(CultureInfo.InvariantCulture),
     };
 }

@@ -65,6 +65,54 @@ public sealed class ReplicaHostClusterTests
     }
 
     /// <summary>
+    /// The leader asked to step down (a planned stop) hands the regency over while it still runs: each follower joins
+    /// on its word alone (its STOP, counted as "leader-stepped-down"), regency 1 is installed under replica 1, and the
+    /// cluster orders on after the old leader is gone. A follower asked the same answers that it has nothing to hand over.
+    /// </summary>
+    [Fact]
+    public async Task A_leader_that_steps_down_hands_the_regency_over_before_it_stops()
+    {
+        using var cluster = new TempCluster(replicas: 4, clients: 2, new ReplicaConfig { CheckpointInterval = 1000 }, durability: true);
+        var hosts = new List<ReplicaHost>();
+        try
+        {
+            for (var i = 0; i < 4; i++)
+            {
+                var host = new ReplicaHost(cluster.Config, i, ClusterBootstrap.LoadKey(cluster.Config, i), new BenchmarkApplication(), NullLoggerFactory.Instance);
+                host.Start();
+                hosts.Add(host);
+            }
+            await using var client = new BftClient(cluster.Config, 4, ClusterBootstrap.LoadKey(cluster.Config, 4), new BftClientOptions { Window = 4 });
+            Assert.True(await client.WaitConnectedAsync(4, TimeSpan.FromSeconds(10)));
+            await client.SubmitAsync(new byte[8], CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(30));
+
+            Assert.False(await hosts[2].StepDownAsync(TimeSpan.FromSeconds(10)));
+            Assert.True(await hosts[0].StepDownAsync(TimeSpan.FromSeconds(10)));
+            await hosts[0].DisposeAsync();
+            hosts.RemoveAt(0);
+
+            // A bound on waiting, not a timing goal: what is asserted is how the regency changed, by the counters.
+            var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(60);
+            while (hosts.Any(h => h.Status.Regency < 1 || h.Status.Mode != "Normal") && DateTime.UtcNow < deadline)
+            {
+                await Task.Delay(50);
+            }
+            Assert.All(hosts, h => Assert.Equal(1, h.Status.Regency));
+            Assert.All(hosts, h => Assert.Equal(1, h.Status.CoreCounters.GetValueOrDefault("complaint.leader-stepped-down")));
+            Assert.All(hosts, h => Assert.Equal(0, h.Status.CoreCounters.GetValueOrDefault("complaint.leader-silent")
+                + h.Status.CoreCounters.GetValueOrDefault("complaint.request-timeout")));
+            await client.SubmitAsync(new byte[8], CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(30));
+        }
+        finally
+        {
+            foreach (var h in hosts)
+            {
+                await h.DisposeAsync();
+            }
+        }
+    }
+
+    /// <summary>
     /// A restarted replica's first status (and so the first status.json a supervisor reads) is what recovery
     /// restored from its log, never the empty placeholder of a replica that has not drained yet.
     /// </summary>

@@ -18,6 +18,7 @@ namespace SieveQ.Bft.Tests.Scenarios;
 /// <item><c>stabilize [quiet]</c>: delivers until nothing is in flight.</item>
 /// <item><c>isolate 0</c> / <c>heal 0</c>: messages to or from the replica are lost while isolated.</item>
 /// <item><c>tamper-sync from=1</c>: the SYNCs in flight from the replica carry a forged prior value.</item>
+/// <item><c>step-down 0</c>: the replica is told to step down (a planned stop of the leader); prints whether it asked.</item>
 /// <item><c>in-flight</c>, <c>status</c>, <c>counters r=2 prefix=sync.</c>: what is there to see.</item>
 /// </list>
 /// Outputs print one per line in <see cref="ScenarioText"/>'s form; a command with nothing to print prints "ok".
@@ -68,6 +69,15 @@ internal sealed class ScenarioCluster
                 break;
             case "tamper-sync":
                 TamperSync((int)Number(args, "from"), output);
+                break;
+            case "step-down":
+                var who = int.Parse(flags[0], CultureInfo.InvariantCulture);
+                var asked = _cores[who].StepDown(_now);
+                Collect(who, output);
+                if (!asked)
+                {
+                    output.Add($"{who} is not leading: nothing asked");
+                }
                 break;
             case "in-flight":
                 output.AddRange(_inFlight.Select(m => $"{m.Message.From} -> {m.To} {_text.Message(m.Message)}"));
