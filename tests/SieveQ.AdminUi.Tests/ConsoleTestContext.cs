@@ -29,6 +29,9 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
     /// <summary>What starts and stops the controller's components: none, as without `sieveq up`, unless a test class gives one.</summary>
     private protected virtual IComponentOrchestrator? Orchestrator => null;
 
+    /// <summary>Where the controller reads the replicas' progress for a recovery: nowhere, unless a test class gives it.</summary>
+    private protected virtual IReplicaProgressSource? ReplicaProgress => null;
+
     /// <summary>The pre-SQs page as an administrator sees it, after Replace and its confirmation were clicked on <paramref name="preSq"/>'s row.</summary>
     private protected async Task<IRenderedComponent<SieveQ.AdminUi.Components.Pages.PreSqs>> ReplaceConfirmedAsAdministratorAsync(int preSq)
     {
@@ -53,7 +56,7 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
         // Pages load from a real controller over HTTP/2: on a loaded machine that takes longer than bUnit's 1 s default
         // wait, which failed a test that waited for the audit page's rows. A bound on waiting, not a timing goal.
         DefaultWaitTimeout = TimeSpan.FromSeconds(30);
-        Controller = await RealController.StartAsync(ConsoleCallerRole, Orchestrator);
+        Controller = await RealController.StartAsync(ConsoleCallerRole, Orchestrator, ReplicaProgress);
         JSInterop.Mode = JSRuntimeMode.Loose;
         Services.AddMudServices();
         Services.AddLogging();
@@ -83,7 +86,7 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
         Services.AddSingleton(new DeploymentConfig
         {
             F = 1,
-            Replicas = [],
+            Replicas = [.. Enumerable.Range(0, 4).Select(i => new ReplicaSqEntry { Id = i, Name = $"replica-sq-{i}", ApiUrl = $"http://127.0.0.1:{10 + i}" })],
             PreSqs = [new PreSqEntry { Id = 4, Name = "pre-sq-4", Url = "http://127.0.0.1:3" }, new PreSqEntry { Id = 5, Name = "pre-sq-5", Url = "http://127.0.0.1:4" }],
             Agents = [new AgentEntry { Name = "agent", Socket = "agent.sock", Senders = [1, 2], Receivers = [100, 101] }],
             BaseDirectory = Controller.Directory,

@@ -148,7 +148,7 @@ public sealed partial class OidcSignInTests(OidcConsole deployment) : IClassFixt
     }
 
     [Fact]
-    public async Task A_pre_sqs_start_stop_and_replace_are_posted_only_by_an_administrator()
+    public async Task A_pre_sqs_start_stop_and_replace_and_replica_recoveries_are_posted_only_by_an_administrator()
     {
         foreach (var (user, allowed) in new[] { ("victor", false), ("olga", false), ("ada", true) })
         {
@@ -157,9 +157,9 @@ public sealed partial class OidcSignInTests(OidcConsole deployment) : IClassFixt
             Assert.Equal(HttpStatusCode.Redirect, signedIn.StatusCode);
             using var page = await browser.GetAsync(new Uri(deployment.Url, "/account/password"));
             var token = AntiforgeryField().Match(await page.Content.ReadAsStringAsync()).Groups[1].Value;
-            foreach (var verb in new[] { "start", "stop", "replace" })
+            foreach (var path in new[] { "/api/pre-sqs/1/start", "/api/pre-sqs/1/stop", "/api/pre-sqs/1/replace", "/api/replicas/0/recover", "/api/replicas/recover-round" })
             {
-                using var post = await browser.PostAsync(new Uri(deployment.Url, $"/api/pre-sqs/1/{verb}"),
+                using var post = await browser.PostAsync(new Uri(deployment.Url, path),
                     new FormUrlEncodedContent(new Dictionary<string, string> { ["reason"] = "direct", ["__RequestVerificationToken"] = token }));
                 if (!allowed)
                 {
@@ -176,6 +176,10 @@ public sealed partial class OidcSignInTests(OidcConsole deployment) : IClassFixt
                     new FormUrlEncodedContent(new Dictionary<string, string> { ["reason"] = "direct", ["__RequestVerificationToken"] = token }));
                 Assert.Equal(HttpStatusCode.BadRequest, outside.StatusCode);
                 Assert.Contains("there is no pre-SQ 9 in this deployment", await outside.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+                using var noReplica = await browser.PostAsync(new Uri(deployment.Url, "/api/replicas/9/recover"),
+                    new FormUrlEncodedContent(new Dictionary<string, string> { ["reason"] = "direct", ["__RequestVerificationToken"] = token }));
+                Assert.Equal(HttpStatusCode.BadRequest, noReplica.StatusCode);
+                Assert.Contains("there is no replica-SQ 9 in this deployment", await noReplica.Content.ReadAsStringAsync(), StringComparison.Ordinal);
             }
         }
     }

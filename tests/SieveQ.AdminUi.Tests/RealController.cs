@@ -48,7 +48,8 @@ internal sealed class RealController : IAsyncDisposable
     public FakeRuleSetOrdering Ordering { get; private set; } = null!;
     public ControllerGateway Gateway { get; private set; } = null!;
 
-    public static async Task<RealController> StartAsync(ManagementRole consoleRole = ManagementRole.Operator, IComponentOrchestrator? orchestrator = null)
+    public static async Task<RealController> StartAsync(ManagementRole consoleRole = ManagementRole.Operator, IComponentOrchestrator? orchestrator = null,
+        IReplicaProgressSource? replicas = null)
     {
         var c = new RealController();
         using var probe = new TcpListener(IPAddress.Loopback, 0);
@@ -56,7 +57,8 @@ internal sealed class RealController : IAsyncDisposable
         var port = ((IPEndPoint)probe.LocalEndpoint).Port;
         probe.Stop();
         c.Host = ControllerHost.Create(new Uri($"http://127.0.0.1:{port}"), [new PinnedCaller("console", consoleRole, c._key.ExportSubjectPublicKeyInfo())],
-            Path.Combine(c._dir, "audit"), _ => Task.FromResult(c.Health), NullLoggerFactory.Instance, ruleSets: c.RuleSetDesk(), orchestrator: orchestrator);
+            Path.Combine(c._dir, "audit"), _ => Task.FromResult(c.Health), NullLoggerFactory.Instance, ruleSets: c.RuleSetDesk(), orchestrator: orchestrator,
+            replicaProgress: replicas);
         await c.Host.StartAsync();
         c.Gateway = new ControllerGateway(new ManagementClient(c.Host.Url, c._key));
         return c;

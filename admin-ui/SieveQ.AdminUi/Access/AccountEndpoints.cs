@@ -50,6 +50,12 @@ public static class AccountEndpoints
                 ChangeAsync(act(actions, context.User, preSq, reason, context.RequestAborted)))
                 .RequireAuthorization(ConsolePolicies.Administrator);
         }
+        routes.MapPost("/api/replicas/{replica}/recover", (uint replica, [FromForm] string? reason, HttpContext context, PartyActions actions) =>
+            ChangeAsync(actions.RecoverReplicaAsync(context.User, replica, reason, context.RequestAborted)))
+            .RequireAuthorization(ConsolePolicies.Administrator);
+        routes.MapPost("/api/replicas/recover-round", ([FromForm] string? reason, HttpContext context, PartyActions actions) =>
+            ChangeAsync(actions.RecoverReplicasAsync(context.User, reason, context.RequestAborted)))
+            .RequireAuthorization(ConsolePolicies.Administrator);
         routes.MapPost("/api/rule-sets/push", async (IFormFile? document, IFormFile? signature, [FromForm] string? reason, HttpContext context, RuleSetChanges.RuleSetActions actions) =>
         {
             var json = await ReadCappedAsync(document, RuleSetChanges.RuleSetActions.MaxDocumentBytes, context.RequestAborted).ConfigureAwait(false);

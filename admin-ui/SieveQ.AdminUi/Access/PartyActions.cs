@@ -12,8 +12,8 @@ public sealed record ActionResult(bool Sent, bool Refused, string Message, long 
 
 /// <summary>
 /// Quarantine and readmission of a sender or a pre-SQ, and an administrator's start, stop and replacement of a pre-SQ
-/// process, for the pages' handlers and the form endpoints alike: the policy (operator; administrator for the
-/// processes, as at the controller) is checked here, on the server, for the user making the request, whatever the page
+/// process and recovery of a replica-SQ (one, or a round over all), for the pages' handlers and the form endpoints
+/// alike: the policy (operator; administrator for the processes, as at the controller) is checked here, on the server, for the user making the request, whatever the page
 /// showed; the party must be one of the deployment's. The controller audits the request under the console's key, with
 /// the console user named in the reason.
 /// </summary>
@@ -44,11 +44,18 @@ public sealed class PartyActions(IAuthorizationService authorization, IControlle
     public Task<ActionResult> ReplacePreSqAsync(ClaimsPrincipal user, uint preSq, string? reason, CancellationToken ct) =>
         RunAsync(user, "replace", Party.PreSq(preSq, deployment), reason, controller.ReplacePreSqAsync, ct, ConsolePolicies.Administrator);
 
+    public Task<ActionResult> RecoverReplicaAsync(ClaimsPrincipal user, uint replica, string? reason, CancellationToken ct) =>
+        RunAsync(user, "recover", Party.Replica(replica, deployment), reason, controller.RecoverReplicaAsync, ct, ConsolePolicies.Administrator);
+
+    /// <summary>A recovery round: every replica in turn; the reply comes when the round is over (tens of seconds).</summary>
+    public Task<ActionResult> RecoverReplicasAsync(ClaimsPrincipal user, string? reason, CancellationToken ct) =>
+        RunAsync(user, "recover", Party.EveryReplica(deployment), reason, (_, r, c) => controller.RecoverReplicasAsync(r, c), ct, ConsolePolicies.Administrator);
+
     /// <summary>
-    /// Whether <paramref name="user"/> may start, stop and replace pre-SQs: for the page to offer the buttons only;
-    /// each request is checked again when it is made.
+    /// Whether <paramref name="user"/> may act on processes (start, stop and replace pre-SQs, recover replicas): for
+    /// the pages to offer the buttons only; each request is checked again when it is made.
     /// </summary>
-    public async Task<bool> MayRunPreSqsAsync(ClaimsPrincipal user) =>
+    public async Task<bool> MayRunProcessesAsync(ClaimsPrincipal user) =>
         (await authorization.AuthorizeAsync(user, ConsolePolicies.Administrator).ConfigureAwait(false)).Succeeded;
 
     private async Task<ActionResult> RunAsync(ClaimsPrincipal user, string action, Party party, string? reason,
@@ -98,10 +105,20 @@ public sealed class PartyActions(IAuthorizationService authorization, IControlle
         }
     }
 
-    /// <summary>A sender or pre-SQ named by a request, and whether the deployment has it.</summary>
+    /// <summary>A sender, pre-SQ or replica-SQ named by a request (or every replica, for a round), and whether the deployment has it.</summary>
     private sealed record Party(string Kind, uint Id, bool Known)
     {
-        public string Label => Kind == "sender" ? $"sender {Id}" : $"pre-SQ {Id}";
+        public string Label => Kind switch
+        {
+            "sender" => $"sender {Id}",
+            "replica" => $"replica-SQ {Id}",
+            "replicas" => "every replica-SQ",
+            _ => $"pre-SQ {Id}",
+        };
+
+        public static Party Replica(uint id, DeploymentConfig d) => new("replica", id, d.Replicas.Any(r => r.Id == id));
+
+        public static Party EveryReplica(DeploymentConfig d) => new("replicas", 0, d.Replicas.Count > 0);
 
         public static Party Sender(uint id, DeploymentConfig d) =>
             new("sender", id, d.Agents.SelectMany(a => a.Senders).Concat(d.Routes.Select(r => r.Sender)).Any(s => s == id));

@@ -19,6 +19,8 @@ public interface IControllerGateway
     Task<ManagementActionReply> StartPreSqAsync(uint preSq, string reason, CancellationToken ct);
     Task<ManagementActionReply> StopPreSqAsync(uint preSq, string reason, CancellationToken ct);
     Task<ManagementActionReply> ReplacePreSqAsync(uint preSq, string reason, CancellationToken ct);
+    Task<ManagementActionReply> RecoverReplicaAsync(uint replica, string reason, CancellationToken ct);
+    Task<ManagementActionReply> RecoverReplicasAsync(string reason, CancellationToken ct);
     Task<ManagementActionReply> RecordConsoleChangeAsync(string action, string target, string outcome, CancellationToken ct);
     Task<ManagementActionReply> PushRuleSetAsync(ReadOnlyMemory<byte> document, ReadOnlyMemory<byte> signature, string reason, CancellationToken ct);
     Task<ManagementActionReply> RollbackRuleSetAsync(string reason, CancellationToken ct);
@@ -41,6 +43,9 @@ public sealed class ControllerGateway(ManagementClient client) : IControllerGate
         client.PreSqLifecycleAsync(ControllerNames.StopPreSq, preSq, reason, ct);
     public Task<ManagementActionReply> ReplacePreSqAsync(uint preSq, string reason, CancellationToken ct) =>
         client.PreSqLifecycleAsync(ControllerNames.ReplacePreSq, preSq, reason, ct);
+    public Task<ManagementActionReply> RecoverReplicaAsync(uint replica, string reason, CancellationToken ct) =>
+        client.ReplicaLifecycleAsync(ControllerNames.RecoverReplica, replica, reason, ct);
+    public Task<ManagementActionReply> RecoverReplicasAsync(string reason, CancellationToken ct) => client.RecoverReplicasAsync(reason, ct);
     public Task<ManagementActionReply> RecordConsoleChangeAsync(string action, string target, string outcome, CancellationToken ct) =>
         client.RecordConsoleChangeAsync(action, target, outcome, ct);
     public Task<ManagementActionReply> PushRuleSetAsync(ReadOnlyMemory<byte> document, ReadOnlyMemory<byte> signature, string reason, CancellationToken ct) =>
