@@ -67,6 +67,12 @@ public sealed record ControllerConfig
     /// <summary>Refuse rule sets pushed without their .sig file; otherwise the controller signs them with the command key.</summary>
     public bool RequireSignedRuleSets { get; init; }
 
+    /// <summary>
+    /// A proactive recovery round every this many minutes (10 to 43,200, i.e. 30 days); absent: rounds only when an
+    /// administrator asks (`sieveq admin replica round`). Needs an orchestrator that owns the replicas (`sieveq up`).
+    /// </summary>
+    public int? RecoveryRoundEveryMinutes { get; init; }
+
     /// <summary>Canonical copies of the rule sets the controller knows by version, for diffs against the running one.</summary>
     public string RuleSetArchiveDirectory { get; init; } = Path.Combine("data", "controller", "rule-sets");
 
@@ -90,6 +96,11 @@ public sealed record ControllerConfig
         catch (DeploymentException e)
         {
             throw new DeploymentException($"{path}: {e.Message}", e);
+        }
+        if (cfg.RecoveryRoundEveryMinutes is { } minutes
+            && (TimeSpan.FromMinutes(minutes) < Orchestration.ProactiveRecoveryRounds.MinInterval || TimeSpan.FromMinutes(minutes) > Orchestration.ProactiveRecoveryRounds.MaxInterval))
+        {
+            throw new DeploymentException($"{path}: recoveryRoundEveryMinutes must be {Orchestration.ProactiveRecoveryRounds.MinInterval.TotalMinutes:0} to {Orchestration.ProactiveRecoveryRounds.MaxInterval.TotalMinutes:0}");
         }
         var replicaIds = new HashSet<int>();
         foreach (var c in cfg.Callers)

@@ -28,6 +28,9 @@ public sealed record ControllerHostOptions
     /// <summary>How long a replica recovery waits for the replica to catch up, and for a quorum before each step of a round.</summary>
     public ReplicaRecoveryOptions Recovery { get; init; } = new();
 
+    /// <summary>A proactive recovery round this often (<see cref="ProactiveRecoveryRounds"/>); null: only when asked.</summary>
+    public TimeSpan? RecoveryRoundEvery { get; init; }
+
     /// <summary>A management endpoint has a handful of callers: small limits keep a flood from costing much.</summary>
     public KestrelLimits KestrelLimits { get; init; } = new()
     {
@@ -57,9 +60,13 @@ public sealed class ControllerHost : IAsyncDisposable
 
     private readonly IComponentOrchestrator? _orchestrator;
 
-    private ControllerHost(WebApplication web, CallerAuthenticator authenticator, AuditLog audit, Uri url, PreSqReplacement replacement, IComponentOrchestrator? orchestrator)
+    private readonly ProactiveRecoveryRounds? _rounds;
+
+    private ControllerHost(WebApplication web, CallerAuthenticator authenticator, AuditLog audit, Uri url, PreSqReplacement replacement, IComponentOrchestrator? orchestrator,
+        ProactiveRecoveryRounds? rounds)
     {
         _web = web;
+        _rounds = rounds;
         _authenticator = authenticator;
         Audit = audit;
         Url = url;
@@ -100,7 +107,10 @@ public sealed class ControllerHost : IAsyncDisposable
             var app = web.Build();
             api.Map(app);
             new ReplicaNoticeEndpoint(authenticator, audit, new ReplicaNoticeTally(options.ReplicaFaults, options.Time), replacement: replacement).Map(app);
-            return new ControllerHost(app, authenticator, audit, url, replacement, orchestrator);
+            var rounds = options.RecoveryRoundEvery is { } every
+                ? new ProactiveRecoveryRounds(recovery, every, options.Time, logs.CreateLogger<ProactiveRecoveryRounds>())
+                : null;
+            return new ControllerHost(app, authenticator, audit, url, replacement, orchestrator, rounds);
         }
         catch
         {
@@ -117,7 +127,12 @@ public sealed class ControllerHost : IAsyncDisposable
         var deployment = DeploymentFile.Load(deploymentDirectory);
         var cfg = ControllerConfig.Load(deployment.BaseDirectory);
         options ??= new ControllerHostOptions();
-        options = options with { Audit = options.Audit with { MaxFileBytes = cfg.MaxAuditFileBytes }, ReplicaFaults = deployment.F };
+        options = options with
+        {
+            Audit = options.Audit with { MaxFileBytes = cfg.MaxAuditFileBytes },
+            ReplicaFaults = deployment.F,
+            RecoveryRoundEvery = cfg.RecoveryRoundEveryMinutes is { } minutes ? TimeSpan.FromMinutes(minutes) : options.RecoveryRoundEvery,
+        };
         var key = cfg.CommandKeyFile is { } file ? ManagementKeyFile.Read(deployment.Resolve(file)) : null;
         try
         {
@@ -160,7 +175,11 @@ public sealed class ControllerHost : IAsyncDisposable
     {
         await _web.StartAsync(ct).ConfigureAwait(false);
         await Audit.AppendAsync("controller", "start", Url.ToString(), $"serving; audit log verified up to record {Audit.LastSequence}", ct).ConfigureAwait(false);
+        _rounds?.Start();
     }
+
+    /// <summary>The proactive recovery rounds, when controller.json asks for them.</summary>
+    public ProactiveRecoveryRounds? ProactiveRounds => _rounds;
 
     public async Task StopAsync(CancellationToken ct = default)
     {
@@ -170,6 +189,11 @@ public sealed class ControllerHost : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
+        if (_rounds is not null)
+        {
+            // A round under way ends (each step bounded) and is recorded before the log closes.
+            await _rounds.DisposeAsync().ConfigureAwait(false);
+        }
         await _web.DisposeAsync().ConfigureAwait(false);
         // A replacement under way finishes (each step bounded) and is recorded before the log closes.
         await Replacement.DisposeAsync().ConfigureAwait(false);

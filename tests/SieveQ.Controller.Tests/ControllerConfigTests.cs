@@ -55,4 +55,25 @@ public sealed class ControllerConfigTests : IDisposable
         File.WriteAllText(ControllerConfig.PathIn(_dir), json);
         Assert.Throws<DeploymentException>(() => ControllerConfig.Load(_dir));
     }
+
+    [Theory]
+    [InlineData(9, false)]
+    [InlineData(10, true)]
+    [InlineData(1440, true)]
+    [InlineData(43_200, true)]
+    [InlineData(43_201, false)]
+    [InlineData(-5, false)]
+    public void A_proactive_recovery_round_interval_is_taken_only_within_its_bounds(int minutes, bool taken)
+    {
+        File.WriteAllText(ControllerConfig.PathIn(_dir), $$"""{ "url": "http://127.0.0.1:1", "callers": [], "recoveryRoundEveryMinutes": {{minutes}} }""");
+        if (taken)
+        {
+            Assert.Equal(minutes, ControllerConfig.Load(_dir).RecoveryRoundEveryMinutes);
+        }
+        else
+        {
+            var e = Assert.Throws<DeploymentException>(() => ControllerConfig.Load(_dir));
+            Assert.EndsWith("recoveryRoundEveryMinutes must be 10 to 43200", e.Message, StringComparison.Ordinal);
+        }
+    }
 }

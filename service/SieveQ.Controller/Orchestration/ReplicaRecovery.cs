@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Diagnostics.Metrics;
 using System.Globalization;
 using Microsoft.Extensions.Logging;
 
@@ -18,6 +19,12 @@ public sealed class ReplicaRecovery
 {
     /// <summary>Said, and recorded, when the controller cannot read the replicas' progress.</summary>
     public const string NoProgressSource = "not carried out: this controller reads no replica's progress (it runs without a deployment)";
+
+    private static readonly Meter Meter = new("SieveQ.Controller.Orchestration");
+    private static readonly Counter<long> Recoveries = Meter.CreateCounter<long>("sieveq.controller.replica_recoveries",
+        description: "Replica recoveries, by outcome (recovered, failed, refused)");
+    private static readonly Counter<long> Rounds = Meter.CreateCounter<long>("sieveq.controller.recovery_rounds",
+        description: "Recovery rounds, by outcome (done, stopped, refused)");
 
     private readonly AuditedOrchestration _orchestration;
     private readonly IReplicaProgressSource? _progress;
@@ -72,6 +79,7 @@ public sealed class ReplicaRecovery
                 var one = await RecoverOneAsync(actor, replica, targetOf(replica), _options.QuorumWait).ConfigureAwait(false);
                 if (!one.Done)
                 {
+                    Rounds.Add(1, new KeyValuePair<string, object?>("outcome", "stopped"));
                     var stopped = $"stopped at {ComponentRef.Replica(replica)} after {Recovered(recovered)}: {one.Status}";
                     var failed = await _orchestration.RecordAsync(actor, "recovery-round", target, stopped).ConfigureAwait(false);
                     return new OrchestrationOutcome(false, stopped, failed.Sequence);
@@ -79,6 +87,7 @@ public sealed class ReplicaRecovery
                 recovered.Add(replica);
                 _log.LogInformation("recovery round: {Replica} recovered ({Done} of {Count})", ComponentRef.Replica(replica), recovered.Count, _progress.Replicas.Count);
             }
+            Rounds.Add(1, new KeyValuePair<string, object?>("outcome", "done"));
             var status = $"done: recovered {Recovered(recovered)} in {clock.Elapsed.TotalSeconds.ToString("0.0", CultureInfo.InvariantCulture)} s";
             var record = await _orchestration.RecordAsync(actor, "recovery-round", target, status).ConfigureAwait(false);
             return new OrchestrationOutcome(true, status, record.Sequence);
@@ -103,6 +112,7 @@ public sealed class ReplicaRecovery
         {
             return null;
         }
+        (action == "recovery-round" ? Rounds : Recoveries).Add(1, new KeyValuePair<string, object?>("outcome", "refused"));
         var record = await _orchestration.RecordAsync(actor, action, target, why).ConfigureAwait(false);
         return new OrchestrationOutcome(false, why, record.Sequence);
     }
@@ -114,6 +124,7 @@ public sealed class ReplicaRecovery
         var healthy = others.Where(o => o.Healthy).ToList();
         if (!enough)
         {
+            Recoveries.Add(1, new KeyValuePair<string, object?>("outcome", "refused"));
             var refused = $"refused: {healthy.Count} of the {others.Count} other replica-SQs are healthy, {Quorum} needed to order on while {component} restarts ("
                 + string.Join("; ", others.Where(o => !o.Healthy)) + ")";
             var record = await _orchestration.RecordAsync(actor, "recover-replica", target, refused).ConfigureAwait(false);
@@ -121,7 +132,9 @@ public sealed class ReplicaRecovery
         }
         // How far the quorum had decided before the stop: the recovered replica has caught up once it is there too.
         var mark = healthy.Max(o => o.LastDecided);
-        return await _orchestration.RecoverAsync(actor, component, target, _ => CatchUpAsync(replica, mark)).ConfigureAwait(false);
+        var outcome = await _orchestration.RecoverAsync(actor, component, target, _ => CatchUpAsync(replica, mark)).ConfigureAwait(false);
+        Recoveries.Add(1, new KeyValuePair<string, object?>("outcome", outcome.Done ? "recovered" : "failed"));
+        return outcome;
     }
 
     private int Quorum => 2 * _progress!.F + 1;
