@@ -14,7 +14,9 @@ internal sealed record RecoveryRoundReport(
 {
     private IEnumerable<(MeasuredPhase Phase, LatencySummary Latency)> Windows => Phases.Where(p => p.Phase.Arm == PhaseArm.Treatment);
 
-    public LatencySummary Steady => Phases.First(p => p.Phase.Label == "steady").Latency;
+    private (MeasuredPhase Phase, LatencySummary Latency) SteadyPhase => Phases.First(p => p.Phase.Label == "steady");
+
+    public LatencySummary Steady => SteadyPhase.Latency;
 
     public (MeasuredPhase Phase, LatencySummary Latency) Worst => Windows.MaxBy(w => w.Latency.Samples == 0 ? double.MaxValue : w.Latency.P99Ms);
 
@@ -56,7 +58,7 @@ internal sealed record RecoveryRoundReport(
         received = Received,
         lost = Lost,
         extra = Extra,
-        steady = Figures(Phases.First(p => p.Phase.Label == "steady")),
+        steady = Figures(SteadyPhase),
         windows = Windows.Select(Figures).ToList(),
         after = Phases.Where(p => p.Phase.Label == "after").Select(Figures).FirstOrDefault(),
         worstWindowP99Ms = Worst.Latency.P99Ms,

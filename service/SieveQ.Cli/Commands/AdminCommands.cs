@@ -121,6 +121,17 @@ internal static class AdminCommands
         new("--reason") { Description = "Why (recorded in the audit log, up to 200 characters).", DefaultValueFactory = _ => "" };
 
     /// <summary>Prints an admin action's reply ("VERB" or "NOT VERB", its audit record, its status) and returns the exit code: 0 carried out, 3 not.</summary>
+    /// <summary>A command on one component by `--id N [--reason TEXT]`, reported as every admin command ("done").</summary>
+    internal static Command IdAction(WithManagementClient withClient, string name, string description, string idDescription,
+        Func<ManagementClient, uint, string, CancellationToken, Task<SieveQ.Protocol.V1.ManagementActionReply>> call)
+    {
+        var id = new Option<uint>("--id") { Description = idDescription, Required = true };
+        var reason = ReasonOption();
+        var cmd = new Command(name, description) { id, reason };
+        return withClient(cmd, (parse, ct) => async client =>
+            Report(await call(client, parse.GetValue(id), parse.GetValue(reason) ?? "", ct).ConfigureAwait(false), "done"));
+    }
+
     internal static int Report(SieveQ.Protocol.V1.ManagementActionReply reply, string verb = "applied")
     {
         ArgumentNullException.ThrowIfNull(reply);

@@ -19,16 +19,7 @@ internal static class AdminPreSqCommands
         return preSq;
     }
 
-    private static Command Action(WithManagementClient withClient,
-        string name, string method, string description)
-    {
-        var id = new Option<uint>("--id") { Description = "The pre-SQ's id (as in deployment.json).", Required = true };
-        var reason = AdminCommands.ReasonOption();
-        var cmd = new Command(name, description) { id, reason };
-        return withClient(cmd, (parse, ct) => async client =>
-        {
-            var reply = await client.PreSqLifecycleAsync(method, parse.GetValue(id), parse.GetValue(reason) ?? "", ct).ConfigureAwait(false);
-            return AdminCommands.Report(reply, "done");
-        });
-    }
+    private static Command Action(WithManagementClient withClient, string name, string method, string description) =>
+        AdminCommands.IdAction(withClient, name, description, "The pre-SQ's id (as in deployment.json).",
+            (client, id, reason, ct) => client.PreSqLifecycleAsync(method, id, reason, ct));
 }

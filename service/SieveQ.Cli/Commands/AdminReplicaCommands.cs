@@ -24,15 +24,7 @@ internal static class AdminReplicaCommands
         return replica;
     }
 
-    private static Command Action(WithManagementClient withClient, string name, string method, string description)
-    {
-        var id = new Option<uint>("--id") { Description = "The replica-SQ's id (0 to 3f, as in deployment.json).", Required = true };
-        var reason = AdminCommands.ReasonOption();
-        var cmd = new Command(name, description) { id, reason };
-        return withClient(cmd, (parse, ct) => async client =>
-        {
-            var reply = await client.ReplicaLifecycleAsync(method, parse.GetValue(id), parse.GetValue(reason) ?? "", ct).ConfigureAwait(false);
-            return AdminCommands.Report(reply, "done");
-        });
-    }
+    private static Command Action(WithManagementClient withClient, string name, string method, string description) =>
+        AdminCommands.IdAction(withClient, name, description, "The replica-SQ's id (0 to 3f, as in deployment.json).",
+            (client, id, reason, ct) => client.ReplicaLifecycleAsync(method, id, reason, ct));
 }

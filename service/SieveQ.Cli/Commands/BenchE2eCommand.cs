@@ -217,7 +217,7 @@ internal static class BenchE2eCommand
             : null;
     }
 
-    private static bool TryDuration(string text, out TimeSpan value)
+    internal static bool TryDuration(string text, out TimeSpan value)
     {
         try
         {

@@ -41,8 +41,10 @@ internal static class BenchRecoveryCommand
         {
             var parseError = BenchE2eCommand.ParseError(parse.GetValue(rate).ToString(CultureInfo.InvariantCulture), parse.GetValue(duration)!, parse.GetValue(warmup)!,
                 parse.GetValue(steady)!, out var rateValue, out var durationValue, out var warmupValue, out var steadyValue);
-            var windowError = BenchE2eCommand.ParseError("max", parse.GetValue(window)!, "0s", "0s", out _, out var windowValue, out _, out _);
-            parseError ??= windowError?.Replace("--duration", "--window", StringComparison.Ordinal);
+            if (!BenchE2eCommand.TryDuration(parse.GetValue(window)!, out var windowValue))
+            {
+                parseError ??= $"--window must be a duration such as 30s, 500ms or 2m, not '{parse.GetValue(window)}'";
+            }
             var s = new E2eSettings(parse.GetValue(size), rateValue, durationValue, warmupValue, null, true, parse.GetValue(keep), parse.GetValue(logLevel)!);
             var error = parseError
                 ?? BenchE2eCommand.SettingsError(s, TimeSpan.Zero)

@@ -145,7 +145,7 @@ public sealed class ReplicaRecovery
         var deadline = DateTime.UtcNow + wait;
         while (true)
         {
-            var others = await Task.WhenAll(_progress!.Replicas.Where(r => r != replica).Select(r => _progress.ReadAsync(r, CancellationToken.None))).ConfigureAwait(false);
+            var others = (await ReadAllAsync().ConfigureAwait(false)).Where(p => p.Replica != replica).ToList();
             var enough = others.Count(o => o.Healthy) >= Quorum;
             if (enough || DateTime.UtcNow >= deadline)
             {
@@ -167,7 +167,7 @@ public sealed class ReplicaRecovery
         var unlinked = new List<ReplicaProgress>();
         do
         {
-            var all = await Task.WhenAll(_progress!.Replicas.Select(r => _progress.ReadAsync(r, CancellationToken.None))).ConfigureAwait(false);
+            var all = await ReadAllAsync().ConfigureAwait(false);
             last = all.First(p => p.Replica == replica);
             var healthy = all.Where(p => p.Healthy).ToList();
             unlinked = [.. healthy.Where(p => p.ConnectedReplicas < healthy.Count - 1)];
@@ -194,9 +194,12 @@ public sealed class ReplicaRecovery
     /// </summary>
     private async Task<int> NextInRoundAsync(List<int> recovered)
     {
-        var all = await Task.WhenAll(_progress!.Replicas.Select(r => _progress.ReadAsync(r, CancellationToken.None))).ConfigureAwait(false);
+        var all = await ReadAllAsync().ConfigureAwait(false);
         var regency = all.Where(p => p.Healthy).Select(p => p.Regency).DefaultIfEmpty(0).Max();
-        var leader = (int)(regency % _progress.Replicas.Count);
+        var leader = (int)(regency % _progress!.Replicas.Count);
         return recovered.Contains(leader) ? _progress.Replicas.Where(r => !recovered.Contains(r)).Min() : leader;
     }
+
+    /// <summary>Every replica's progress, read side by side.</summary>
+    private Task<ReplicaProgress[]> ReadAllAsync() => Task.WhenAll(_progress!.Replicas.Select(r => _progress.ReadAsync(r, CancellationToken.None)));
 }
