@@ -33,6 +33,9 @@ public sealed record ControllerConfig
     private const long MaxBytes = 1024 * 1024;
     private const int MaxCallers = 1024;
 
+    /// <summary>A caller's name goes into every audit record of its calls; bounded so that record always fits.</summary>
+    public const int MaxCallerNameLength = 64;
+
     private static readonly JsonSerializerOptions Options = new()
     {
         PropertyNamingPolicy = JsonNamingPolicy.CamelCase,
@@ -105,6 +108,10 @@ public sealed record ControllerConfig
         var replicaIds = new HashSet<int>();
         foreach (var c in cfg.Callers)
         {
+            if (c.Name is not { Length: > 0 and <= MaxCallerNameLength } || c.Name.Any(char.IsControl))
+            {
+                throw new DeploymentException($"{path}: a caller's name is 1 to {MaxCallerNameLength} characters without control characters");
+            }
             if ((c.Role == ManagementRole.Replica) != c.ReplicaId.HasValue || c.ReplicaId is < 0 || (c.ReplicaId is { } r && !replicaIds.Add(r)))
             {
                 throw new DeploymentException($"{path}: caller '{c.Name}': a replicaId (unique, not negative) goes with role replica and only with it");

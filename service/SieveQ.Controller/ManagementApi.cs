@@ -22,8 +22,11 @@ public sealed partial class ManagementApi
     public const int MaxRequestBytes = 64 * 1024;
     public const int MaxAuditTail = 1000;
 
-    /// <summary>The longest reason a change request may carry (it is kept in the audit log's target).</summary>
-    public const int MaxReasonLength = 200;
+    /// <summary>
+    /// The longest reason a change request may carry (it is kept in the audit log's target), and the longest target
+    /// and outcome of a console change: room for the console's attribution (user and browser address) and a sentence.
+    /// </summary>
+    public const int MaxReasonLength = 320;
 
     /// <summary>Why a quarantine or readmission is recorded but not carried out when the controller holds no command key.</summary>
     public const string NoCommandKey =
@@ -87,9 +90,10 @@ public sealed partial class ManagementApi
         {
             throw new GrpcCallException(GrpcStatusCode.InvalidArgument, $"'{Truncate(request.Action, 40)}' is not a console change this controller records");
         }
-        if (request.Target.Length is 0 or > 200 || request.Outcome.Length is 0 or > 200 || request.Target.Any(char.IsControl) || request.Outcome.Any(char.IsControl))
+        if (request.Target.Length is 0 or > MaxReasonLength || request.Outcome.Length is 0 or > MaxReasonLength
+            || request.Target.Any(char.IsControl) || request.Outcome.Any(char.IsControl))
         {
-            throw new GrpcCallException(GrpcStatusCode.InvalidArgument, "target and outcome are 1-200 characters without control characters");
+            throw new GrpcCallException(GrpcStatusCode.InvalidArgument, $"target and outcome are 1-{MaxReasonLength} characters without control characters");
         }
         var record = await _audit.AppendAsync(caller.AuditActor, request.Action, request.Target, request.Outcome, ct).ConfigureAwait(false);
         return new ManagementActionReply { Applied = true, Status = "recorded", AuditSequence = record.Sequence };
@@ -109,7 +113,10 @@ public sealed partial class ManagementApi
         where TReply : class, IMessage<TReply>
     {
         var request = await ReadOneAsync(call).ConfigureAwait(false);
-        var caller = _authenticator.Authenticate(ControllerNames.FullMethod(method), request);
+        var caller = _authenticator.Authenticate(ControllerNames.FullMethod(method), request) with
+        {
+            From = Audit.AuditAddress.Of(call.HttpContext.Connection.RemoteIpAddress),
+        };
         TBody body;
         try
         {
@@ -238,7 +245,7 @@ public sealed partial class ManagementApi
         PreSqActionRequest p => Target(AdminOp.QuarantinePreSq, p.PreSq, p.Reason),
         ReplicaActionRequest r => ReplicaTarget(r.Replica, Truncate(r.Reason, MaxReasonLength)),
         RecoveryRoundRequest r => ReplicaTarget(null, Truncate(r.Reason, MaxReasonLength)),
-        ConsoleChangeRequest c => Truncate(c.Target, 200),
+        ConsoleChangeRequest c => Truncate(c.Target, MaxReasonLength),
         RuleSetPushRequest r => $"rule set of {r.Document.Length} bytes",
         RuleSetRollbackRequest => "running rule set",
         EnrolSenderRequest e => EnrolmentTarget(e),

@@ -60,7 +60,7 @@ public sealed partial class ConsoleBrowserTests
         await page.GotoAsync("/audit");
         await InteractiveAsync(page);
         var row = page.GetByTestId("audit").Locator("tr", new() { HasText = "oidc browser test" }).First;
-        await Assertions.Expect(row).ToContainTextAsync("console user 'oidc:olga': oidc browser test");
+        await Assertions.Expect(row).ToContainTextAsync("console user 'oidc:olga' from 127.0.0.1: oidc browser test");
         await Assertions.Expect(row).ToContainTextAsync("sender 2");
         await page.GetByRole(AriaRole.Button, new() { Name = "Sign out" }).ClickAsync();
         // Through the provider's end-session endpoint (with olga's ID token as the hint) and back.

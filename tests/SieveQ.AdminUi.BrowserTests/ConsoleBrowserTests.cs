@@ -106,8 +106,10 @@ public sealed partial class ConsoleBrowserTests(LocalDeployment deployment) : IC
         await page.GotoAsync("/audit");
         await InteractiveAsync(page);
         var row = page.GetByTestId("audit").Locator("tr", new() { HasText = "quarantine-sender" }).First;
-        await Assertions.Expect(row).ToContainTextAsync("console user 'operator1': browser test quarantine");
+        await Assertions.Expect(row).ToContainTextAsync("console user 'operator1' from 127.0.0.1: browser test quarantine");
         await Assertions.Expect(row).ToContainTextAsync("sender 1");
+        // From where, twice: the browser the user asked from, and the console's own call to the controller.
+        await Assertions.Expect(row).ToContainTextAsync(new Regex(@"\(console, \w+\) from 127\.0\.0\.1"));
         await ScreenshotAsync(page, "audit");
         await page.Context.CloseAsync();
     }
@@ -136,7 +138,7 @@ public sealed partial class ConsoleBrowserTests(LocalDeployment deployment) : IC
         await InteractiveAsync(page);
         var audit = page.GetByTestId("audit");
         await Assertions.Expect(audit.Locator("tr", new() { HasText = "enrol-sender" }).First).ToContainTextAsync("'browser-sender', signing key");
-        await Assertions.Expect(audit.Locator("tr", new() { HasText = "revoke-sender" }).First).ToContainTextAsync($"sender {id} (reason: console user 'operator1': browser test revocation)");
+        await Assertions.Expect(audit.Locator("tr", new() { HasText = "revoke-sender" }).First).ToContainTextAsync($"sender {id} (reason: console user 'operator1' from 127.0.0.1: browser test revocation)");
         await page.Context.CloseAsync();
     }
 
@@ -230,7 +232,7 @@ public sealed partial class ConsoleBrowserTests(LocalDeployment deployment) : IC
         await Assertions.Expect(agreed).ToContainTextAsync("Running version 1 ", new() { Timeout = 20_000 });
         await page.GotoAsync("/audit");
         await InteractiveAsync(page);
-        await Assertions.Expect(page.GetByTestId("audit").Locator("tr", new() { HasText = "push-rule-set" }).First).ToContainTextAsync("console user 'operator1': browser test push");
+        await Assertions.Expect(page.GetByTestId("audit").Locator("tr", new() { HasText = "push-rule-set" }).First).ToContainTextAsync("console user 'operator1' from 127.0.0.1: browser test push");
         await Assertions.Expect(page.GetByTestId("audit").Locator("tr", new() { HasText = "rollback-rule-set" }).First).ToContainTextAsync("applied: rolled back to version 1");
         await page.Context.CloseAsync();
     }
@@ -266,9 +268,9 @@ public sealed partial class ConsoleBrowserTests(LocalDeployment deployment) : IC
         await page.GotoAsync("/audit");
         await InteractiveAsync(page);
         var audit = page.GetByTestId("audit");
-        await Assertions.Expect(audit.Locator("tr", new() { HasText = "quarantine-pre-sq" }).First).ToContainTextAsync($"pre-SQ {id} (reason: console user 'operator1': browser test pre-SQ)");
+        await Assertions.Expect(audit.Locator("tr", new() { HasText = "quarantine-pre-sq" }).First).ToContainTextAsync($"pre-SQ {id} (reason: console user 'operator1' from 127.0.0.1: browser test pre-SQ)");
         await Assertions.Expect(audit.Locator("tr", new() { HasText = "readmit-pre-sq" }).First).ToContainTextAsync($"pre-SQ {id}");
-        await Assertions.Expect(audit.Locator("tr", new() { HasText = "console-acknowledge-alarm" }).First).ToContainTextAsync("console user 'operator1': browser test: readmitting");
+        await Assertions.Expect(audit.Locator("tr", new() { HasText = "console-acknowledge-alarm" }).First).ToContainTextAsync("console user 'operator1' from 127.0.0.1: browser test: readmitting");
         await page.Context.CloseAsync();
     }
 
@@ -306,15 +308,19 @@ public sealed partial class ConsoleBrowserTests(LocalDeployment deployment) : IC
         await page.GotoAsync("/audit");
         await InteractiveAsync(page);
         var audit = page.GetByTestId("audit");
-        await Assertions.Expect(audit.Locator("tr", new() { HasText = "recover-replica" }).First).ToContainTextAsync("replica-SQ 3 (reason: console user 'admin': browser test recovery)");
-        await Assertions.Expect(audit.Locator("tr", new() { HasText = "replace-pre-sq" }).First).ToContainTextAsync($"pre-SQ {id} (reason: console user 'admin': browser test replacement)");
+        await Assertions.Expect(audit.Locator("tr", new() { HasText = "recover-replica" }).First).ToContainTextAsync("replica-SQ 3 (reason: console user 'admin' from 127.0.0.1: browser test recovery)");
+        await Assertions.Expect(audit.Locator("tr", new() { HasText = "replace-pre-sq" }).First).ToContainTextAsync($"pre-SQ {id} (reason: console user 'admin' from 127.0.0.1: browser test replacement)");
         await page.Context.CloseAsync();
     }
 
     [Fact]
-    public async Task A_user_changes_their_password_and_only_the_new_one_signs_in()
+    public async Task A_user_changes_their_password_and_only_the_new_one_signs_in_and_their_other_open_page_is_signed_out()
     {
         var page = await SignInAsync("pwtest");
+        // The same user in another browser, a page open: the change below ends that session, page and all.
+        var elsewhere = await SignInAsync("pwtest");
+        await elsewhere.GotoAsync("/senders");
+        await InteractiveAsync(elsewhere);
         // The form endpoint for scripts: without the antiforgery token refused (400), with it but a wrong current password refused (403).
         var api = page.Context.APIRequest;
         var token = await page.Locator("form[action='/account/logout'] input[name='__RequestVerificationToken']").GetAttributeAsync("value");
@@ -330,6 +336,15 @@ public sealed partial class ConsoleBrowserTests(LocalDeployment deployment) : IC
         await page.GetByRole(AriaRole.Button, new() { Name = "Change password" }).ClickAsync();
         await Assertions.Expect(page.GetByTestId("password-result")).ToContainTextAsync("password changed; recorded in the audit log");
         await ScreenshotAsync(page, "password-changed");
+        // The open page elsewhere is sent to the sign-in page by the periodic check (every 10 s, CircuitSessionCheck),
+        // with no click or reload there.
+        await elsewhere.WaitForURLAsync(new Regex("/account/login"), new() { Timeout = 40_000 });
+        await elsewhere.GotoAsync("/senders");
+        await Assertions.Expect(elsewhere).ToHaveURLAsync(new Regex("/account/login"));
+        await elsewhere.Context.CloseAsync();
+        // The session the change was made from stands on.
+        await page.GotoAsync("/senders");
+        await Assertions.Expect(page.GetByTestId("signed-in-as")).ToContainTextAsync("pwtest");
         await page.Context.CloseAsync();
 
         var context = await deployment.Browser.NewContextAsync(new BrowserNewContextOptions { BaseURL = deployment.ConsoleUrl.ToString() });
@@ -352,7 +367,7 @@ public sealed partial class ConsoleBrowserTests(LocalDeployment deployment) : IC
         }
         await login.GotoAsync("/audit");
         await InteractiveAsync(login);
-        await Assertions.Expect(login.GetByTestId("audit").Locator("tr", new() { HasText = "console-change-password" }).First).ToContainTextAsync("console user 'pwtest' changed their own password");
+        await Assertions.Expect(login.GetByTestId("audit").Locator("tr", new() { HasText = "console-change-password" }).First).ToContainTextAsync("console user 'pwtest' from 127.0.0.1 changed their own password");
         await context.CloseAsync();
     }
 
@@ -370,7 +385,7 @@ public sealed partial class ConsoleBrowserTests(LocalDeployment deployment) : IC
         Assert.Equal(200, reply.Status);
         await page.GotoAsync("/audit");
         await InteractiveAsync(page);
-        await Assertions.Expect(page.GetByTestId("audit").Locator("tr", new() { HasText = "console user 'operator1': direct post" }).First).ToContainTextAsync("readmit-sender");
+        await Assertions.Expect(page.GetByTestId("audit").Locator("tr", new() { HasText = "console user 'operator1' from 127.0.0.1: direct post" }).First).ToContainTextAsync("readmit-sender");
         Assert.DoesNotContain("forged post", await page.GetByTestId("audit").TextContentAsync() ?? "", StringComparison.Ordinal);
         await page.Context.CloseAsync();
     }

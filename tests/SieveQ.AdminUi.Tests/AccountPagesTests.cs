@@ -25,7 +25,7 @@ public sealed class AccountPagesTests : ConsoleTestContext
         page.WaitForAssertion(() => Assert.StartsWith("password changed; recorded in the audit log", page.Find("[data-testid=password-result]").TextContent.Trim(), StringComparison.Ordinal));
         var last = Controller.Host.Audit.Tail(1).Single();
         Assert.Equal("console-change-password", last.Action);
-        Assert.Equal("console user 'vera' changed their own password", last.Target);
+        Assert.Equal("console user 'vera' from 192.0.2.7 changed their own password", last.Target);
         Assert.Contains("(console, operator)", last.Actor, StringComparison.Ordinal);
         Assert.DoesNotContain("correct horse", last.Target + last.Outcome, StringComparison.Ordinal);
         Assert.Equal(LoginOutcome.Accepted, await SignInAsync("vera", "correct horse battery"));
@@ -78,7 +78,7 @@ public sealed class AccountPagesTests : ConsoleTestContext
         Assert.Equal(ConsoleRole.Operator, (await Users.FindAsync("nina", CancellationToken.None))!.Role);
         Assert.Contains("operator", page.Find("[data-testid=account-nina]").TextContent, StringComparison.Ordinal);
         var last = Controller.Host.Audit.Tail(1).Single();
-        Assert.Equal(("console-create-account", "console user 'admin' created account 'nina'", "created with role operator"), (last.Action, last.Target, last.Outcome));
+        Assert.Equal(("console-create-account", "console user 'admin' from 192.0.2.7 created account 'nina'", "created with role operator"), (last.Action, last.Target, last.Outcome));
         Assert.DoesNotContain(password, await File.ReadAllTextAsync(Path.Combine(Controller.Directory, "users.json")), StringComparison.Ordinal);
     }
 

@@ -98,7 +98,7 @@ public sealed class AlarmDeliveryBookTests : ConsoleTestContext
             await page.Find("button[aria-label='Send a test alarm']").ClickAsync(new());
             page.WaitForAssertion(() => Assert.StartsWith("test alarm queued for webhook:ops; recorded in the audit log", page.Find("[data-testid=action-result]").TextContent, StringComparison.Ordinal));
             var record = Controller.Host.Audit.Tail(1).Single();
-            Assert.Equal((AlarmTestAction.AuditAction, "webhook:ops", "console user 'admin': test alarm"), (record.Action, record.Target, record.Outcome));
+            Assert.Equal((AlarmTestAction.AuditAction, "webhook:ops", "console user 'admin' from 192.0.2.7: test alarm"), (record.Action, record.Target, record.Outcome));
             var test = Verified((await receiver.WaitForAsync(1)).Single());
             Assert.Equal(("test", "info", "test: sent by admin"), (test.State, test.Severity, test.Title));
         });

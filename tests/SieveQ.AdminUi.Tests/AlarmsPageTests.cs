@@ -113,7 +113,7 @@ public sealed class AlarmsPageTests : ConsoleTestContext
         await page.Find($"button[aria-label='Acknowledge {key}']").ClickAsync(new());
         page.WaitForAssertion(() => Assert.StartsWith("alarm acknowledged; recorded in the audit log", page.Find("[data-testid=action-result]").TextContent, StringComparison.Ordinal));
         var record = Controller.Host.Audit.Tail(1).Single();
-        Assert.Equal((AlarmActions.AuditAction, key, "console user 'olga': restarting the host"), (record.Action, record.Target, record.Outcome));
+        Assert.Equal((AlarmActions.AuditAction, key, "console user 'olga' from 192.0.2.7: restarting the host"), (record.Action, record.Target, record.Outcome));
         Assert.Contains("(console, operator)", record.Actor, StringComparison.Ordinal);
         var cell = page.Find($"[data-testid='ack-{key}']").TextContent;
         Assert.Contains("acknowledged by olga at ", cell, StringComparison.Ordinal);

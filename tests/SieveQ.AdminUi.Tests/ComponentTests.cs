@@ -37,7 +37,7 @@ public sealed class ComponentTests : ConsoleTestContext
         page.WaitForAssertion(() => Assert.Contains("recorded in the audit log", page.Find("[data-testid=action-result]").TextContent, StringComparison.Ordinal));
         var last = Controller.Host.Audit.Tail(1).Single();
         Assert.Equal("quarantine-sender", last.Action);
-        Assert.Equal("sender 2 (reason: console user 'olga': suspicious burst)", last.Target);
+        Assert.Equal("sender 2 (reason: console user 'olga' from 192.0.2.7: suspicious burst)", last.Target);
         Assert.StartsWith("key ", last.Actor, StringComparison.Ordinal);
         Assert.Contains("(console, operator)", last.Actor, StringComparison.Ordinal);
     }

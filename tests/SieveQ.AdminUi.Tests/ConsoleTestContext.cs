@@ -104,9 +104,13 @@ public abstract class ConsoleTestContext : BunitContext, IAsyncLifetime
         Services.AddTransient<IAuthorizationService, DefaultAuthorizationService>();
     }
 
+    /// <summary>The address the tests' browser connects from, as <see cref="BrowserAddressClaim"/> puts it in a session.</summary>
+    public const string BrowserAddress = "192.0.2.7";
+
+    /// <summary>A signed-in user as the pages get it: the session's name and role, and the address of the request's connection.</summary>
     public static Task<AuthenticationState> SignedIn(string name, ConsoleRole role) =>
         Task.FromResult(new AuthenticationState(new ClaimsPrincipal(new ClaimsIdentity(
-            [new Claim(ClaimTypes.Name, name), new Claim(ClaimTypes.Role, ConsolePolicies.RoleName(role))], "test"))));
+            [new Claim(ClaimTypes.Name, name), new Claim(ClaimTypes.Role, ConsolePolicies.RoleName(role)), new Claim(BrowserAddressClaim.Type, BrowserAddress)], "test"))));
 
     async Task IAsyncLifetime.DisposeAsync()
     {

@@ -26,7 +26,7 @@ public sealed class EnrolmentPageTests : ConsoleTestContext
         var last = Controller.Host.Audit.Tail(1).Single();
         Assert.Equal("enrol-sender", last.Action);
         Assert.Contains("(console, operator)", last.Actor, StringComparison.Ordinal);
-        Assert.Equal($"sender 40 'branch-7', signing key {ManagementSignature.KeyIdOf(request.SignaturePublicKey)} (reason: console user 'olga': new office)", last.Target);
+        Assert.Equal($"sender 40 'branch-7', signing key {ManagementSignature.KeyIdOf(request.SignaturePublicKey)} (reason: console user 'olga' from 192.0.2.7: new office)", last.Target);
     }
 
     [Fact]
@@ -42,7 +42,7 @@ public sealed class EnrolmentPageTests : ConsoleTestContext
         await page.Find("button[aria-label='Revoke sender']").ClickAsync(new());
         page.WaitForAssertion(() => Assert.Contains("revocation of sender 2 recorded in the audit log", Result(page), StringComparison.Ordinal));
         var last = Controller.Host.Audit.Tail(1).Single();
-        Assert.Equal(("revoke-sender", "sender 2 (reason: console user 'olga': key leaked)"), (last.Action, last.Target));
+        Assert.Equal(("revoke-sender", "sender 2 (reason: console user 'olga' from 192.0.2.7: key leaked)"), (last.Action, last.Target));
     }
 
     [Fact]

@@ -103,7 +103,7 @@ public sealed class PartyPagesTests : ConsoleTestContext
         page.WaitForAssertion(() => Assert.Contains("quarantine of pre-SQ 5 recorded in the audit log", page.Find("[data-testid=action-result]").TextContent, StringComparison.Ordinal));
         var last = Controller.Host.Audit.Tail(1).Single();
         Assert.Equal("quarantine-pre-sq", last.Action);
-        Assert.Equal("pre-SQ 5 (reason: console user 'olga': flooding)", last.Target);
+        Assert.Equal("pre-SQ 5 (reason: console user 'olga' from 192.0.2.7: flooding)", last.Target);
         Assert.Contains("(console, operator)", last.Actor, StringComparison.Ordinal);
         await page.Find("button[aria-label='Readmit pre-SQ 5']").ClickAsync(new());
         page.WaitForAssertion(() => Assert.Equal("readmit-pre-sq", Controller.Host.Audit.Tail(1).Single().Action));
@@ -123,7 +123,7 @@ public sealed class PartyPagesTests : ConsoleTestContext
     [Theory]
     [InlineData(9u, "ok", "there is no pre-SQ 9 in this deployment")]
     [InlineData(4u, "line\nbreak", "without control characters")]
-    [InlineData(4u, "a reason far longer than the one hundred and ten characters the console allows in a reason, which the controller would keep in its log", "at most 110 characters")]
+    [InlineData(4u, "a reason far longer than the one hundred and sixty-eight characters the console allows in a reason, which the controller would keep in its log with the user and the address in front of it", "at most 168 characters")]
     public async Task Malformed_pre_sq_requests_are_refused_before_the_controller(uint preSq, string reason, string message)
     {
         var before = Controller.Host.Audit.LastSequence;
@@ -152,6 +152,6 @@ public sealed class PartyPagesTests : ConsoleTestContext
         var reason = new string('r', PartyActions.MaxReasonLength);
         var result = await Services.GetRequiredService<PartyActions>().QuarantinePreSqAsync((await SignedIn(user, ConsoleRole.Operator)).User, 5, reason, CancellationToken.None);
         Assert.True(result.Sent, result.Message);
-        Assert.Equal($"pre-SQ 5 (reason: console user '{user}': {reason})", Controller.Host.Audit.Tail(1).Single().Target);
+        Assert.Equal($"pre-SQ 5 (reason: console user '{user}' from 192.0.2.7: {reason})", Controller.Host.Audit.Tail(1).Single().Target);
     }
 }

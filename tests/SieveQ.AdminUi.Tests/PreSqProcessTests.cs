@@ -41,7 +41,7 @@ public sealed class PreSqProcessTests : ConsoleTestContext
         Assert.Equal(["stop pre-sq-4", "start pre-sq-4"], _processes.Calls);
         var last = Controller.Host.Audit.Tail(1).Single();
         Assert.Equal("replace-pre-sq", last.Action);
-        Assert.Equal("pre-SQ 4 (reason: console user 'admin': stuck on a full queue)", last.Target);
+        Assert.Equal("pre-SQ 4 (reason: console user 'admin' from 192.0.2.7: stuck on a full queue)", last.Target);
         Assert.Contains("(console, administrator)", last.Actor, StringComparison.Ordinal);
         Assert.Contains($"(record {last.Sequence})", result.TextContent, StringComparison.Ordinal);
     }

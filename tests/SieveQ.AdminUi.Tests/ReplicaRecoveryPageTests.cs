@@ -43,7 +43,7 @@ public sealed class ReplicaRecoveryPageTests : ConsoleTestContext
         Assert.Equal(["stop replica-sq-1", "start replica-sq-1"], _processes.Calls);
         var last = Controller.Host.Audit.Tail(1).Single();
         Assert.Equal("recover-replica", last.Action);
-        Assert.Equal("replica-SQ 1 (reason: console user 'admin': weekly rejuvenation)", last.Target);
+        Assert.Equal("replica-SQ 1 (reason: console user 'admin' from 192.0.2.7: weekly rejuvenation)", last.Target);
         Assert.Contains("(console, administrator)", last.Actor, StringComparison.Ordinal);
     }
 

@@ -60,7 +60,7 @@ public sealed class RuleSetsPageTests : ConsoleTestContext
         Assert.Equal(4, Assert.Single(Controller.Ordering.Pushes).Against.ActiveVersion + 1);
         var pushed = Controller.Host.Audit.Tail(1).Single();
         Assert.Equal("push-rule-set", pushed.Action);
-        Assert.Contains("console user 'olga': new routes", pushed.Target, StringComparison.Ordinal);
+        Assert.Contains("console user 'olga' from 192.0.2.7: new routes", pushed.Target, StringComparison.Ordinal);
 
         await ClickAsync(page, "Roll back the rule set");
         page.WaitForAssertion(() => Assert.Contains("APPLIED: rolled back to version 3", page.Find("[data-testid=action-result]").TextContent, StringComparison.Ordinal));

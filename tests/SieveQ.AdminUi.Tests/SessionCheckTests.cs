@@ -24,10 +24,25 @@ public sealed class SessionCheckTests : IDisposable
         _services = services.BuildServiceProvider();
     }
 
-    private async Task<ClaimsPrincipal?> CheckAsync(string name, ConsoleRole role)
+    /// <summary>A session as the sign-in makes it now: its password's stamp and a session id.</summary>
+    private async Task<ClaimsPrincipal> SignInAsync(string name, ConsoleRole role)
     {
-        var principal = new ClaimsPrincipal(new ClaimsIdentity(
-            [new Claim(ClaimTypes.Name, name), new Claim(ClaimTypes.Role, ConsolePolicies.RoleName(role))], CookieAuthenticationDefaults.AuthenticationScheme));
+        var stored = await _users.FindAsync(name, CancellationToken.None);
+        return Session(name, role, stored is null ? "none" : SessionStanding.PasswordStampOf(stored), SessionStanding.NewSessionId());
+    }
+
+    private static ClaimsPrincipal Session(string name, ConsoleRole role, string? stamp, string? sessionId) =>
+        new(new ClaimsIdentity(
+            [
+                new Claim(ClaimTypes.Name, name), new Claim(ClaimTypes.Role, ConsolePolicies.RoleName(role)),
+                .. stamp is null ? Array.Empty<Claim>() : [new Claim(SessionStanding.PasswordStampType, stamp)],
+                .. sessionId is null ? Array.Empty<Claim>() : [new Claim(SessionStanding.SessionIdType, sessionId)],
+            ], CookieAuthenticationDefaults.AuthenticationScheme));
+
+    private async Task<ClaimsPrincipal?> CheckAsync(string name, ConsoleRole role) => await CheckAsync(await SignInAsync(name, role));
+
+    private async Task<ClaimsPrincipal?> CheckAsync(ClaimsPrincipal principal)
+    {
         var context = new CookieValidatePrincipalContext(new DefaultHttpContext { RequestServices = _services },
             new AuthenticationScheme(CookieAuthenticationDefaults.AuthenticationScheme, null, typeof(CookieAuthenticationHandler)),
             new CookieAuthenticationOptions(), new AuthenticationTicket(principal, CookieAuthenticationDefaults.AuthenticationScheme));
@@ -49,6 +64,32 @@ public sealed class SessionCheckTests : IDisposable
         Assert.NotNull(await CheckAsync("olga", ConsoleRole.Viewer));
         await _users.SetDisabledAsync("olga", true, CancellationToken.None);
         Assert.Null(await CheckAsync("olga", ConsoleRole.Viewer));
+    }
+
+    [Fact]
+    public async Task A_password_reset_ends_every_session_of_the_account_and_a_users_own_change_every_other()
+    {
+        await _users.AddAsync("admin", ConsoleRole.Administrator, CancellationToken.None);
+        await _users.AddAsync("olga", ConsoleRole.Operator, CancellationToken.None);
+        var laptop = await SignInAsync("olga", ConsoleRole.Operator);
+        var stolen = await SignInAsync("olga", ConsoleRole.Operator);
+        Assert.NotNull(await CheckAsync(laptop));
+        Assert.NotNull(await CheckAsync(stolen));
+        // A cookie from before sessions carried the password's stamp is not taken.
+        Assert.Null(await CheckAsync(Session("olga", ConsoleRole.Operator, null, null)));
+
+        // Olga changes her password from the laptop: that session stands on, the other ends.
+        await _users.SetPasswordAsync("olga", "a new password for olga", laptop.FindFirst(SessionStanding.SessionIdType)!.Value, CancellationToken.None);
+        Assert.NotNull(await CheckAsync(laptop));
+        Assert.Null(await CheckAsync(stolen));
+        var fresh = await SignInAsync("olga", ConsoleRole.Operator);
+        Assert.NotNull(await CheckAsync(fresh));
+
+        // A reset (the administrator's tool, no session of hers): every session signed in before it ends.
+        await _users.SetPasswordAsync("olga", "the administrator's reset", null, CancellationToken.None);
+        Assert.Null(await CheckAsync(laptop));
+        Assert.Null(await CheckAsync(fresh));
+        Assert.NotNull(await CheckAsync("olga", ConsoleRole.Operator));
     }
 
     [Fact]

@@ -71,7 +71,7 @@ public sealed class UserStoreTests : IDisposable
         var other = ConsoleUserStore.Open(UsersFile, _config, _time);
         for (var i = 0; i < 200 && (i == 0 || new FileInfo(UsersFile).Length != length); i++)
         {
-            await other.SetPasswordAsync("vera", "a-new-password-of-20c", CancellationToken.None);
+            await other.SetPasswordAsync("vera", "a-new-password-of-20c", null, CancellationToken.None);
         }
         File.SetLastWriteTimeUtc(UsersFile, written);
         Assert.Equal(length, new FileInfo(UsersFile).Length);

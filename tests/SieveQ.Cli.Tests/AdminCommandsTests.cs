@@ -70,8 +70,8 @@ public sealed class AdminCommandsTests
 
             var audit = await SieveqProcess.RunAsync(["admin", "audit", "--deployment", dir, "--key", viewerKey]);
             Assert.True(audit.Code == 0, audit.Stdout + audit.Stderr);
-            Assert.Contains("(operator, operator)  quarantine-sender sender 1 (reason: test)", audit.Stdout, StringComparison.Ordinal);
-            Assert.Contains("(viewer, viewer)  quarantine-sender sender 1 (reason: test): refused", audit.Stdout, StringComparison.Ordinal);
+            Assert.Contains("(operator, operator) from 127.0.0.1  quarantine-sender sender 1 (reason: test)", audit.Stdout, StringComparison.Ordinal);
+            Assert.Contains("(viewer, viewer) from 127.0.0.1  quarantine-sender sender 1 (reason: test): refused", audit.Stdout, StringComparison.Ordinal);
 
             var unknownKey = Path.Combine(dir, "stranger.pem");
             using (var stranger = System.Security.Cryptography.ECDsa.Create(System.Security.Cryptography.ECCurve.NamedCurves.nistP256))

@@ -50,6 +50,9 @@ public sealed class ControllerConfigTests : IDisposable
     [InlineData("""{ "url": "http://127.0.0.1:1", "callers": [{ "name": "r", "role": "replica", "publicKey": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEZUJpffqxPHjQyifCD0PHeG0KyK8V/+cvCEsoCjP3pGBcn7a+j6qxSY74WLEbO4A15Mz63neteGtbm6IxWWxG9w==" }] }""")]
     [InlineData("""{ "url": "http://127.0.0.1:1", "callers": [{ "name": "v", "role": "viewer", "replicaId": 0, "publicKey": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEZUJpffqxPHjQyifCD0PHeG0KyK8V/+cvCEsoCjP3pGBcn7a+j6qxSY74WLEbO4A15Mz63neteGtbm6IxWWxG9w==" }] }""")]
     [InlineData("""{ "url": "http://127.0.0.1:1", "callers": [], "selfAssertedRoles": true }""")]
+    [InlineData("""{ "url": "http://127.0.0.1:1", "callers": [{ "name": "", "role": "viewer", "publicKey": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEZUJpffqxPHjQyifCD0PHeG0KyK8V/+cvCEsoCjP3pGBcn7a+j6qxSY74WLEbO4A15Mz63neteGtbm6IxWWxG9w==" }] }""")]
+    [InlineData("""{ "url": "http://127.0.0.1:1", "callers": [{ "name": "tab\there", "role": "viewer", "publicKey": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEZUJpffqxPHjQyifCD0PHeG0KyK8V/+cvCEsoCjP3pGBcn7a+j6qxSY74WLEbO4A15Mz63neteGtbm6IxWWxG9w==" }] }""")]
+    [InlineData("""{ "url": "http://127.0.0.1:1", "callers": [{ "name": "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn", "role": "viewer", "publicKey": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEZUJpffqxPHjQyifCD0PHeG0KyK8V/+cvCEsoCjP3pGBcn7a+j6qxSY74WLEbO4A15Mz63neteGtbm6IxWWxG9w==" }] }""")]
     public void A_controller_json_that_does_not_pin_keys_properly_is_refused(string json)
     {
         File.WriteAllText(ControllerConfig.PathIn(_dir), json);

@@ -40,7 +40,7 @@ public sealed class EnrolmentCallTests
         var record = f.Host.Audit.Tail(1).Single();
         Assert.Equal(reply.AuditSequence, record.Sequence);
         Assert.Equal("enrol-sender", record.Action);
-        Assert.Equal($"key {op.KeyId} (olga, operator)", record.Actor);
+        Assert.Equal($"key {op.KeyId} (olga, operator) from 127.0.0.1", record.Actor);
         var keyId = ManagementSignature.KeyIdOf(request.SignaturePublicKey.ToByteArray());
         Assert.Equal($"sender 40 'sender-77', signing key {keyId} (reason: new branch office)", record.Target);
 
@@ -59,7 +59,7 @@ public sealed class EnrolmentCallTests
         { "long-key", "each public key is a SubjectPublicKeyInfo of 1 to 128 bytes" },
         { "other-proof", "the proof of possession is not signed by the private half" },
         { "short-proof", "the proof of possession is not a 64-byte signature" },
-        { "reason", "the reason is at most 200 characters" },
+        { "reason", $"the reason is at most {ManagementApi.MaxReasonLength} characters" },
     };
 
     [Theory]
@@ -80,7 +80,7 @@ public sealed class EnrolmentCallTests
             case "long-key": request.AgreementPublicKey = ByteString.CopyFrom(new byte[129]); break;
             case "other-proof": request.Proof = ValidRequest().Proof; break;
             case "short-proof": request.Proof = ByteString.CopyFrom(new byte[63]); break;
-            case "reason": request.Reason = new string('x', 201); break;
+            case "reason": request.Reason = new string('x', ManagementApi.MaxReasonLength + 1); break;
         }
         var before = f.Host.Audit.LastSequence;
         var e = await Assert.ThrowsAsync<GrpcCallException>(() => op.EnrolSenderAsync(request));

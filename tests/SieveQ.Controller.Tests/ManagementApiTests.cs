@@ -130,11 +130,11 @@ public sealed class ManagementApiTests
         var tail = (await viewer.AuditTailAsync(50)).Entries;
         var q = Assert.Single(tail, e => e.Sequence == quarantined.AuditSequence);
         Assert.Equal("quarantine-sender", q.Action);
-        Assert.Equal($"key {op.KeyId} (olga, operator)", q.Actor);
+        Assert.Equal($"key {op.KeyId} (olga, operator) from 127.0.0.1", q.Actor);
         Assert.Equal("sender 3 (reason: flooding)", q.Target);
         var r = Assert.Single(tail, e => e.Sequence == readmitted.AuditSequence);
         Assert.Equal("readmit-sender", r.Action);
-        Assert.Equal($"key {op.KeyId} (olga, operator)", r.Actor);
+        Assert.Equal($"key {op.KeyId} (olga, operator) from 127.0.0.1", r.Actor);
         var denied = Assert.Single(tail, e => e.Actor.Contains(viewer.KeyId, StringComparison.Ordinal));
         Assert.Equal("sender 5 (reason: curious)", denied.Target);
         Assert.StartsWith("refused: role viewer is below operator", denied.Outcome, StringComparison.Ordinal);

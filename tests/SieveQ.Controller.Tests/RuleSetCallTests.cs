@@ -54,7 +54,7 @@ public sealed class RuleSetCallTests : IAsyncLifetime
         Assert.Equal(1, push.Against.ActiveVersion);
         var tail = (await op.AuditTailAsync(2)).Entries;
         Assert.All(tail, e => Assert.Equal("push-rule-set", e.Action));
-        Assert.All(tail, e => Assert.Equal($"key {op.KeyId} (olga, operator)", e.Actor));
+        Assert.All(tail, e => Assert.Equal($"key {op.KeyId} (olga, operator) from 127.0.0.1", e.Actor));
         Assert.StartsWith("rule set test-rules version 2 (sha256 ", tail[1].Target, StringComparison.Ordinal);
         Assert.EndsWith("(reason: new routes)", tail[1].Target, StringComparison.Ordinal);
         Assert.Equal("submitted to the ordering (version 1 -> 2)", tail[0].Outcome);

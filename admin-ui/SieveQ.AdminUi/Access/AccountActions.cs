@@ -28,6 +28,10 @@ public sealed class AccountActions(IAuthorizationService authorization, IControl
         {
             return Refuse("change-password", name, "refused: an account of the sign-in provider changes its password there");
         }
+        if (NegotiateSignIn.IsWindowsSession(user))
+        {
+            return Refuse("change-password", name, "refused: a Windows account changes its password in Windows");
+        }
         current ??= "";
         replacement ??= "";
         if (current.Length is 0 or > PasswordRule.MaxLength)
@@ -53,8 +57,8 @@ public sealed class AccountActions(IAuthorizationService authorization, IControl
             log.LogWarning("console user {User}: password change refused, current password {Outcome}", name, outcome);
             return Refuse("change-password", name, "refused: the current password is wrong, or the account is locked after too many failures");
         }
-        return await RecordThenAsync("change-password", $"console user '{name}' changed their own password", "password replaced",
-            () => users.SetPasswordAsync(name, replacement, ct), "password changed", ct).ConfigureAwait(false);
+        return await RecordThenAsync("change-password", $"{ConsoleCaller.Of(user)} changed their own password", "password replaced",
+            () => users.SetPasswordAsync(name, replacement, user.FindFirst(SessionStanding.SessionIdType)?.Value, ct), "password changed", ct).ConfigureAwait(false);
     }
 
     public async Task<AccountResult> CreateAsync(ClaimsPrincipal user, string? account, string? role, CancellationToken ct)
@@ -81,7 +85,7 @@ public sealed class AccountActions(IAuthorizationService authorization, IControl
             return Invalid("create-account", $"not created: at most {ConsoleUserStore.MaxUsers} accounts");
         }
         string? password = null;
-        var result = await RecordThenAsync("create-account", $"console user '{user.Identity!.Name}' created account '{account}'", $"created with role {ConsolePolicies.RoleName(parsed)}",
+        var result = await RecordThenAsync("create-account", $"{ConsoleCaller.Of(user)} created account '{account}'", $"created with role {ConsolePolicies.RoleName(parsed)}",
             async () => password = await users.AddAsync(account, parsed, ct).ConfigureAwait(false), $"account '{account}' created ({ConsolePolicies.RoleName(parsed)})", ct).ConfigureAwait(false);
         return result with { Password = password };
     }
@@ -101,7 +105,7 @@ public sealed class AccountActions(IAuthorizationService authorization, IControl
         {
             return Invalid(action, "not changed: that would leave no enabled administrator account");
         }
-        return await RecordThenAsync(action, $"console user '{user.Identity!.Name}' {(disabled ? "disabled" : "enabled")} account '{target.Name}'", disabled ? "disabled" : "enabled",
+        return await RecordThenAsync(action, $"{ConsoleCaller.Of(user)} {(disabled ? "disabled" : "enabled")} account '{target.Name}'", disabled ? "disabled" : "enabled",
             () => users.SetDisabledAsync(target.Name, disabled, ct), $"account '{target.Name}' {(disabled ? "disabled" : "enabled")}", ct).ConfigureAwait(false);
     }
 
@@ -124,7 +128,7 @@ public sealed class AccountActions(IAuthorizationService authorization, IControl
             return Invalid("set-role", "not changed: that would leave no enabled administrator account");
         }
         var word = ConsolePolicies.RoleName(parsed);
-        return await RecordThenAsync("set-role", $"console user '{user.Identity!.Name}' set the role of account '{target.Name}'", $"role {ConsolePolicies.RoleName(target.Role)} -> {word}",
+        return await RecordThenAsync("set-role", $"{ConsoleCaller.Of(user)} set the role of account '{target.Name}'", $"role {ConsolePolicies.RoleName(target.Role)} -> {word}",
             () => users.SetRoleAsync(target.Name, parsed, ct), $"account '{target.Name}' is now {word}", ct).ConfigureAwait(false);
     }
 
@@ -148,8 +152,8 @@ public sealed class AccountActions(IAuthorizationService authorization, IControl
     {
         var name = user.Identity?.Name;
         var allowed = name is not null && (await authorization.AuthorizeAsync(user, ConsolePolicies.Administrator).ConfigureAwait(false)).Succeeded
-            && (OidcSignIn.IsProviderSession(user, config?.Oidc, out var valid)
-                ? valid
+            && (OidcSignIn.IsProviderSession(user, config?.Oidc, out var valid) ? valid
+                : NegotiateSignIn.IsWindowsSession(user) ? await SessionStanding.StandsAsync(user, users, config?.Oidc, config?.WindowsSignIn, ct).ConfigureAwait(false)
                 : await users.FindAsync(name, ct).ConfigureAwait(false) is { Disabled: false, Role: ConsoleRole.Administrator });
         return allowed ? null : Refuse(action, name, $"refused: {action.Replace('-', ' ')} needs the administrator role");
     }

@@ -129,7 +129,8 @@ public static class AccountEndpoints
             return Results.LocalRedirect(LoginPath + "?error=1");
         }
         var identity = new ClaimsIdentity(
-            [new Claim(ClaimTypes.Name, user.Name), new Claim(ClaimTypes.Role, ConsolePolicies.RoleName(user.Role))],
+            [new Claim(ClaimTypes.Name, user.Name), new Claim(ClaimTypes.Role, ConsolePolicies.RoleName(user.Role)),
+                new Claim(SessionStanding.PasswordStampType, SessionStanding.PasswordStampOf(user)), new Claim(SessionStanding.SessionIdType, SessionStanding.NewSessionId())],
             CookieAuthenticationDefaults.AuthenticationScheme);
         await context.SignInAsync(CookieAuthenticationDefaults.AuthenticationScheme, new ClaimsPrincipal(identity),
             new AuthenticationProperties { IsPersistent = false, ExpiresUtc = DateTimeOffset.UtcNow.AddMinutes(config.SessionMinutes) }).ConfigureAwait(false);

@@ -25,7 +25,7 @@ public sealed class AlarmActions(IAuthorizationService authorization, IControlle
         if (!allowed.Succeeded)
         {
             Count("refused_role");
-            log.LogWarning("console user {User} refused: acknowledging an alarm needs the operator role", name);
+            log.LogWarning("{User} refused: acknowledging an alarm needs the operator role", name);
             return new ActionResult(false, true, "refused: acknowledging an alarm needs the operator role");
         }
         if (!AlarmJournal.IsValidKey(key) || book.Find(key!) is not { } alarm)
@@ -60,7 +60,7 @@ public sealed class AlarmActions(IAuthorizationService authorization, IControlle
             log.LogWarning("acknowledging alarm {Key} failed at the controller: {Error}", alarm.Key, e.Message);
             return new ActionResult(false, false, $"not acknowledged: the controller did not record it in its audit log ({e.Message})");
         }
-        var ack = new AlarmAcknowledgement(name, time.GetUtcNow(), reason, sequence);
+        var ack = new AlarmAcknowledgement(name.Name, time.GetUtcNow(), reason, sequence);
         if (!book.Acknowledge(alarm.Key, ack, out var now))
         {
             // Cleared, or taken on by someone else, between the check and the audit record: the record stands, and says so.

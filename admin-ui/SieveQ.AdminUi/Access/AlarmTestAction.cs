@@ -23,7 +23,7 @@ public sealed class AlarmTestAction(IAuthorizationService authorization, IContro
         if (!allowed.Succeeded)
         {
             Count("refused_role");
-            log.LogWarning("console user {User} refused: sending a test alarm needs the administrator role", name);
+            log.LogWarning("{User} refused: sending a test alarm needs the administrator role", name);
             return new ActionResult(false, true, "refused: sending a test alarm needs the administrator role");
         }
         if (dispatch.Queues.Count == 0)
@@ -47,7 +47,7 @@ public sealed class AlarmTestAction(IAuthorizationService authorization, IContro
             log.LogWarning("a test alarm was not sent: the controller did not record it: {Error}", e.Message);
             return new ActionResult(false, false, $"not sent: the controller did not record it in its audit log ({e.Message})");
         }
-        dispatch.SendTest(name);
+        dispatch.SendTest(name.Name);
         Count("sent");
         return new ActionResult(true, false, $"test alarm queued for {channels}; recorded in the audit log (record {sequence}); the channels' figures show whether it arrived", sequence);
     }

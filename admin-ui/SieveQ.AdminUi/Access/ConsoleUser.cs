@@ -10,4 +10,11 @@ public sealed record ConsoleUser
     public DateTimeOffset? LockedUntil { get; init; }
     /// <summary>A disabled account cannot sign in and its open sessions end at their next request.</summary>
     public bool Disabled { get; init; }
+
+    /// <summary>
+    /// The session that set the current password when its user changed it themselves: that session stands on with the
+    /// old password's stamp, every other session of the account ends (<see cref="SessionStanding"/>). Null after a
+    /// reset or a new account: every session signed in before it ends.
+    /// </summary>
+    public string? PasswordSetBySession { get; init; }
 }

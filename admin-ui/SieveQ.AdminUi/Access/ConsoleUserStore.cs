@@ -189,9 +189,13 @@ public sealed class ConsoleUserStore
         }
     }
 
-    /// <summary>Replaces a password (the caller has checked the current one with <see cref="CheckAsync"/>); the rule is <see cref="PasswordRule"/>.</summary>
-    public Task SetPasswordAsync(string name, string password, CancellationToken ct) =>
-        UpdateAsync(name, user => user with { PasswordHash = Hash(user, password), FailedLogins = 0, LockedUntil = null }, ct);
+    /// <summary>
+    /// Replaces a password (the caller has checked the current one with <see cref="CheckAsync"/>); the rule is
+    /// <see cref="PasswordRule"/>. Every session of the account signed in with the old one ends, but
+    /// <paramref name="bySession"/>: the user's own session when they changed it themselves.
+    /// </summary>
+    public Task SetPasswordAsync(string name, string password, string? bySession, CancellationToken ct) =>
+        UpdateAsync(name, user => user with { PasswordHash = Hash(user, password), FailedLogins = 0, LockedUntil = null, PasswordSetBySession = bySession }, ct);
 
     /// <summary>Disables or enables an account; refused when it would leave no enabled administrator.</summary>
     public Task SetDisabledAsync(string name, bool disabled, CancellationToken ct) =>

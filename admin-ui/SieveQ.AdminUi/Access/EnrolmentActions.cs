@@ -81,7 +81,7 @@ public sealed class EnrolmentActions(IAuthorizationService authorization, IContr
             return null;
         }
         metrics.Actions.Add(1, new("action", action), new("outcome", "refused_role"));
-        log.LogWarning("console user {User} refused: {Action} needs the operator role", user.Identity?.Name ?? "?", action);
+        log.LogWarning("{User} refused: {Action} needs the operator role", ConsoleCaller.Of(user), action);
         return new ActionResult(false, true, $"refused: {action} needs the operator role");
     }
 

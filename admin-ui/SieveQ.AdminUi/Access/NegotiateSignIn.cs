@@ -24,6 +24,13 @@ public static class NegotiateSignIn
     public const string Method = "negotiate";
     /// <summary>The mapping entry that gave the role (a principal or a group), kept in the session.</summary>
     public const string MappedByClaim = "urn:sieveq:console:mapped-by";
+
+    /// <summary>Whether the session is a Windows sign-in's (no local account: its role is console.json's mapping's).</summary>
+    public static bool IsWindowsSession(ClaimsPrincipal user)
+    {
+        ArgumentNullException.ThrowIfNull(user);
+        return user.FindFirst(ClaimTypes.AuthenticationMethod)?.Value == Method;
+    }
     /// <summary>A Kerberos token with a large Windows PAC fits; Kestrel's 32 KiB header limit bounds it anyway.</summary>
     public const int MaxTokenChars = 30 * 1024;
     /// <summary>Group SIDs considered per sign-in.</summary>

@@ -67,7 +67,7 @@ public sealed class PartyActions(IAuthorizationService authorization, IControlle
         if (!allowed.Succeeded)
         {
             metrics.Actions.Add(1, new("action", metric), new("outcome", "refused_role"));
-            log.LogWarning("console user {User} refused: {Action} {Party} needs the {Role} role", name, action, party.Label, policy);
+            log.LogWarning("{User} refused: {Action} {Party} needs the {Role} role", name, action, party.Label, policy);
             return new ActionResult(false, true, $"refused: {action} needs the {policy} role");
         }
         if (!party.Known)

@@ -101,6 +101,8 @@ public static class ConsoleWebApp
         builder.Services.AddScoped<EnrolmentActions>();
         builder.Services.AddScoped<AccountActions>();
         builder.Services.AddScoped<RuleSetChanges.RuleSetActions>();
+        builder.Services.AddHttpContextAccessor();
+        builder.Services.AddTransient<Microsoft.AspNetCore.Authentication.IClaimsTransformation, BrowserAddressClaim>();
 
         builder.Services.AddDataProtection().PersistKeysToFileSystem(new DirectoryInfo(deployment.Resolve(config.DataProtectionDirectory)))
             .SetApplicationName("SieveQ.AdminUi");
@@ -151,6 +153,7 @@ public static class ConsoleWebApp
             o.HeaderName = null;
         });
         builder.Services.AddRazorComponents().AddInteractiveServerComponents(o => o.DisconnectedCircuitMaxRetained = 16);
+        builder.Services.AddScoped<Microsoft.AspNetCore.Components.Authorization.AuthenticationStateProvider, CircuitSessionCheck>();
         builder.Services.AddMudServices();
 
         var app = builder.Build();

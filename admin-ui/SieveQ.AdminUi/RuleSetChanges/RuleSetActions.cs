@@ -88,7 +88,7 @@ public sealed class RuleSetActions(IAuthorizationService authorization, IControl
             return null;
         }
         metrics.Actions.Add(1, new("action", action + "-rule-set"), new("outcome", "refused_role"));
-        log.LogWarning("console user {User} refused: {Action} of a rule set needs the operator role", user.Identity?.Name ?? "?", action);
+        log.LogWarning("{User} refused: {Action} of a rule set needs the operator role", ConsoleCaller.Of(user), action);
         return $"refused: a rule-set {action} needs the operator role";
     }
 

@@ -118,7 +118,7 @@ internal static class AdminCommands
 
     /// <summary>The `--reason` every admin action takes.</summary>
     internal static Option<string> ReasonOption() =>
-        new("--reason") { Description = "Why (recorded in the audit log, up to 200 characters).", DefaultValueFactory = _ => "" };
+        new("--reason") { Description = $"Why (recorded in the audit log, up to {ManagementApi.MaxReasonLength} characters).", DefaultValueFactory = _ => "" };
 
     /// <summary>Prints an admin action's reply ("VERB" or "NOT VERB", its audit record, its status) and returns the exit code: 0 carried out, 3 not.</summary>
     /// <summary>A command on one component by `--id N [--reason TEXT]`, reported as every admin command ("done").</summary>

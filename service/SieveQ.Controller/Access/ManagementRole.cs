@@ -25,8 +25,13 @@ public sealed record PinnedCaller(string Name, ManagementRole Role, byte[] Publi
     public string KeyId => ManagementSignature.KeyIdOf(PublicKeySpki);
 }
 
-/// <summary>A caller the controller authenticated: how it appears in the audit log.</summary>
-public sealed record CallerIdentity(string KeyId, string Name, ManagementRole Role, int? ReplicaId = null)
+/// <summary>
+/// A caller the controller authenticated: how it appears in the audit log, with the network address its call came
+/// from (<see cref="Audit.AuditAddress"/>) when the call had one.
+/// </summary>
+public sealed record CallerIdentity(string KeyId, string Name, ManagementRole Role, int? ReplicaId = null, string? From = null)
 {
-    public string AuditActor => $"key {KeyId} ({Name}, {Role.ToString().ToLowerInvariant()})";
+    public string AuditActor => From is null
+        ? $"key {KeyId} ({Name}, {Role.ToString().ToLowerInvariant()})"
+        : $"key {KeyId} ({Name}, {Role.ToString().ToLowerInvariant()}) from {From}";
 }

@@ -18,7 +18,7 @@ public static class AuditRecordCodec
     public const int HashBytes = 32;
     public const int MaxActorChars = 256;
     public const int MaxActionChars = 64;
-    public const int MaxTargetChars = 256;
+    public const int MaxTargetChars = 512;
     public const int MaxOutcomeChars = 1024;
     /// <summary>Above any line <see cref="Encode"/> can produce (every char escaped as \uXXXX), so a longer line is not a record.</summary>
     public const int MaxLineBytes = 6 * (MaxActorChars + MaxActionChars + MaxTargetChars + MaxOutcomeChars) + 512;

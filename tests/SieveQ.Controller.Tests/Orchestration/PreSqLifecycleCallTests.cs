@@ -22,7 +22,7 @@ public sealed class PreSqLifecycleCallTests
         Assert.True(stopped.Applied, stopped.Status);
         Assert.Null(processes.Pid(1));
 
-        var records = f.Host.Audit.Tail(50).Where(r => r.Actor == $"key {admin.KeyId} (alice, administrator)").ToList();
+        var records = f.Host.Audit.Tail(50).Where(r => r.Actor == $"key {admin.KeyId} (alice, administrator) from 127.0.0.1").ToList();
         Assert.Equal(["start-pre-sq", "start-pre-sq", "replace-pre-sq", "replace-pre-sq", "replace-pre-sq", "stop-pre-sq", "stop-pre-sq"], records.Select(r => r.Action));
         Assert.Equal("pre-SQ 1 (reason: suspected by hand)", records[2].Target);
         Assert.Equal(replaced.AuditSequence, records[4].Sequence);
