@@ -8,7 +8,8 @@ namespace SieveQ.AdminUi.BrowserTests;
 /// <summary>
 /// OpenID Connect sign-in in Chromium: a real provider (OpenIddict, on http://localhost, so another site than the
 /// console) and the console's own process on https:// 127.0.0.1 with a certificate from `init-tls`. One browser
-/// context goes through three provider users in turn, signing out between them.
+/// context goes through three provider users in turn: the first signs out at the console, the second is logged out by
+/// the provider over the back channel.
 /// </summary>
 public sealed partial class ConsoleBrowserTests
 {
@@ -79,9 +80,18 @@ public sealed partial class ConsoleBrowserTests
         var token = await page.Locator("form[action='/account/logout'] input[name='__RequestVerificationToken']").GetAttributeAsync("value");
         var direct = await context.APIRequest.PostAsync("/api/senders/2/quarantine", new() { Form = FormWith(context.APIRequest, ("reason", "direct"), ("__RequestVerificationToken", token!)), MaxRedirects = 0 });
         Assert.Equal((int)HttpStatusCode.Forbidden, direct.Status);
-        await page.GetByRole(AriaRole.Button, new() { Name = "Sign out" }).ClickAsync();
-        await page.WaitForURLAsync(new Regex("/account/login"));
-        Assert.Equal(["subject-olga", "subject-victor"], provider.EndSessions);
+        // Victor's session ends at the provider, which says so over the back channel (a logout token with his sid,
+        // posted from outside the browser): his open page is signed out by the console's periodic check (10 s).
+        var providerSide = await deployment.Browser.NewContextAsync(new BrowserNewContextOptions { BaseURL = url.ToString(), IgnoreHTTPSErrors = true });
+        var logoutToken = provider.LogoutToken(HttpsConsole.ClientId, "victor", provider.SessionsOf("victor")[^1]);
+        var logout = await providerSide.APIRequest.PostAsync("/signout-oidc-backchannel",
+            new() { Form = FormWith(providerSide.APIRequest, ("logout_token", logoutToken)), MaxRedirects = 0 });
+        Assert.Equal((int)HttpStatusCode.OK, logout.Status);
+        await providerSide.CloseAsync();
+        await page.WaitForURLAsync(new Regex("/account/login"), new() { Timeout = 40_000 });
+        var ended = await context.APIRequest.GetAsync("/", new() { MaxRedirects = 0 });
+        Assert.Equal((int)HttpStatusCode.Redirect, ended.Status);
+        Assert.Equal(["subject-olga"], provider.EndSessions);
 
         await ProviderSignInAsync("nobody", "nobody-provider-password");
         await page.WaitForURLAsync(new Regex("/account/login\\?error=oidc$"), new() { Timeout = 30_000 });

@@ -9,7 +9,11 @@ using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using Microsoft.IdentityModel.JsonWebTokens;
+using Microsoft.IdentityModel.Tokens;
 using OpenIddict.Abstractions;
+using OpenIddict.Server;
 using OpenIddict.Server.AspNetCore;
 using static OpenIddict.Abstractions.OpenIddictConstants;
 using static OpenIddict.Server.OpenIddictServerEvents;
@@ -55,6 +59,54 @@ public sealed class TestOpenIdProvider : IAsyncDisposable
         }
     }
     private readonly List<string> _endSessions = [];
+
+    /// <summary>The sid of each sign-in the provider answered for a user, in order (each sign-in is a session at the provider).</summary>
+    public IReadOnlyList<string> SessionsOf(string user)
+    {
+        lock (_sessions)
+        {
+            return [.. _sessions.Where(s => s.User == user).Select(s => s.Sid)];
+        }
+    }
+    private readonly List<(string User, string Sid)> _sessions = [];
+
+    /// <summary>
+    /// A back-channel logout token as the provider would post it (signed with its signing key, typ logout+jwt, the
+    /// logout event, a fresh jti), for its sid and/or the user's subject; <paramref name="tamper"/> edits the claims
+    /// and <paramref name="foreignKey"/> signs with a key the provider does not publish, for the refusal tests.
+    /// </summary>
+    public string LogoutToken(string clientId, string? user, string? sid, Action<Dictionary<string, object>>? tamper = null, bool foreignKey = false,
+        DateTime? issuedAt = null, TimeSpan? lifetime = null)
+    {
+        var claims = new Dictionary<string, object>
+        {
+            ["jti"] = Guid.NewGuid().ToString("N"),
+            ["events"] = new Dictionary<string, object> { ["http://schemas.openid.net/event/backchannel-logout"] = new Dictionary<string, object>() },
+        };
+        if (user is not null)
+        {
+            claims["sub"] = "subject-" + user;
+        }
+        if (sid is not null)
+        {
+            claims["sid"] = sid;
+        }
+        tamper?.Invoke(claims);
+        var credentials = foreignKey
+            ? new SigningCredentials(new RsaSecurityKey(System.Security.Cryptography.RSA.Create(2048)), SecurityAlgorithms.RsaSha256)
+            : _app.Services.GetRequiredService<IOptionsMonitor<OpenIddictServerOptions>>().CurrentValue.SigningCredentials[0];
+        var issued = issuedAt ?? DateTime.UtcNow;
+        return new JsonWebTokenHandler { SetDefaultTimesOnTokenCreation = false }.CreateToken(new SecurityTokenDescriptor
+        {
+            Issuer = Authority.ToString(),
+            Audience = clientId,
+            IssuedAt = issued,
+            Expires = issued + (lifetime ?? TimeSpan.FromMinutes(2)),
+            TokenType = "logout+jwt",
+            SigningCredentials = credentials,
+            Claims = claims,
+        });
+    }
 
     /// <param name="endSession">False: no end-session endpoint (as some providers have none), absent from discovery too.</param>
     public static async Task<TestOpenIdProvider> StartAsync(string clientId, string clientSecret, Uri redirectUri, IEnumerable<TestProviderUser> users,
@@ -134,7 +186,12 @@ public sealed class TestOpenIdProvider : IAsyncDisposable
                 return LoginForm(request, refused: true);
             }
             var identity = new ClaimsIdentity(OpenIddictServerAspNetCoreDefaults.AuthenticationScheme, Claims.PreferredUsername, Claims.Role);
-            identity.SetClaim(Claims.Subject, "subject-" + user.Name).SetClaim(Claims.PreferredUsername, user.Name);
+            var sid = "sid-" + Guid.NewGuid().ToString("N");
+            lock (provider._sessions)
+            {
+                provider._sessions.Add((user.Name, sid));
+            }
+            identity.SetClaim(Claims.Subject, "subject-" + user.Name).SetClaim(Claims.PreferredUsername, user.Name).SetClaim("sid", sid);
             identity.SetClaims("groups", [.. user.Groups]);
             identity.SetScopes(request.GetScopes());
             identity.SetDestinations(_ => [Destinations.IdentityToken, Destinations.AccessToken]);

@@ -153,7 +153,7 @@ public sealed class AccountActions(IAuthorizationService authorization, IControl
         var name = user.Identity?.Name;
         var allowed = name is not null && (await authorization.AuthorizeAsync(user, ConsolePolicies.Administrator).ConfigureAwait(false)).Succeeded
             && (OidcSignIn.IsProviderSession(user, config?.Oidc, out var valid) ? valid
-                : NegotiateSignIn.IsWindowsSession(user) ? await SessionStanding.StandsAsync(user, users, config?.Oidc, config?.WindowsSignIn, ct).ConfigureAwait(false)
+                : NegotiateSignIn.IsWindowsSession(user) ? await SessionStanding.StandsAsync(user, users, config?.Oidc, config?.WindowsSignIn, null, ct).ConfigureAwait(false)
                 : await users.FindAsync(name, ct).ConfigureAwait(false) is { Disabled: false, Role: ConsoleRole.Administrator });
         return allowed ? null : Refuse(action, name, $"refused: {action.Replace('-', ' ')} needs the administrator role");
     }

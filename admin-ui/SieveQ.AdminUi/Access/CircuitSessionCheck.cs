@@ -11,7 +11,7 @@ namespace SieveQ.AdminUi.Access;
 /// <see cref="Interval"/> for each open page, and a session that no longer stands leaves the page signed out (its
 /// buttons refused on the server from then on, the page sent to the sign-in page).
 /// </summary>
-public sealed class CircuitSessionCheck(ILoggerFactory loggers, ConsoleUserStore users, ConsoleConfig config, ConsoleMetrics metrics)
+public sealed class CircuitSessionCheck(ILoggerFactory loggers, ConsoleUserStore users, ConsoleConfig config, ProviderLogouts logouts, ConsoleMetrics metrics)
     : RevalidatingServerAuthenticationStateProvider(loggers)
 {
     public static readonly TimeSpan Interval = TimeSpan.FromSeconds(10);
@@ -24,7 +24,7 @@ public sealed class CircuitSessionCheck(ILoggerFactory loggers, ConsoleUserStore
     {
         ArgumentNullException.ThrowIfNull(authenticationState);
         var user = authenticationState.User;
-        if (await SessionStanding.StandsAsync(user, users, config.Oidc, config.WindowsSignIn, cancellationToken).ConfigureAwait(false))
+        if (await SessionStanding.StandsAsync(user, users, config.Oidc, config.WindowsSignIn, logouts, cancellationToken).ConfigureAwait(false))
         {
             return true;
         }

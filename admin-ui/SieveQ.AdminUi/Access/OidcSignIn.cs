@@ -109,6 +109,7 @@ public static partial class OidcSignIn
                 new Claim(ClaimTypes.Role, ConsolePolicies.RoleName(role.Value)),
                 new Claim(SourceClaim, SourceValue),
                 new Claim(AuthorityClaim, oidc.Authority),
+                .. BackChannelLogout.SessionClaims(token, DateTimeOffset.UtcNow),
             ],
             CookieAuthenticationDefaults.AuthenticationScheme);
         context.Principal = new ClaimsPrincipal(identity);

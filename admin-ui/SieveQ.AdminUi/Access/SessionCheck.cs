@@ -19,7 +19,8 @@ public static class SessionCheck
         ArgumentNullException.ThrowIfNull(context);
         ArgumentNullException.ThrowIfNull(users);
         var windows = context.HttpContext.RequestServices?.GetService<Hosting.ConsoleConfig>()?.WindowsSignIn;
-        if (!await SessionStanding.StandsAsync(context.Principal, users, oidc, windows, context.HttpContext.RequestAborted).ConfigureAwait(false))
+        var logouts = context.HttpContext.RequestServices?.GetService<ProviderLogouts>();
+        if (!await SessionStanding.StandsAsync(context.Principal, users, oidc, windows, logouts, context.HttpContext.RequestAborted).ConfigureAwait(false))
         {
             context.HttpContext.RequestServices?.GetService<Hosting.ConsoleMetrics>()?.SessionsEnded.Add(1, new KeyValuePair<string, object?>("where", "request"));
             context.RejectPrincipal();

@@ -8,7 +8,7 @@ namespace SieveQ.AdminUi.Access;
 /// Whether a signed-in session still stands: a local account's while the account exists, is enabled, has the
 /// session's role and the password it signed in with (<see cref="PasswordStampType"/>: a reset ends every session
 /// of the account, a user's own change every session but the one they changed it from); a Windows sign-in's while console.json's mapping entry that gave its role still
-/// gives it; a provider's while that provider is the configured one. The one rule for the cookie's check at every
+/// gives it; a provider's while that provider is the configured one and has not logged it out (<see cref="BackChannelLogout"/>). The one rule for the cookie's check at every
 /// request (<see cref="SessionCheck"/>) and the open pages' periodic check (<see cref="CircuitSessionCheck"/>).
 /// </summary>
 public static class SessionStanding
@@ -27,7 +27,9 @@ public static class SessionStanding
         return Convert.ToHexStringLower(SHA256.HashData(Encoding.UTF8.GetBytes(user.PasswordHash)).AsSpan(0, 8));
     }
 
-    public static async Task<bool> StandsAsync(ClaimsPrincipal? principal, ConsoleUserStore users, ConsoleOidcConfig? oidc, WindowsSignInConfig? windows, CancellationToken ct)
+    /// <param name="logouts">The provider's back-channel logouts: a provider session they name no longer stands.</param>
+    public static async Task<bool> StandsAsync(ClaimsPrincipal? principal, ConsoleUserStore users, ConsoleOidcConfig? oidc, WindowsSignInConfig? windows,
+        ProviderLogouts? logouts, CancellationToken ct)
     {
         ArgumentNullException.ThrowIfNull(users);
         if (principal?.Identity is not { IsAuthenticated: true })
@@ -36,7 +38,7 @@ public static class SessionStanding
         }
         if (OidcSignIn.IsProviderSession(principal, oidc, out var valid))
         {
-            return valid;
+            return valid && logouts?.Ended(principal) != true;
         }
         var role = principal.FindFirst(ClaimTypes.Role)?.Value;
         if (NegotiateSignIn.IsWindowsSession(principal))

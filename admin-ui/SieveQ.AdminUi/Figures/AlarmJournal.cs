@@ -31,28 +31,12 @@ public sealed class AlarmJournal(string path)
     /// <summary>The entries on disk; none when the file is missing or was set aside (<paramref name="problem"/> says why).</summary>
     public IReadOnlyList<AlarmJournalEntry> Load(out string? problem)
     {
-        problem = null;
-        if (!File.Exists(Path))
+        var entries = SetAsideJsonList.Load<AlarmJournalEntry>(Path, MaxFileBytes, Validate, out problem);
+        if (problem is not null)
         {
-            return [];
+            problem = $"{problem}; set aside as {Path}.bad, alarms start from what is seen now";
         }
-        try
-        {
-            if (new FileInfo(Path).Length > MaxFileBytes)
-            {
-                throw new InvalidDataException($"larger than {MaxFileBytes} bytes");
-            }
-            var entries = JsonSerializer.Deserialize<List<AlarmJournalEntry>>(File.ReadAllText(Path), ConsoleConfig.Options)
-                ?? throw new InvalidDataException("null instead of a list");
-            Validate(entries);
-            return entries;
-        }
-        catch (Exception e) when (e is JsonException or InvalidDataException or NotSupportedException)
-        {
-            problem = $"{Path}: {e.Message}; set aside as {Path}.bad, alarms start from what is seen now";
-            File.Move(Path, Path + ".bad", overwrite: true);
-            return [];
-        }
+        return entries;
     }
 
     public void Save(IReadOnlyCollection<AlarmJournalEntry> entries)

@@ -34,6 +34,8 @@ public sealed record ConsoleConfig
     public string UsersFile { get; init; } = Path.Combine("console", "users.json");
     /// <summary>The open alarms' first-seen times and acknowledgements (<see cref="Figures.AlarmJournal"/>), relative to the deployment directory.</summary>
     public string AlarmsFile { get; init; } = Path.Combine("console", "alarms.json");
+    /// <summary>The provider's back-channel logouts still in force (<see cref="Access.ProviderLogouts"/>), relative to the deployment directory.</summary>
+    public string ProviderLogoutsFile { get; init; } = Path.Combine("console", "provider-logouts.json");
     public string DataProtectionDirectory { get; init; } = Path.Combine("console", "data-protection");
     public int MaxFailedLogins { get; init; } = 5;
     public int LockoutMinutes { get; init; } = 15;

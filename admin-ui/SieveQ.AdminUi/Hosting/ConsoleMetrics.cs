@@ -16,13 +16,16 @@ public sealed class ConsoleMetrics : IDisposable
         Actions = _meter.CreateCounter<long>("sieveq.console.actions", description: "Change requests, by action and outcome (sent, refused_role, failed).");
         Polls = _meter.CreateCounter<long>("sieveq.console.status_polls", description: "Status polls of the controller, by outcome.");
         SessionsEnded = _meter.CreateCounter<long>("sieveq.console.sessions_ended",
-            description: "Sessions ended because they no longer stand (account removed or disabled, role or password changed, mapping or provider changed), by where: request or page.");
+            description: "Sessions ended because they no longer stand (account removed or disabled, role or password changed, mapping or provider changed, logged out at the provider), by where: request or page.");
+        BackChannelLogouts = _meter.CreateCounter<long>("sieveq.console.backchannel_logouts",
+            description: "Logout tokens the OpenID Connect provider posted, by outcome (accepted, invalid, replayed, full).");
     }
 
     public Counter<long> Logins { get; }
     public Counter<long> Actions { get; }
     public Counter<long> Polls { get; }
     public Counter<long> SessionsEnded { get; }
+    public Counter<long> BackChannelLogouts { get; }
 
     public void Dispose() => _meter.Dispose();
 }

@@ -89,6 +89,8 @@ public static class ConsoleWebApp
         builder.Services.AddSingleton<LiveFigures>();
         builder.Services.AddHostedService(sp => sp.GetRequiredService<LiveFigures>());
         builder.Services.AddSingleton(new AlarmJournal(deployment.Resolve(config.AlarmsFile)));
+        builder.Services.AddSingleton(sp => new ProviderLogouts(deployment.Resolve(config.ProviderLogoutsFile), TimeSpan.FromMinutes(config.SessionMinutes),
+            TimeProvider.System, sp.GetRequiredService<ILogger<ProviderLogouts>>()));
         builder.Services.AddSingleton<AlarmBook>();
         builder.Services.AddHostedService(sp => sp.GetRequiredService<AlarmBook>());
         builder.Services.AddSingleton<AlarmDeliveryMetrics>();
@@ -166,6 +168,10 @@ public static class ConsoleWebApp
         app.MapAccountEndpoints();
         app.MapNegotiateSignIn();
         app.MapOidcEndpoints(config);
+        if (config.Oidc is not null)
+        {
+            app.MapBackChannelLogout();
+        }
         app.MapRazorComponents<App>().AddInteractiveServerRenderMode(o => o.ContentSecurityFrameAncestorsPolicy = "'none'");
         return app;
     }
