@@ -80,7 +80,7 @@ public sealed partial class ManagementApi
     /// <summary>The console's account changes, alarm acknowledgements and test alarms it may record: a fixed list, so the caller cannot write records that pass for the controller's own.</summary>
     public static readonly IReadOnlySet<string> ConsoleChangeActions = new HashSet<string>(StringComparer.Ordinal)
     {
-        "console-change-password", "console-create-account", "console-disable-account", "console-enable-account", "console-set-role",
+        "console-change-password", "console-reset-password", "console-create-account", "console-disable-account", "console-enable-account", "console-set-role",
         "console-acknowledge-alarm", "console-send-test-alarm",
     };
 

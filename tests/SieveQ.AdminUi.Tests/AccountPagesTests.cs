@@ -83,6 +83,42 @@ public sealed class AccountPagesTests : ConsoleTestContext
     }
 
     [Fact]
+    public async Task An_administrators_reset_gives_a_generated_password_shown_once_clears_the_lockout_and_ends_every_session()
+    {
+        var stored = (await Users.FindAsync("vera", CancellationToken.None))!;
+        var session = new System.Security.Claims.ClaimsPrincipal(new System.Security.Claims.ClaimsIdentity(
+        [
+            new System.Security.Claims.Claim(System.Security.Claims.ClaimTypes.Name, "vera"),
+            new System.Security.Claims.Claim(System.Security.Claims.ClaimTypes.Role, "viewer"),
+            new System.Security.Claims.Claim(SessionStanding.PasswordStampType, SessionStanding.PasswordStampOf(stored)),
+            new System.Security.Claims.Claim(SessionStanding.SessionIdType, SessionStanding.NewSessionId()),
+        ], "Cookies"));
+        Assert.True(await SessionStanding.StandsAsync(session, Users, null, null, null, CancellationToken.None));
+        for (var i = 0; i < 3; i++)
+        {
+            await SignInAsync("vera", "a wrong password!");
+        }
+        Assert.Equal(LoginOutcome.LockedOut, await SignInAsync("vera", Passwords["vera"]));
+
+        var page = Render<Accounts>(p => p.AddCascadingValue(SignedIn("admin", ConsoleRole.Administrator)));
+        await page.Find("button[aria-label='Reset password of vera']").ClickAsync(new());
+        page.WaitForAssertion(() => Assert.Contains("password of 'vera' reset, every session of it ended", page.Find("[data-testid=account-result]").TextContent, StringComparison.Ordinal));
+        var password = page.Find("[data-testid=new-account-password]").TextContent;
+        Assert.Equal(LoginOutcome.Accepted, await SignInAsync("vera", password));
+        Assert.False(await SessionStanding.StandsAsync(session, Users, null, null, null, CancellationToken.None));
+        var last = Controller.Host.Audit.Tail(1).Single();
+        Assert.Equal(("console-reset-password", "console user 'admin' from 192.0.2.7 reset the password of account 'vera'"), (last.Action, last.Target));
+        Assert.DoesNotContain(password, last.Target + last.Outcome, StringComparison.Ordinal);
+
+        // Not for the administrator's own account: that is the password page's (a reset would end the asking session).
+        var before = Controller.Host.Audit.LastSequence;
+        var own = await Actions.ResetPasswordAsync(await As("admin", ConsoleRole.Administrator), "admin", CancellationToken.None);
+        Assert.False(own.Done);
+        Assert.Contains("your own password", own.Message, StringComparison.Ordinal);
+        Assert.Equal(before, Controller.Host.Audit.LastSequence);
+    }
+
+    [Fact]
     public async Task An_administrator_disables_an_account_and_sets_a_role_both_recorded()
     {
         var page = Render<Accounts>(p => p.AddCascadingValue(SignedIn("admin", ConsoleRole.Administrator)));
@@ -110,6 +146,7 @@ public sealed class AccountPagesTests : ConsoleTestContext
         Assert.True((await Actions.SetDisabledAsync(user, "admin", true, CancellationToken.None)).Refused);
         Assert.True((await Actions.SetDisabledAsync(user, "olga", false, CancellationToken.None)).Refused);
         Assert.True((await Actions.SetRoleAsync(user, name, "administrator", CancellationToken.None)).Refused);
+        Assert.True((await Actions.ResetPasswordAsync(user, "admin", CancellationToken.None)).Refused);
         // Through the page's own handler as well (the page's policy would not even show it to them).
         var page = Render<Accounts>(p => p.AddCascadingValue(SignedIn(name, role)));
         page.Find("#new-account").Input("mallory");

@@ -132,6 +132,33 @@ public sealed class AccountActions(IAuthorizationService authorization, IControl
             () => users.SetRoleAsync(target.Name, parsed, ct), $"account '{target.Name}' is now {word}", ct).ConfigureAwait(false);
     }
 
+    /// <summary>
+    /// Gives another account a generated password (shown once) and ends every session of it: for a forgotten password
+    /// or one that may be known to someone else. An administrator's own password is changed on the password page instead
+    /// (a reset would end the session asking for it).
+    /// </summary>
+    public async Task<AccountResult> ResetPasswordAsync(ClaimsPrincipal user, string? account, CancellationToken ct)
+    {
+        if (await AdministratorAsync(user, "reset-password", ct).ConfigureAwait(false) is { } refused)
+        {
+            return refused;
+        }
+        if (await ExistingAsync(account, ct).ConfigureAwait(false) is not { } target)
+        {
+            return Invalid("reset-password", "not reset: no such account");
+        }
+        if (target.Name == user.Identity?.Name)
+        {
+            return Invalid("reset-password", "not reset: change your own password on the password page");
+        }
+        string? password = null;
+        var result = await RecordThenAsync("reset-password", $"{ConsoleCaller.Of(user)} reset the password of account '{target.Name}'",
+            "password replaced by a generated one; every session of the account ended",
+            async () => password = await users.ResetPasswordAsync(target.Name, ct).ConfigureAwait(false),
+            $"password of '{target.Name}' reset, every session of it ended", ct).ConfigureAwait(false);
+        return result with { Password = password };
+    }
+
     /// <summary>Exact role names only: a number or another spelling is malformed input, not a role.</summary>
     public static ConsoleRole? ParseRole(string? role) =>
         Enum.GetValues<ConsoleRole>().Select(r => (ConsoleRole?)r).FirstOrDefault(r => ConsolePolicies.RoleName(r!.Value) == role);

@@ -7,8 +7,8 @@ namespace SieveQ.AdminUi.Access;
 /// <summary>
 /// Puts the address of the connection that carries each authenticated request into the user's principal, so that
 /// every change is audited with where it was asked from: a form post's own connection, and for the interactive pages
-/// the connection of the page's circuit (the principal a circuit holds is the one its connection authenticated, and a
-/// circuit that reconnects takes the new connection's). Never stored in the sign-in cookie: the address is the
+/// the connection that opened the page's circuit (the principal a circuit holds is the one that connection
+/// authenticated). Never stored in the sign-in cookie: the address is the
 /// request's, not the sign-in's, so a stolen cookie used elsewhere shows where it was used.
 /// </summary>
 public sealed class BrowserAddressClaim(IHttpContextAccessor http) : IClaimsTransformation

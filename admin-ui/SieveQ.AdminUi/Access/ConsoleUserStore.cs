@@ -197,6 +197,18 @@ public sealed class ConsoleUserStore
     public Task SetPasswordAsync(string name, string password, string? bySession, CancellationToken ct) =>
         UpdateAsync(name, user => user with { PasswordHash = Hash(user, password), FailedLogins = 0, LockedUntil = null, PasswordSetBySession = bySession }, ct);
 
+    /// <summary>
+    /// An administrator's reset: a generated password (returned, the only time it exists in clear), the lockout
+    /// cleared, and every session of the account ended (no session is kept: <see cref="ConsoleUser.PasswordSetBySession"/> null).
+    /// </summary>
+    public async Task<string> ResetPasswordAsync(string name, CancellationToken ct)
+    {
+        var password = GeneratePassword();
+        await UpdateAsync(name, user => user with { PasswordHash = Hash(user, password), FailedLogins = 0, LockedUntil = null, PasswordSetBySession = null }, ct)
+            .ConfigureAwait(false);
+        return password;
+    }
+
     /// <summary>Disables or enables an account; refused when it would leave no enabled administrator.</summary>
     public Task SetDisabledAsync(string name, bool disabled, CancellationToken ct) =>
         UpdateAsync(name, user => user with { Disabled = disabled }, ct);

@@ -7,8 +7,9 @@ namespace SieveQ.AdminUi.Access;
 /// <summary>
 /// Whether a signed-in session still stands: a local account's while the account exists, is enabled, has the
 /// session's role and the password it signed in with (<see cref="PasswordStampType"/>: a reset ends every session
-/// of the account, a user's own change every session but the one they changed it from); a Windows sign-in's while console.json's mapping entry that gave its role still
-/// gives it; a provider's while that provider is the configured one and has not logged it out (<see cref="BackChannelLogout"/>). The one rule for the cookie's check at every
+/// of the account, a user's own change every session but the one they changed it from); a Windows sign-in's while
+/// console.json's mapping entry that gave its role still gives it; a provider's while that provider is the configured
+/// one and has not logged it out (<see cref="BackChannelLogout"/>). The one rule for the cookie's check at every
 /// request (<see cref="SessionCheck"/>) and the open pages' periodic check (<see cref="CircuitSessionCheck"/>).
 /// </summary>
 public static class SessionStanding
