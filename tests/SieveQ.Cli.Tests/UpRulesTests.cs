@@ -101,7 +101,7 @@ public sealed class UpRulesTests
             Assert.True(code == 0, stdout + stderr);
             (code, stdout, stderr) = await RunAsync("admin", "audit", "--count", "8", "--dir", deployment, "--key", Path.Combine(keys, "management-viewer.pem"));
             Assert.True(code == 0, stdout + stderr);
-            Assert.Matches(@"key [0-9a-f]+ \(operator, operator\)  push-rule-set .*again", stdout);
+            Assert.Matches(@"key [0-9a-f]+ \(operator, operator\) from 127\.0\.0\.1  push-rule-set .*again", stdout);
             passed = true;
         }
         finally
