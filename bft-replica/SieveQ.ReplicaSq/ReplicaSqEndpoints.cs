@@ -23,12 +23,15 @@ internal sealed class ReplicaSqEndpoints
     private readonly ReplicaSqMetrics _metrics;
     private readonly ReplicaSqHostOptions _options;
     private readonly Func<HealthReply> _health;
+    private readonly PublicKeyDirectory _enrolled;
     private readonly IReceiverOutputGate? _gate;
     private readonly CancellationToken _shutdown;
 
     public ReplicaSqEndpoints(int replica, Func<SieveReadModel> readModel, SubscriptionCheck check, ReceiverStreams receivers, PreSqAckResponseQueues acks,
-        Func<int, MacKeyRing?> ringForReceiver, ReplicaSqMetrics metrics, ReplicaSqHostOptions options, Func<HealthReply> health, IReceiverOutputGate? gate, CancellationToken shutdown)
+        Func<int, MacKeyRing?> ringForReceiver, ReplicaSqMetrics metrics, ReplicaSqHostOptions options, Func<HealthReply> health, PublicKeyDirectory enrolled,
+        IReceiverOutputGate? gate, CancellationToken shutdown)
     {
+        _enrolled = enrolled;
         _replica = replica;
         _readModel = readModel;
         _check = check;
@@ -51,6 +54,8 @@ internal sealed class ReplicaSqEndpoints
         routes.MapGrpcMethod<PreSqSubscription, AckResponseFrame>(ProtocolNames.ReplicaSqService, ProtocolNames.AckResponses, PreSqSubscription.Parser,
             AckResponsesAsync, SubscriptionBytes);
         routes.MapGrpcMethod<HealthRequest, HealthReply>(ProtocolNames.ReplicaSqService, ProtocolNames.Health, HealthRequest.Parser, HealthAsync, SubscriptionBytes);
+        routes.MapGrpcMethod<EnrolmentLookup, EnrolmentStanding>(ProtocolNames.ReplicaSqService, ProtocolNames.Enrolment, EnrolmentLookup.Parser, EnrolmentAsync,
+            SubscriptionBytes);
     }
 
     private async Task SubscribeAsync(GrpcServerCall<ReceiverSubscription, ReplicaOutputFrame> call)
@@ -150,6 +155,23 @@ internal sealed class ReplicaSqEndpoints
     {
         await ReadFirstAsync(call).ConfigureAwait(false);
         await call.WriteAsync(_health(), ct: call.CallAborted).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// What this replica applied of one party's enrolment. Public keys and names only, which every party of the deployment
+    /// holds anyway; a lookup reads the directory's published table and never waits for execution.
+    /// </summary>
+    private async Task EnrolmentAsync(GrpcServerCall<EnrolmentLookup, EnrolmentStanding> call)
+    {
+        var request = await ReadFirstAsync(call).ConfigureAwait(false);
+        var standing = request.Party switch
+        {
+            EnrolmentParty.Sender when request.Id >= 0 => _enrolled.SenderStanding(request.Id),
+            EnrolmentParty.Receiver when request.Id >= 0 => _enrolled.ReceiverStanding(request.Id),
+            _ => throw new GrpcCallException(GrpcStatusCode.InvalidArgument, $"an enrolment lookup names a sender or a receiver and an id of 0 or more (got {request.Party}, {request.Id})"),
+        };
+        _metrics.EnrolmentLookup();
+        await call.WriteAsync(EnrolmentReplies.ToReply(standing, _readModel().EnrolmentVersion), ct: call.CallAborted).ConfigureAwait(false);
     }
 
     /// <summary>The call's one request, within a time limit: an open stream that never says who it is holds a slot for nothing.</summary>

@@ -112,7 +112,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         var web = HardenedWebApplication.CreateBuilder(typeof(ReplicaSqHost).Assembly, logs, address, options.KestrelLimits, ConnectionLimiter, Preface, certificate);
         _web = web.Build();
         var check = new SubscriptionCheck(id, options.SubscriptionFreshness, enrolled, new KeyRing(deployment.Cluster), preSqIds.Contains, Metrics);
-        new ReplicaSqEndpoints(id, () => ReadModel, check, _receivers, _acks, RingForReceiver, Metrics, options, Health, receiverGate, _shutdown.Token).Map(_web);
+        new ReplicaSqEndpoints(id, () => ReadModel, check, _receivers, _acks, RingForReceiver, Metrics, options, Health, enrolled, receiverGate, _shutdown.Token).Map(_web);
     }
 
     public int Id { get; }

@@ -50,6 +50,7 @@ public sealed class ReplicaSqMetrics : IDisposable
     private long _replacedSubscriptions;
     private long _bodyFetchesAnswered;
     private long _bodyFetchesRefused;
+    private long _enrolmentLookups;
     private Func<long> _liveReceiverSubscriptions = () => 0;
     private Func<long> _livePreSqSubscriptions = () => 0;
 
@@ -65,6 +66,7 @@ public sealed class ReplicaSqMetrics : IDisposable
         Counter("sieveq.replicasq.subscriptions.refused", "{subscription}", "Subscriptions refused (signature, addressee, freshness, format, replay)", () => RefusedSubscriptions);
         Counter("sieveq.replicasq.subscriptions.replayed", "{subscription}", "Subscriptions refused as replays of one already accepted", () => ReplayedSubscriptions);
         Counter("sieveq.replicasq.body_fetches", "{request}", "Body fetches answered", () => BodyFetchesAnswered);
+        Counter("sieveq.replicasq.enrolment_lookups", "{request}", "Enrolment lookups answered (clients checking their enrolment before they start)", () => EnrolmentLookups);
         _meter.CreateObservableCounter("sieveq.replicasq.drops", DropMeasurements, "{item}", "Outputs the replica-SQ's plumbing let go, by reason");
         _meter.CreateObservableCounter("sieveq.replicasq.controller_notices", NoticeMeasurements, "{notice}", "Controller notices produced by agreed execution, by action");
         _meter.CreateObservableCounter("sieveq.replicasq.controller_notices.reported", () => Enum.GetValues<NoticeReport>()
@@ -89,6 +91,7 @@ public sealed class ReplicaSqMetrics : IDisposable
     public long ReplacedSubscriptions => Volatile.Read(ref _replacedSubscriptions);
     public long BodyFetchesAnswered => Volatile.Read(ref _bodyFetchesAnswered);
     public long BodyFetchesRefused => Volatile.Read(ref _bodyFetchesRefused);
+    public long EnrolmentLookups => Volatile.Read(ref _enrolmentLookups);
 
     public long Dropped(OutputDropReason reason) => Volatile.Read(ref _drops[(int)reason]);
 
@@ -131,6 +134,8 @@ public sealed class ReplicaSqMetrics : IDisposable
     internal void SubscriptionReplayed() => Interlocked.Increment(ref _replayedSubscriptions);
 
     internal void SubscriptionReplaced() => Interlocked.Increment(ref _replacedSubscriptions);
+
+    internal void EnrolmentLookup() => Interlocked.Increment(ref _enrolmentLookups);
 
     internal void BodyFetch(bool answered) => Interlocked.Increment(ref answered ? ref _bodyFetchesAnswered : ref _bodyFetchesRefused);
 

@@ -53,6 +53,12 @@ public sealed record SieveQClientConfiguration
     /// </summary>
     public IReadOnlyList<Route>? Routes { get; init; }
 
+    /// <summary>
+    /// How long <c>ConnectAsync</c> waits for f+1 replica-SQs to agree on this party's enrolment before it gives up with
+    /// <see cref="EnrolmentUnconfirmedException"/> (10 s by default; at most 10 minutes).
+    /// </summary>
+    public TimeSpan ConnectTimeout { get; init; } = TimeSpan.FromSeconds(10);
+
     /// <exception cref="SieveQConfigurationException">A field is missing or out of range.</exception>
     public void Validate()
     {
@@ -71,6 +77,10 @@ public sealed record SieveQClientConfiguration
         if (Enrolment is null || Keys is null)
         {
             throw new SieveQConfigurationException("the configuration needs the enrolment and this party's key store");
+        }
+        if (ConnectTimeout <= TimeSpan.Zero || ConnectTimeout > TimeSpan.FromMinutes(10))
+        {
+            throw new SieveQConfigurationException($"the connect time-out must be above 0 and at most 10 minutes, not {ConnectTimeout}");
         }
         CheckPins("pre-SQ", PreSqs, PreSqTlsPins);
         CheckPins("replica-SQ", Replicas, ReplicaTlsPins);

@@ -13,6 +13,7 @@ public static class ProtocolNames
     public const string Subscribe = "Subscribe";
     public const string FetchBodies = "FetchBodies";
     public const string AckResponses = "AckResponses";
+    public const string Enrolment = "Enrolment";
     public const string Send = "Send";
     public const string Receive = "Receive";
     public const string SubmitRuleSetCommand = "SubmitRuleSetCommand";

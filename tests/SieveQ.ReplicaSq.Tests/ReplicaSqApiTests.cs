@@ -128,6 +128,38 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
     }
 
     [Fact]
+    public async Task Enrolment_answers_with_the_parties_keys_and_refuses_a_lookup_that_names_no_party()
+    {
+        using var channel = GrpcChannel.ForAddress(_c.ApiUrl(1), _c.Pin(1));
+        var sender = await channel.UnaryAsync(ProtocolNames.ReplicaSqService, ProtocolNames.Enrolment,
+            new EnrolmentLookup { Party = EnrolmentParty.Sender, Id = 1 }, EnrolmentStanding.Parser);
+        var enrolled = _c.Context.Enrolment.Senders.Single(s => s.Id == 1);
+        Assert.Equal(EnrolmentState.Enrolled, sender.State);
+        Assert.Equal(enrolled.SignaturePublicKey, sender.SignaturePublicKey.ToByteArray());
+        Assert.Equal(enrolled.AgreementPublicKey, sender.AgreementPublicKey.ToByteArray());
+        Assert.False(sender.ThroughOrdering);
+
+        var receiver = await channel.UnaryAsync(ProtocolNames.ReplicaSqService, ProtocolNames.Enrolment,
+            new EnrolmentLookup { Party = EnrolmentParty.Receiver, Id = Receiver }, EnrolmentStanding.Parser);
+        Assert.Equal(EnrolmentState.Enrolled, receiver.State);
+        Assert.Equal(_c.Context.Enrolment.Receivers.Single(r => r.Id == Receiver).SignaturePublicKey, receiver.SignaturePublicKey.ToByteArray());
+
+        // A receiver's id is no sender's, and an unknown id is nobody's.
+        var notASender = await channel.UnaryAsync(ProtocolNames.ReplicaSqService, ProtocolNames.Enrolment,
+            new EnrolmentLookup { Party = EnrolmentParty.Sender, Id = Receiver }, EnrolmentStanding.Parser);
+        Assert.Equal(EnrolmentState.NotEnrolled, notASender.State);
+        Assert.True(notASender.SignaturePublicKey.IsEmpty);
+
+        foreach (var bad in new[] { new EnrolmentLookup { Id = 1 }, new EnrolmentLookup { Party = EnrolmentParty.Sender, Id = -1 } })
+        {
+            var e = await Assert.ThrowsAsync<GrpcCallException>(() => channel.UnaryAsync(ProtocolNames.ReplicaSqService, ProtocolNames.Enrolment, bad, EnrolmentStanding.Parser));
+            Assert.Equal(GrpcStatusCode.InvalidArgument, e.Status);
+            Assert.Contains("names a sender or a receiver", e.Message, StringComparison.Ordinal);
+        }
+        Assert.True(_c.Hosts[1].Metrics.EnrolmentLookups >= 3);
+    }
+
+    [Fact]
     public async Task FetchBodies_answers_for_a_queued_item_and_not_for_a_request_with_a_wrong_mac()
     {
         const int sender = 2;

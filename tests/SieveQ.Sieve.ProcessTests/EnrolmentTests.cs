@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using SieveQ.Agent.Hosting;
 using SieveQ.Deployment;
+using SieveQ.Sdk;
 using SieveQ.Sdk.Sender;
 using SieveQ.Sieve.Hosting.Keys;
 using SieveQ.Sieve.Keys;
@@ -12,7 +13,9 @@ namespace SieveQ.Sieve.ProcessTests;
 /// A sender enrolled and revoked through the real CLI while the deployment runs, nothing restarted: `sieveq enrol
 /// request` makes the new sender's keys and request, `sieveq enrol sender` orders its enrolment through a pre-SQ
 /// process, every pre-SQ learns it from f+1 replicas, and its messages reach the receiver exactly once and in order;
-/// after `sieveq enrol revoke` its messages are refused and nothing more of it is delivered.
+/// after `sieveq enrol revoke` its messages are refused and nothing more of it is delivered. The new sender's application
+/// holds only its own keys and the deployment's enrolment from before: SieveQSender.ConnectAsync learns its record
+/// from f+1 replicas, and refuses it before its enrolment and after its revocation.
 /// </summary>
 public sealed class EnrolmentTests(ITestOutputHelper output)
 {
@@ -40,6 +43,10 @@ public sealed class EnrolmentTests(ITestOutputHelper output)
             Assert.Equal(UnixFileMode.UserRead | UnixFileMode.UserWrite, File.GetUnixFileMode(Path.Combine(senderHost, $"sender-{NewSender}-sign.pem")));
         }
 
+        // Before its enrolment, the connect-time check refuses it, naming the commands that enrol it.
+        var before = await Assert.ThrowsAsync<SieveQConfigurationException>(() => NewSenderClientAsync(d, senderHost));
+        Assert.Contains($"sender {NewSender} is not enrolled in the running deployment (2 replica-SQs agree)", before.Message, StringComparison.Ordinal);
+
         var enrol = await RunAsync(["enrol", "sender", "--request", requestFile, "--id", $"{NewSender}", "--deployment", d.Directory, "--key", adminKey]);
         output.WriteLine(enrol.Output);
         Assert.True(enrol.Code == 0, enrol.Output);
@@ -54,7 +61,7 @@ public sealed class EnrolmentTests(ITestOutputHelper output)
         var expected = new Dictionary<int, int> { [1] = 5, [NewSender] = 10 };
         var reading = log.ReadUntilAsync(receiver, expected, Bound);
         await Traffic.SendAsync(d.Sender(1), 5, Bound);
-        await using (var sender = NewSenderClient(d, senderHost))
+        await using (var sender = await NewSenderClientAsync(d, senderHost))
         {
             await Traffic.SendAsync(sender, 10, Bound);
         }
@@ -70,8 +77,12 @@ public sealed class EnrolmentTests(ITestOutputHelper output)
             await EventuallyAsync(async () => (await d.PreSqHealthAsync(p)).Counters.GetValueOrDefault("enrolment_version") >= 2, $"pre-SQ {p} learning the revocation");
         }
 
-        // Its state folder still holds its sequence numbers: it carries on from index 10, and is refused.
-        await using (var revoked = NewSenderClient(d, senderHost))
+        var refused = await Assert.ThrowsAsync<SieveQConfigurationException>(() => NewSenderClientAsync(d, senderHost));
+        Assert.Contains($"sender {NewSender} was revoked through the ordering", refused.Message, StringComparison.Ordinal);
+
+        // A sender that skips the check (Create with its own copy of its old enrolment record): its state folder still
+        // holds its sequence numbers, so it carries on from index 10, and the pre-SQs refuse it.
+        await using (var revoked = UncheckedSenderClient(d, senderHost))
         {
             using var stop = new CancellationTokenSource();
             var sending = Task.Run(async () =>
@@ -103,10 +114,17 @@ public sealed class EnrolmentTests(ITestOutputHelper output)
     }
 
     /// <summary>
-    /// The new sender's own host: its keys from its own folder (never the deployment's), and its own enrolment record
-    /// beside the deployment's public keys, which the SDK checks its signing key against.
+    /// The new sender's own host: its keys from its own folder (never the deployment's) and the deployment's enrolment as
+    /// it was before the sender was enrolled; ConnectAsync learns the sender's record from f+1 replicas.
     /// </summary>
-    private static SieveQSender NewSenderClient(SieveDeployment d, string senderHost)
+    private static Task<SieveQSender> NewSenderClientAsync(SieveDeployment d, string senderHost)
+    {
+        var config = d.Context.ToClientConfiguration() with { Keys = new PemFileKeyStore(senderHost) };
+        Assert.DoesNotContain(config.Enrolment.Senders, s => s.Id == NewSender);
+        return SieveQSender.ConnectAsync(config, NewSender, Path.Combine(senderHost, "state"));
+    }
+
+    private static SieveQSender UncheckedSenderClient(SieveDeployment d, string senderHost)
     {
         var request = SenderEnrolmentRequest.Load(Path.Combine(senderHost, SenderEnrolmentRequest.FileName($"sender-{NewSender}")));
         var config = d.Context.ToClientConfiguration();

@@ -128,6 +128,21 @@ public sealed class SieveQReceiver : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Checks with the running deployment, then creates the receiver as <see cref="Create"/> does: f+1 replica-SQs must
+    /// agree that <paramref name="receiverId"/> is enrolled with the signing and key-agreement keys the configured key
+    /// store holds. Waits at most <see cref="SieveQClientConfiguration.ConnectTimeout"/>.
+    /// </summary>
+    /// <exception cref="SieveQConfigurationException">f+1 replicas agree the receiver is not enrolled, or enrolled with other keys than the key store's.</exception>
+    /// <exception cref="EnrolmentUnconfirmedException">No f+1 replicas answered alike in time (the deployment is down or unreachable).</exception>
+    public static async Task<SieveQReceiver> ConnectAsync(SieveQClientConfiguration config, int receiverId, string stateDir, SieveQReceiverOptions? options = null,
+        ILogger? log = null, CancellationToken ct = default)
+    {
+        var confirmed = await ConnectedEnrolment.ConfirmAsync(config, PartyKeyNames.Receiver, receiverId, log ?? DefaultLogging.For($"SieveQ.Sdk.Receiver.{receiverId}"), ct)
+            .ConfigureAwait(false);
+        return Create(confirmed, receiverId, stateDir, options, log);
+    }
+
     /// <summary>The receiver id this post-SQ receives for.</summary>
     public int Id { get; }
 

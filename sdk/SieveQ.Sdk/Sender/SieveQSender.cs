@@ -122,6 +122,23 @@ public sealed class SieveQSender : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Checks with the running deployment, then creates the sender as <see cref="Create"/> does: f+1 replica-SQs must
+    /// agree that <paramref name="senderId"/> is enrolled, not revoked, with the signing and key-agreement keys the
+    /// configured key store holds. A sender enrolled through the ordering (<c>sieveq enrol sender</c>) after the
+    /// configured enrolment was written starts with the keys the deployment reports, so the application needs no
+    /// copy of its enrolment record. Waits at most <see cref="SieveQClientConfiguration.ConnectTimeout"/>.
+    /// </summary>
+    /// <exception cref="SieveQConfigurationException">f+1 replicas agree the sender is not enrolled, or revoked, or enrolled with other keys than the key store's.</exception>
+    /// <exception cref="EnrolmentUnconfirmedException">No f+1 replicas answered alike in time (the deployment is down or unreachable).</exception>
+    public static async Task<SieveQSender> ConnectAsync(SieveQClientConfiguration config, int senderId, string stateDir, SieveQSenderOptions? options = null,
+        ILogger? log = null, CancellationToken ct = default)
+    {
+        var confirmed = await ConnectedEnrolment.ConfirmAsync(config, PartyKeyNames.Sender, senderId, log ?? DefaultLogging.For($"SieveQ.Sdk.Sender.{senderId}"), ct)
+            .ConfigureAwait(false);
+        return Create(confirmed, senderId, stateDir, options, log);
+    }
+
     /// <summary>The sender id whose key signs every message.</summary>
     public int Id { get; }
 

@@ -34,8 +34,22 @@ SieveQReceiver receiver;
 Sending sending;
 try
 {
-    receiver = SieveQReceiver.Create(clients, identity.ReceiverId, stateDir);
-    sending = new Sending(clients, identity.SenderId, stateDir);
+    // ConnectAsync asks the running deployment (f+1 replica-SQs) whether this application's ids are enrolled with the
+    // keys it holds. When the deployment cannot answer, Create starts from the settings' enrolment instead: the
+    // sender's outbox keeps what it accepts until the deployment returns.
+    try
+    {
+        receiver = await SieveQReceiver.ConnectAsync(clients, identity.ReceiverId, stateDir, ct: ct).ConfigureAwait(false);
+        sending = new Sending(clients, identity.SenderId, stateDir,
+            await SieveQSender.ConnectAsync(clients, identity.SenderId, stateDir, ct: ct).ConfigureAwait(false));
+        Console.WriteLine($"connected: sender {identity.SenderId} and receiver {identity.ReceiverId} are enrolled in the running deployment");
+    }
+    catch (EnrolmentUnconfirmedException e)
+    {
+        Console.WriteLine($"not confirmed ({e.Message}); starting from the settings' enrolment");
+        receiver = SieveQReceiver.Create(clients, identity.ReceiverId, stateDir);
+        sending = new Sending(clients, identity.SenderId, stateDir, SieveQSender.Create(clients, identity.SenderId, stateDir));
+    }
 }
 catch (Exception e) when (e is SieveQConfigurationException or KeyStoreException or OutboxCorruptException)
 {

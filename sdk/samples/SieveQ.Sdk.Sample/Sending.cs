@@ -7,11 +7,12 @@ namespace SieveQ.Sdk.Sample;
 /// room opened in the window or the outbox for a while (the message was not numbered: send it again); from
 /// <c>WaitAcknowledgedAsync</c>, that no acknowledgement came. A sender that stays without acknowledgements after the
 /// deployment restarted is replaced by a new one on the same state folder, which sends the outbox again with the
-/// original numbers (the replicas drop what they already have): see sdk/README.md, "Known problems".
+/// original numbers (the replicas drop what they already have). The replacement uses Create, not ConnectAsync: the
+/// deployment may still be away, and the first sender's check already held.
 /// </summary>
-internal sealed class Sending(SieveQClientConfiguration clients, int senderId, string stateDir) : IAsyncDisposable
+internal sealed class Sending(SieveQClientConfiguration clients, int senderId, string stateDir, SieveQSender first) : IAsyncDisposable
 {
-    private SieveQSender _sender = SieveQSender.Create(clients, senderId, stateDir);
+    private SieveQSender _sender = first;
 
     public SieveQSender Current => _sender;
 

@@ -19,6 +19,7 @@ public sealed class PublicKeyDirectory : IDisposable
     private readonly Dictionary<int, byte[]> _receiverKeys;
     private readonly Dictionary<int, EnrolledSender> _staticSenders;
     private Dictionary<int, EnrolledSender> _senders;
+    private HashSet<int> _revoked = [];
     private readonly ThreadLocal<Dictionary<(bool Receiver, int Id), ECDsa>> _parsed = new(() => [], trackAllValues: true);
 
     public PublicKeyDirectory(Enrolment enrolment)
@@ -57,18 +58,42 @@ public sealed class PublicKeyDirectory : IDisposable
     {
         ArgumentNullException.ThrowIfNull(changes);
         var senders = new Dictionary<int, EnrolledSender>(_staticSenders);
+        var revoked = new HashSet<int>();
         foreach (var (id, e) in changes)
         {
             if (e is null)
             {
                 senders.Remove(id);
+                revoked.Add(id);
             }
             else
             {
                 senders[id] = e;
             }
         }
+        // Revocations first: a reader that sees a revoked id gone from the senders also finds it revoked.
+        Volatile.Write(ref _revoked, revoked);
         Volatile.Write(ref _senders, senders);
+    }
+
+    /// <summary>Whether, and with which keys, the sender is enrolled now (any thread).</summary>
+    public PartyStanding SenderStanding(int id)
+    {
+        if (Sender(id) is { } s)
+        {
+            var throughOrdering = !_staticSenders.TryGetValue(id, out var original) || !ReferenceEquals(original, s);
+            return new PartyStanding(PartyStandingState.Enrolled, s.Name, s.SignaturePublicKey, s.AgreementPublicKey, throughOrdering);
+        }
+        return Volatile.Read(ref _revoked).Contains(id)
+            ? new PartyStanding(PartyStandingState.Revoked, "", [], [], ThroughOrdering: true)
+            : PartyStanding.NotEnrolled;
+    }
+
+    /// <summary>Whether, and with which keys, the receiver is enrolled (receivers come from the enrolment file alone).</summary>
+    public PartyStanding ReceiverStanding(int id)
+    {
+        var r = Enrolment.Receivers.FirstOrDefault(r => r.Id == id);
+        return r is null ? PartyStanding.NotEnrolled : new PartyStanding(PartyStandingState.Enrolled, r.Name, r.SignaturePublicKey, r.AgreementPublicKey, ThroughOrdering: false);
     }
 
     /// <summary>Ids of the senders enrolled now, ascending.</summary>

@@ -60,13 +60,13 @@ public sealed class SieveReadModel
     /// <summary>Pre-SQs quarantined by an administrator command until readmitted (agreed state).</summary>
     public ImmutableSortedSet<int> AdminQuarantinedPreSqs { get; init; } = [];
 
-    /// <summary>The highest administrator-command nonce applied (agreed state): the next command must carry a higher one.</summary>
     /// <summary>Enrolment changes applied through the ordering (agreed).</summary>
     public long EnrolmentVersion { get; init; }
 
     /// <summary>Entries of the enrolment-change table (enrolled and revoked ids; agreed, bounded by maxEnrolmentChanges).</summary>
     public int EnrolmentEntries { get; init; }
 
+    /// <summary>The highest administrator-command nonce applied (agreed state): the next command must carry a higher one.</summary>
     public long AdminLastNonce { get; init; }
 
     public long AdminCommandsApplied { get; init; }

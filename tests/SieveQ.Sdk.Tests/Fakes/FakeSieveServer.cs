@@ -32,6 +32,7 @@ internal sealed class FakeSieveServer : IAsyncDisposable
     private readonly Dictionary<int, int> _preSqByPort = [];
     private readonly Dictionary<int, (PreSqFilter Filter, PartyKeys Keys)> _filters = [];
     private readonly Stopwatch _clock = Stopwatch.StartNew();
+    private PublicKeyDirectory? _enrolment;
 
     private FakeSieveServer(WebApplication app, FakeCluster cluster)
     {
@@ -51,6 +52,15 @@ internal sealed class FakeSieveServer : IAsyncDisposable
     public ConcurrentDictionary<int, long> FramesPassed { get; } = new();
     public ConcurrentDictionary<int, long> MessagesPassed { get; } = new();
     public ConcurrentDictionary<int, long> AcknowledgementsQueued { get; } = new();
+
+    /// <summary>
+    /// Per replica-SQ, what it answers an enrolment lookup instead of the deployment's enrolment (a faulty or lagging
+    /// replica); a null answer is no answer at all (the call is held until the client gives up).
+    /// </summary>
+    public ConcurrentDictionary<int, Func<EnrolmentLookup, EnrolmentStanding?>> EnrolmentAnswers { get; } = new();
+
+    /// <summary>Enrolment lookups each replica-SQ was asked.</summary>
+    public ConcurrentDictionary<int, long> EnrolmentLookups { get; } = new();
 
     /// <summary>What a pre-SQ's filter dropped, by check and reason.</summary>
     public Sieve.Filtering.DropCounters DropsAt(int preSq) => _filters[preSq].Filter.Drops;
@@ -78,6 +88,8 @@ internal sealed class FakeSieveServer : IAsyncDisposable
         app.MapGrpcMethod<ReceiverAcknowledgement, AcknowledgementQueued>(ProtocolNames.PreSqService, ProtocolNames.Acknowledge, ReceiverAcknowledgement.Parser, server.AcknowledgeAsync);
         app.MapGrpcMethod<ReceiverSubscription, ReplicaOutputFrame>(ProtocolNames.ReplicaSqService, ProtocolNames.Subscribe, ReceiverSubscription.Parser, server.SubscribeAsync);
         app.MapGrpcMethod<BodyFetch, BodyFetchReply>(ProtocolNames.ReplicaSqService, ProtocolNames.FetchBodies, BodyFetch.Parser, server.FetchBodiesAsync);
+        app.MapGrpcMethod<EnrolmentLookup, EnrolmentStanding>(ProtocolNames.ReplicaSqService, ProtocolNames.Enrolment, EnrolmentLookup.Parser, server.EnrolmentAsync);
+        server._enrolment = new PublicKeyDirectory(ctx.Enrolment);
         await app.StartAsync();
         var ports = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.Select(a => new Uri(a).Port).ToList();
         var replicaUrls = new Dictionary<int, Uri>();
@@ -110,6 +122,25 @@ internal sealed class FakeSieveServer : IAsyncDisposable
         where TReq : class, IMessage<TReq>
         where TRes : class, IMessage<TRes> =>
         _replicaByPort.TryGetValue(call.HttpContext.Connection.LocalPort, out var r) ? r : throw new GrpcCallException(GrpcStatusCode.Unimplemented, "not a replica-SQ port");
+
+    /// <summary>The deployment's enrolment as a replica-SQ reads it (the real directory), unless the test overrides the replica.</summary>
+    private async Task EnrolmentAsync(GrpcServerCall<EnrolmentLookup, EnrolmentStanding> call)
+    {
+        var replica = ReplicaOf(call);
+        var lookup = await call.ReadOneAsync(call.CallAborted) ?? throw new GrpcCallException(GrpcStatusCode.InvalidArgument, "no lookup");
+        EnrolmentLookups.AddOrUpdate(replica, 1, (_, n) => n + 1);
+        var answer = EnrolmentAnswers.TryGetValue(replica, out var instead) ? instead(lookup) : StandingOf(lookup);
+        if (answer is null)
+        {
+            await Task.Delay(Timeout.InfiniteTimeSpan, call.CallAborted).ContinueWith(_ => { }, TaskScheduler.Default);
+            return;
+        }
+        await call.WriteAsync(answer, ct: call.CallAborted);
+    }
+
+    /// <summary>What a replica-SQ answers, by the replica's own mapping.</summary>
+    public EnrolmentStanding StandingOf(EnrolmentLookup lookup) => SieveQ.ReplicaSq.EnrolmentReplies.ToReply(
+        lookup.Party == EnrolmentParty.Sender ? _enrolment!.SenderStanding(lookup.Id) : _enrolment!.ReceiverStanding(lookup.Id), 0);
 
     private async Task ExchangeAsync(GrpcServerCall<SenderFrame, PreSqEvent> call)
     {
@@ -216,6 +247,7 @@ internal sealed class FakeSieveServer : IAsyncDisposable
     {
         await _app.StopAsync();
         await _app.DisposeAsync();
+        _enrolment?.Dispose();
         foreach (var (_, keys) in _filters.Values)
         {
             keys.Dispose();
