@@ -55,7 +55,7 @@ public sealed record SieveQClientConfiguration
 
     /// <summary>
     /// How long <c>ConnectAsync</c> waits for f+1 replica-SQs to agree on this party's enrolment before it gives up with
-    /// <see cref="EnrolmentUnconfirmedException"/> (10 s by default; at most 10 minutes).
+    /// <see cref="ConnectUnconfirmedException"/> (10 s by default; at most 10 minutes).
     /// </summary>
     public TimeSpan ConnectTimeout { get; init; } = TimeSpan.FromSeconds(10);
 

@@ -23,11 +23,13 @@ internal sealed class PreSqEndpoints
     private readonly Func<HealthReply> _health;
     private readonly RuleSetCommandRelay _ruleSetCommands;
     private readonly AdminCommandRelay _adminCommands;
+    private readonly IdLeaseRelay _idLeases;
     private readonly CancellationToken _shutdown;
 
     public PreSqEndpoints(PreSqHostOptions options, SieveLoop loop, SenderStreams streams, PublicKeyDirectory enrolled, PreSqMetrics metrics,
-        Func<HealthReply> health, RuleSetCommandRelay ruleSetCommands, AdminCommandRelay adminCommands, CancellationToken shutdown)
+        Func<HealthReply> health, RuleSetCommandRelay ruleSetCommands, AdminCommandRelay adminCommands, IdLeaseRelay idLeases, CancellationToken shutdown)
     {
+        _idLeases = idLeases;
         _adminCommands = adminCommands;
         _ruleSetCommands = ruleSetCommands;
         _options = options;
@@ -50,6 +52,17 @@ internal sealed class PreSqEndpoints
             RuleSetCommandSubmission.Parser, SubmitRuleSetCommandAsync, RuleSetCommandRelay.MaxSubmissionBytes, unary);
         routes.MapGrpcMethod<AdminCommandSubmission, AdminCommandOutcome>(ProtocolNames.PreSqService, ProtocolNames.SubmitAdminCommand,
             AdminCommandSubmission.Parser, SubmitAdminCommandAsync, AdminCommandRelay.MaxSubmissionBytes, unary);
+        routes.MapGrpcMethod<IdLeaseSubmission, IdLeaseOutcome>(ProtocolNames.PreSqService, ProtocolNames.SubmitIdLease,
+            IdLeaseSubmission.Parser, SubmitIdLeaseAsync, IdLeaseRelay.MaxSubmissionBytes, unary);
+    }
+
+    private async Task SubmitIdLeaseAsync(GrpcServerCall<IdLeaseSubmission, IdLeaseOutcome> call)
+    {
+        var request = await call.ReadOneAsync(call.CallAborted).ConfigureAwait(false)
+            ?? throw new GrpcCallException(GrpcStatusCode.InvalidArgument, "no id lease request in the call");
+        using var ct = CancellationTokenSource.CreateLinkedTokenSource(call.CallAborted, _shutdown);
+        var result = await _idLeases.SubmitAsync(request.Canonical.Memory, ct.Token).ConfigureAwait(false);
+        await call.WriteAsync(new IdLeaseOutcome { Canonical = Google.Protobuf.ByteString.CopyFrom(result) }, ct: call.CallAborted).ConfigureAwait(false);
     }
 
     private async Task SubmitAdminCommandAsync(GrpcServerCall<AdminCommandSubmission, AdminCommandOutcome> call)

@@ -42,6 +42,7 @@ public sealed class PreSqHost : IAsyncDisposable
     private readonly EnrolmentFollower _enrolment;
     private readonly RuleSetCommandRelay _ruleSetCommands;
     private readonly AdminCommandRelay _adminCommands;
+    private readonly IdLeaseRelay _idLeases;
     private readonly WebApplication _web;
     private readonly CancellationTokenSource _shutdown = new();
     private int _disposed;
@@ -76,7 +77,8 @@ public sealed class PreSqHost : IAsyncDisposable
         _web = web.Build();
         _ruleSetCommands = new RuleSetCommandRelay(id, forwarder, administratorSpki, metrics);
         _adminCommands = new AdminCommandRelay(id, forwarder, administratorSpki, metrics);
-        new PreSqEndpoints(options, loop, streams, enrolled, metrics, Health, _ruleSetCommands, _adminCommands, _shutdown.Token).Map(_web);
+        _idLeases = new IdLeaseRelay(id, forwarder, enrolled, metrics);
+        new PreSqEndpoints(options, loop, streams, enrolled, metrics, Health, _ruleSetCommands, _adminCommands, _idLeases, _shutdown.Token).Map(_web);
     }
 
     public int Id { get; }
@@ -252,6 +254,7 @@ public sealed class PreSqHost : IAsyncDisposable
             await _forwarder.DisposeAsync().ConfigureAwait(false);
             _ruleSetCommands.Dispose();
             _adminCommands.Dispose();
+            _idLeases.Dispose();
             _enrolled.Dispose();
             _keys.Dispose();
             _identity.Dispose();

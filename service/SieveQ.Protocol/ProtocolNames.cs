@@ -18,4 +18,5 @@ public static class ProtocolNames
     public const string Receive = "Receive";
     public const string SubmitRuleSetCommand = "SubmitRuleSetCommand";
     public const string SubmitAdminCommand = "SubmitAdminCommand";
+    public const string SubmitIdLease = "SubmitIdLease";
 }

@@ -15,7 +15,8 @@ namespace SieveQ.Sieve.ProcessTests;
 /// process, every pre-SQ learns it from f+1 replicas, and its messages reach the receiver exactly once and in order;
 /// after `sieveq enrol revoke` its messages are refused and nothing more of it is delivered. The new sender's application
 /// holds only its own keys and the deployment's enrolment from before: SieveQSender.ConnectAsync learns its record
-/// from f+1 replicas, and refuses it before its enrolment and after its revocation.
+/// from f+1 replicas, and refuses it before its enrolment and after its revocation; a second process for the id is
+/// refused by the id lease the first holds.
 /// </summary>
 public sealed class EnrolmentTests(ITestOutputHelper output)
 {
@@ -63,6 +64,10 @@ public sealed class EnrolmentTests(ITestOutputHelper output)
         await Traffic.SendAsync(d.Sender(1), 5, Bound);
         await using (var sender = await NewSenderClientAsync(d, senderHost))
         {
+            // A second process for the same id (another state folder) is refused by the lease the replicas granted the first.
+            var twin = await Assert.ThrowsAsync<IdHeldException>(() => SieveQSender.ConnectAsync(
+                d.Context.ToClientConfiguration() with { Keys = new PemFileKeyStore(senderHost) }, NewSender, Path.Combine(senderHost, "twin-state")));
+            Assert.Contains($"pid {Environment.ProcessId}", twin.Holder, StringComparison.Ordinal);
             await Traffic.SendAsync(sender, 10, Bound);
         }
         await reading;

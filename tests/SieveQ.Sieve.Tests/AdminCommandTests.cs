@@ -184,16 +184,16 @@ public sealed class AdminCommandTests : IClassFixture<TestWorld>, IDisposable
         // The nonce travelled too: the last command replayed at the restored replica is refused.
         Assert.False(TestWorld.AgreedAdminResult(Decide([restored], Carrier, Command(AdminOp.QuarantinePreSq, 10, 11))).Applied);
 
-        // A snapshot from before administrator commands existed (no administrative section, nor the enrolment table
-        // and loss claims after it) reads as empty.
+        // A snapshot from before administrator commands existed (no administrative section, nor the enrolment table,
+        // loss claims, moves and id leases after it) reads as empty.
         var fresh = NewReplica();
         var legacy = fresh.TakeSnapshot();
         var empty = new AdministrativeLayout();
-        restored.RestoreSnapshot(legacy.AsSpan(0, legacy.Length - empty.Length - empty.EnrolmentTableLength - empty.LossClaimsLength - empty.MovesLength));
+        restored.RestoreSnapshot(legacy.AsSpan(0, legacy.Length - empty.Length - empty.EnrolmentTableLength - empty.LossClaimsLength - empty.MovesLength - empty.LeasesLength));
         Assert.False(restored.IsSenderQuarantined(1));
         Assert.Equal(legacy, restored.TakeSnapshot());
         // One from before the enrolment table existed keeps its administrative section.
-        restored.RestoreSnapshot(snapshot.AsSpan(0, snapshot.Length - empty.EnrolmentTableLength - empty.LossClaimsLength - empty.MovesLength));
+        restored.RestoreSnapshot(snapshot.AsSpan(0, snapshot.Length - empty.EnrolmentTableLength - empty.LossClaimsLength - empty.MovesLength - empty.LeasesLength));
         Assert.True(restored.IsPreSqQuarantinedByAdministrator(10));
 
         var truncated = snapshot.AsSpan(0, snapshot.Length - 1).ToArray();
@@ -234,5 +234,8 @@ public sealed class AdminCommandTests : IClassFixture<TestWorld>, IDisposable
 
         /// <summary>No sender moved between pre-SQs: a u32 zero count.</summary>
         public int MovesLength => 4;
+
+        /// <summary>No id lease: a u32 zero count.</summary>
+        public int LeasesLength => 4;
     }
 }

@@ -9,7 +9,7 @@ namespace SieveQ.Sdk.Internal;
 /// <summary>
 /// The connect-time check: asks every replica-SQ (ReplicaSq.Enrolment) how this party stands and returns what f+1 of
 /// them answered alike, or throws: <see cref="SieveQConfigurationException"/> when they agree it is not enrolled, or
-/// revoked; <see cref="EnrolmentUnconfirmedException"/> when no f+1 agree within the connect time-out.
+/// revoked; <see cref="ConnectUnconfirmedException"/> when no f+1 agree within the connect time-out.
 /// </summary>
 internal static class EnrolmentCheck
 {
@@ -52,7 +52,7 @@ internal static class EnrolmentCheck
             }
         }
         ct.ThrowIfCancellationRequested();
-        throw new EnrolmentUnconfirmedException($"{party} {id}", vote.Answered, vote.MostAlike, vote.Needed, config.ConnectTimeout, lastError);
+        throw new ConnectUnconfirmedException($"{party} {id}", "its enrolment", vote.Answered, vote.MostAlike, vote.Needed, config.ConnectTimeout, lastError);
     }
 
     private static async Task<(int Replica, PartyStanding? Answer, string? Error)> LookUpAsync(int replica, GrpcChannel channel, EnrolmentParty kind, int id, CancellationToken ct)

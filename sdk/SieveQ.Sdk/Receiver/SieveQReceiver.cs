@@ -49,6 +49,8 @@ public sealed class SieveQReceiver : IAsyncDisposable
     private readonly Channel<ReceivedMessage> _deliveries;
     private readonly SemaphoreSlim _committing = new(1, 1);
     private readonly CancellationTokenSource _stop = new();
+    private readonly CancellationTokenSource _halt = new();
+    private readonly CancellationTokenSource _running;
     private readonly List<Task> _tasks = [];
     private int _reading;
     private Exception? _failure;
@@ -78,15 +80,16 @@ public sealed class SieveQReceiver : IAsyncDisposable
         _deliveries = Channel.CreateBounded<ReceivedMessage>(new BoundedChannelOptions(options.DeliveryQueueCapacity) { SingleReader = true, SingleWriter = true, FullMode = BoundedChannelFullMode.Wait });
         _relay = new AcknowledgementRelay(preSqUrls, options.AcknowledgeTimeout, _log);
         _replicas = replicaUrls.ToDictionary(kv => kv.Key, kv => GrpcChannel.ForAddress(kv.Value, replicaPins.GetValueOrDefault(kv.Key)));
+        _running = CancellationTokenSource.CreateLinkedTokenSource(_stop.Token, _halt.Token);
         foreach (var (replica, channel) in _replicas.OrderBy(kv => kv.Key))
         {
             var r = replica;
             var s = new ReplicaSubscription(r, channel, () => SignSubscription(r), (input, ct) => _inputs.Writer.WriteAsync(input, ct), options, _log);
             _subscriptions.Add(s);
-            _tasks.Add(Task.Run(() => s.RunAsync(_stop.Token)));
+            _tasks.Add(Task.Run(() => s.RunAsync(_running.Token)));
         }
-        _tasks.Add(Task.Run(() => PumpAsync(_stop.Token)));
-        _tasks.Add(Task.Run(() => RetryAcknowledgementsAsync(_stop.Token)));
+        _tasks.Add(Task.Run(() => PumpAsync(_running.Token)));
+        _tasks.Add(Task.Run(() => RetryAcknowledgementsAsync(_running.Token)));
         _meter = SdkMetrics.Observe(this);
     }
 
@@ -134,13 +137,42 @@ public sealed class SieveQReceiver : IAsyncDisposable
     /// store holds. Waits at most <see cref="SieveQClientConfiguration.ConnectTimeout"/>.
     /// </summary>
     /// <exception cref="SieveQConfigurationException">f+1 replicas agree the receiver is not enrolled, or enrolled with other keys than the key store's.</exception>
-    /// <exception cref="EnrolmentUnconfirmedException">No f+1 replicas answered alike in time (the deployment is down or unreachable).</exception>
+    /// <exception cref="ConnectUnconfirmedException">No f+1 replicas answered alike in time (the deployment is down or unreachable).</exception>
     public static async Task<SieveQReceiver> ConnectAsync(SieveQClientConfiguration config, int receiverId, string stateDir, SieveQReceiverOptions? options = null,
         ILogger? log = null, CancellationToken ct = default)
     {
-        var confirmed = await ConnectedEnrolment.ConfirmAsync(config, PartyKeyNames.Receiver, receiverId, log ?? DefaultLogging.For($"SieveQ.Sdk.Receiver.{receiverId}"), ct)
-            .ConfigureAwait(false);
-        return Create(confirmed, receiverId, stateDir, options, log);
+        var logger = log ?? DefaultLogging.For($"SieveQ.Sdk.Receiver.{receiverId}");
+        var confirmed = await ConnectedEnrolment.ConfirmAsync(config, PartyKeyNames.Receiver, receiverId, logger, ct).ConfigureAwait(false);
+        var lease = await IdLeaseKeeper.AcquireAsync(confirmed, PartyKeyNames.Receiver, receiverId, stateDir, logger, ct).ConfigureAwait(false);
+        SieveQReceiver receiver;
+        try
+        {
+            receiver = Create(confirmed, receiverId, stateDir, options, log);
+        }
+        catch
+        {
+            await lease.AbandonAsync().ConfigureAwait(false);
+            throw;
+        }
+        receiver._lease = lease;
+        lease.Lost = receiver.Halt;
+        return receiver;
+    }
+
+    private IdLeaseKeeper? _lease;
+
+    /// <summary>Stops receiving with <paramref name="reason"/>: the application's reading ends with it.</summary>
+    private void Halt(Exception reason)
+    {
+        Interlocked.CompareExchange(ref _failure, reason, null);
+        try
+        {
+            _halt.Cancel();
+        }
+        catch (ObjectDisposedException)
+        {
+            // disposed meanwhile
+        }
     }
 
     /// <summary>The receiver id this post-SQ receives for.</summary>
@@ -400,6 +432,10 @@ public sealed class SieveQReceiver : IAsyncDisposable
 
     private void ThrowIfFailed()
     {
+        if (_failure is IdHeldException held)
+        {
+            throw new IdHeldException(held.Party, held.Id, held.Holder, held.HeldFor);
+        }
         if (_failure is { } f)
         {
             throw new InvalidOperationException($"receiver {Id} stopped: {f.Message}", f);
@@ -427,7 +463,13 @@ public sealed class SieveQReceiver : IAsyncDisposable
         {
             d.Dispose();
         }
+        if (_lease is not null)
+        {
+            await _lease.DisposeAsync().ConfigureAwait(false);
+        }
         _committing.Dispose();
+        _running.Dispose();
+        _halt.Dispose();
         _stop.Dispose();
     }
 }

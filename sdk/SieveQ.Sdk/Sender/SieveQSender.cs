@@ -45,6 +45,8 @@ public sealed class SieveQSender : IAsyncDisposable
     private readonly Channel<byte[]> _ackResponses = Channel.CreateUnbounded<byte[]>(new UnboundedChannelOptions { SingleReader = true });
     private readonly AcknowledgementWaiters _acknowledged = new();
     private readonly CancellationTokenSource _stop = new();
+    private readonly CancellationTokenSource _halt = new();
+    private readonly CancellationTokenSource _running;
     private readonly Task _pump;
     private readonly OutboxFile? _outbox;
     private readonly List<(SendRequest Request, long Seq)> _numbered = [];
@@ -78,7 +80,8 @@ public sealed class SieveQSender : IAsyncDisposable
         _lastSeq = sq.LastSentSeq;
         _outbox = outbox;
         _outcomes = new OutcomeTracker(options.OutcomeTimeout);
-        _pump = Task.Run(() => PumpAsync(_stop.Token));
+        _running = CancellationTokenSource.CreateLinkedTokenSource(_stop.Token, _halt.Token);
+        _pump = Task.Run(() => PumpAsync(_running.Token));
         _meter = Internal.SdkMetrics.Observe(this);
     }
 
@@ -90,7 +93,11 @@ public sealed class SieveQSender : IAsyncDisposable
     /// (one process at a time may use it: the file is opened exclusively).
     /// </summary>
     /// <exception cref="SieveQConfigurationException">The sender is not enrolled, or its keys are missing or not the enrolled ones.</exception>
-    public static SieveQSender Create(SieveQClientConfiguration config, int senderId, string stateDir, SieveQSenderOptions? options = null, ILogger? log = null)
+    public static SieveQSender Create(SieveQClientConfiguration config, int senderId, string stateDir, SieveQSenderOptions? options = null, ILogger? log = null) =>
+        CreateAbove(config, senderId, stateDir, options, log, sequenceFloor: 0);
+
+    // sequenceFloor: numbers up to here are spent (the replicas took them from this id), so the run starts above it.
+    private static SieveQSender CreateAbove(SieveQClientConfiguration config, int senderId, string stateDir, SieveQSenderOptions? options, ILogger? log, long sequenceFloor)
     {
         ArgumentNullException.ThrowIfNull(config);
         ArgumentException.ThrowIfNullOrEmpty(stateDir);
@@ -104,6 +111,11 @@ public sealed class SieveQSender : IAsyncDisposable
         {
             Directory.CreateDirectory(stateDir);
             store = new FileSequenceStore(Path.Combine(stateDir, $"sender-{senderId}.seq"));
+            if (store.LoadReserved() < sequenceFloor)
+            {
+                // A new state folder, or one another holder of this id has since overtaken: numbers at or below the floor would be replays.
+                store.SaveReserved(sequenceFloor);
+            }
             // After the sequence file, whose exclusive open keeps a second process of this sender out.
             outbox = options.Outbox.Enabled ? OutboxFile.Open(Path.Combine(stateDir, $"sender-{senderId}.outbox")) : null;
             var preSqs = config.PreSqs.Keys.Order().ToArray();
@@ -130,13 +142,46 @@ public sealed class SieveQSender : IAsyncDisposable
     /// copy of its enrolment record. Waits at most <see cref="SieveQClientConfiguration.ConnectTimeout"/>.
     /// </summary>
     /// <exception cref="SieveQConfigurationException">f+1 replicas agree the sender is not enrolled, or revoked, or enrolled with other keys than the key store's.</exception>
-    /// <exception cref="EnrolmentUnconfirmedException">No f+1 replicas answered alike in time (the deployment is down or unreachable).</exception>
+    /// <exception cref="ConnectUnconfirmedException">No f+1 replicas answered alike in time (the deployment is down or unreachable).</exception>
     public static async Task<SieveQSender> ConnectAsync(SieveQClientConfiguration config, int senderId, string stateDir, SieveQSenderOptions? options = null,
         ILogger? log = null, CancellationToken ct = default)
     {
-        var confirmed = await ConnectedEnrolment.ConfirmAsync(config, PartyKeyNames.Sender, senderId, log ?? DefaultLogging.For($"SieveQ.Sdk.Sender.{senderId}"), ct)
-            .ConfigureAwait(false);
-        return Create(confirmed, senderId, stateDir, options, log);
+        var logger = log ?? DefaultLogging.For($"SieveQ.Sdk.Sender.{senderId}");
+        var confirmed = await ConnectedEnrolment.ConfirmAsync(config, PartyKeyNames.Sender, senderId, logger, ct).ConfigureAwait(false);
+        var lease = await IdLeaseKeeper.AcquireAsync(confirmed, PartyKeyNames.Sender, senderId, stateDir, logger, ct).ConfigureAwait(false);
+        SieveQSender sender;
+        try
+        {
+            sender = CreateAbove(confirmed, senderId, stateDir, options, log, lease.SequenceFloor);
+        }
+        catch
+        {
+            await lease.AbandonAsync().ConfigureAwait(false);
+            throw;
+        }
+        sender._lease = lease;
+        lease.Lost = sender.Halt;
+        return sender;
+    }
+
+    private IdLeaseKeeper? _lease;
+    private long _framesHeldForLease;
+
+    /// <summary>Frames not sent because this run's id lease could not be renewed in time (see <c>ConnectAsync</c>).</summary>
+    internal long FramesHeldForLease => Interlocked.Read(ref _framesHeldForLease);
+
+    /// <summary>Stops the pump with <paramref name="reason"/>: every waiting and later call fails with it.</summary>
+    private void Halt(Exception reason)
+    {
+        Interlocked.CompareExchange(ref _failure, reason, null);
+        try
+        {
+            _halt.Cancel();
+        }
+        catch (ObjectDisposedException)
+        {
+            // disposed meanwhile
+        }
     }
 
     /// <summary>The sender id whose key signs every message.</summary>
@@ -449,6 +494,13 @@ public sealed class SieveQSender : IAsyncDisposable
 
     private void Dispatch(IReadOnlyList<OutgoingFrame> frames)
     {
+        if (_lease is { Valid: false })
+        {
+            // No lease this run can count on: another process may hold the id by now. The sender-SQ retransmits what is
+            // unacknowledged once the lease is renewed; the outbox keeps it meanwhile.
+            Interlocked.Add(ref _framesHeldForLease, frames.Count);
+            return;
+        }
         foreach (var f in frames)
         {
             if (_links.TryGetValue(f.PreSq, out var link))
@@ -460,6 +512,10 @@ public sealed class SieveQSender : IAsyncDisposable
 
     private void ThrowIfFailed()
     {
+        if (_failure is IdHeldException held)
+        {
+            throw new IdHeldException(held.Party, held.Id, held.Holder, held.HeldFor);
+        }
         if (_failure is { } f)
         {
             throw new InvalidOperationException($"sender {Id} stopped: {f.Message}", f);
@@ -489,6 +545,13 @@ public sealed class SieveQSender : IAsyncDisposable
         {
             d.Dispose();
         }
+        if (_lease is not null)
+        {
+            // After the state files are closed, so the next holder finds them free.
+            await _lease.DisposeAsync().ConfigureAwait(false);
+        }
+        _running.Dispose();
+        _halt.Dispose();
         _stop.Dispose();
     }
 }

@@ -44,7 +44,7 @@ try
             await SieveQSender.ConnectAsync(clients, identity.SenderId, stateDir, ct: ct).ConfigureAwait(false));
         Console.WriteLine($"connected: sender {identity.SenderId} and receiver {identity.ReceiverId} are enrolled in the running deployment");
     }
-    catch (EnrolmentUnconfirmedException e)
+    catch (ConnectUnconfirmedException e)
     {
         Console.WriteLine($"not confirmed ({e.Message}); starting from the settings' enrolment");
         receiver = SieveQReceiver.Create(clients, identity.ReceiverId, stateDir);

@@ -31,6 +31,7 @@ public static class DomainTags
     public static readonly byte[] AdminCommand = Ascii("SIEVEQ/ADMIN-COMMAND/v1");
     public static readonly byte[] AdminEnrolment = Ascii("SIEVEQ/ADMIN-ENROLMENT/v1");
     public static readonly byte[] EnrolRequest = Ascii("SIEVEQ/ENROL-REQUEST/v1");
+    public static readonly byte[] IdLease = Ascii("SIEVEQ/ID-LEASE/v1");
 
     private static byte[] Ascii(string s) => Encoding.ASCII.GetBytes(s);
 }

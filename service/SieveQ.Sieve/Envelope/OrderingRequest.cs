@@ -4,7 +4,7 @@ namespace SieveQ.Sieve.Envelope;
 /// The payload of one ordering request (the ordering layer's ClientRequest): the forwarding
 /// pre-SQ's id and a batch of items, each exactly the bytes that arrived from the outside (a sender
 /// message, an ACKREQ) or that the pre-SQ produced (a WARNREQ), a receiver acknowledgement, or an administrator's rule-set
-/// or administrator command (each travels alone in its request).
+/// or administrator command, an enrolment query or an id lease request (each of the last four travels alone in its request).
 /// Items are decoded one by one at execution, so one bad item does not hide the others.
 /// </summary>
 public sealed record OrderingRequest(int Origin, IReadOnlyList<ReadOnlyMemory<byte>> Items);
@@ -29,7 +29,7 @@ public static class OrderingRequestCodec
         {
             if (i.Length == 0 || !IsItemKind(i.Span[0]))
             {
-                throw new ArgumentException("ordering items must be sender messages, ACKREQs, WARNREQs, receiver acks, rule-set commands, administrator commands or enrolment queries", nameof(items));
+                throw new ArgumentException("ordering items must be sender messages, ACKREQs, WARNREQs, receiver acks, rule-set commands, administrator commands, enrolment queries or id leases", nameof(items));
             }
             w.Bytes(i.Span);
         }
@@ -68,5 +68,5 @@ public static class OrderingRequestCodec
 
     private static bool IsItemKind(byte b) => (StructureKind)b is StructureKind.SenderMessage or StructureKind.AckRequest
         or StructureKind.LoadWarning or StructureKind.ReceiverAck or StructureKind.RuleSetCommand or StructureKind.AdminCommand
-        or StructureKind.EnrolmentQuery;
+        or StructureKind.EnrolmentQuery or StructureKind.IdLease;
 }

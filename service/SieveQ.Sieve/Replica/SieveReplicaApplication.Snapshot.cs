@@ -11,8 +11,8 @@ public sealed partial class SieveReplicaApplication
     /// ascending id order), the reorder buffer, the rules' own state (<c>u32 len | bytes</c>) and the administrative
     /// state (<see cref="AdministrativeState"/>), the enrolment changes (<see cref="SenderEnrolmentTable"/>) and the
     /// senders' pending loss claims (<c>u32 count</c> then <c>u32 id | seq lastSent | i64 at | u32 lastLossPpm</c>) and
-    /// their last moves between pre-SQs (<c>u32 count</c> then <c>u32 id | u32 from | i64 at | u8 forLoss</c>);
-    /// each of the last four is absent in snapshots taken before it existed, read as empty.
+    /// their last moves between pre-SQs (<c>u32 count</c> then <c>u32 id | u32 from | i64 at | u8 forLoss</c>), and the id
+    /// leases (<see cref="IdLeaseTable"/>); each of the last five is absent in snapshots taken before it existed, read as empty.
     /// </summary>
     public byte[] TakeSnapshot()
     {
@@ -45,6 +45,7 @@ public sealed partial class SieveReplicaApplication
         _enrolment.WriteTo(w);
         WriteLossClaims(w);
         WriteMoves(w);
+        _leases.WriteTo(w);
         return w.ToArray();
     }
 
@@ -74,6 +75,7 @@ public sealed partial class SieveReplicaApplication
         {
             ReadMoves(ref r, senders);
         }
+        var leases = r.Remaining == 0 ? new IdLeaseTable() : IdLeaseTable.ReadFrom(ref r);
         r.End("replica snapshot");
         _rules.RestoreState(rules);
         _now = now;
@@ -85,6 +87,7 @@ public sealed partial class SieveReplicaApplication
         _reorder = reorder;
         _admin = admin;
         _enrolment = enrolment;
+        _leases = leases;
         _keys.SetEnrolmentChanges(enrolment.Entries);
         _pendingOutputs.Clear();
         // Outputs of executions the snapshot replaced describe a state that no longer exists.

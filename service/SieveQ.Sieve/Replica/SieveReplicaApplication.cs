@@ -151,6 +151,10 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         {
             return ExecuteEnrolmentQuery(query, ref t);
         }
+        if (IdLeaseIn(payload) is { } lease)
+        {
+            return ExecuteIdLease(lease, ref t);
+        }
         var fromPreSq = _keys.IsPreSq(request.From);
         var preSqQuarantined = fromPreSq && PreSqOf(request.From).Suspicion.IsQuarantined(_now, _options.PreSqSuspicion);
         var preSqQuarantinedByAdministrator = fromPreSq && _admin.QuarantinedPreSqs.Contains(request.From);

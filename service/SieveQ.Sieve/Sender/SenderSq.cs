@@ -36,6 +36,9 @@ public sealed class SenderSq
     private const string Component = "sender-sq";
     private const int NonceCounterBits = 20;
 
+    /// <summary>The sequence number an ACKREQ nonce was built on: a run that starts above it never reuses its nonces.</summary>
+    public static long SequenceOfNonce(long nonce) => nonce >> NonceCounterBits;
+
     private readonly int _sender;
     private readonly ECDsa _key;
     private readonly SenderSequencer _sequencer;

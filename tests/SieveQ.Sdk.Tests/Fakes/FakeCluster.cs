@@ -34,6 +34,8 @@ internal sealed class FakeCluster : IDisposable
     private readonly PublicKeyDirectory[] _directories;
     private readonly PartyKeys[] _replicaKeys;
     private readonly Lock _order = new();
+    // Unix milliseconds, as the real cluster's leaders stamp batches: id leases compare them with the claimant's clock.
+    private readonly long _agreedOrigin = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
     private readonly Stopwatch _agreedTime = Stopwatch.StartNew();
     private readonly Dictionary<(int Replica, int Receiver), Channel<byte[]>> _subscriptions = [];
     private readonly Dictionary<(int PreSq, int Sender), Channel<byte[]>> _senderStreams = [];
@@ -52,6 +54,9 @@ internal sealed class FakeCluster : IDisposable
         _replicaKeys = Enumerable.Range(0, N).Select(i => ctx.Keys(PartyRole.Replica, i)).ToArray();
         FetchCalls = new int[N];
     }
+
+    /// <summary>Added to the agreed time from now on (time passing for the replicas faster than for the test).</summary>
+    public long AgreedTimeAheadMs { get; set; }
 
     public int N { get; }
     public ReplicaBehaviour[] Behaviour { get; }
@@ -88,15 +93,31 @@ internal sealed class FakeCluster : IDisposable
     }
 
     /// <summary>Orders one request from <paramref name="origin"/> (a pre-SQ) and executes it on every replica.</summary>
-    public void Order(int origin, params ReadOnlyMemory<byte>[] items)
+    public void Order(int origin, params ReadOnlyMemory<byte>[] items) => Execute(origin, items);
+
+    /// <summary>Orders a request carrying one command (an id lease) and returns its result, which every replica must have given alike.</summary>
+    public byte[] OrderCommand(int origin, ReadOnlyMemory<byte> command)
     {
+        var replies = Execute(origin, [command]);
+        if (replies.Any(r => !r.AsSpan().SequenceEqual(replies[0])))
+        {
+            throw new InvalidOperationException("the replicas' results for one command differ");
+        }
+        return replies[0];
+    }
+
+    private List<byte[]> Execute(int origin, ReadOnlyMemory<byte>[] items)
+    {
+        var replies = new List<byte[]>(N);
         lock (_order)
         {
             var request = new ClientRequest(origin, ++_requestSeq, OrderingRequestCodec.Encode(origin, items));
-            var decision = new DecisionContext(++_cid, _agreedTime.ElapsedMilliseconds + 1);
+            var decision = new DecisionContext(++_cid, _agreedOrigin + AgreedTimeAheadMs + _agreedTime.ElapsedMilliseconds + 1);
             for (var i = 0; i < N; i++)
             {
-                var outbox = OutboxContents.Of(_apps[i].Execute(decision, [request]));
+                var executed = _apps[i].Execute(decision, [request]);
+                replies.Add(executed.Replies[0]);
+                var outbox = OutboxContents.Of(executed);
                 foreach (var batch in outbox.Batches)
                 {
                     if (_subscriptions.TryGetValue((i, batch.Receiver), out var stream))
@@ -119,6 +140,7 @@ internal sealed class FakeCluster : IDisposable
                 }
             }
         }
+        return replies;
     }
 
     private void RelayAckResponse(int preSq, int sender, byte[] bytes)

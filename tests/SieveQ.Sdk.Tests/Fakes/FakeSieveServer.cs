@@ -88,6 +88,7 @@ internal sealed class FakeSieveServer : IAsyncDisposable
         app.MapGrpcMethod<ReceiverAcknowledgement, AcknowledgementQueued>(ProtocolNames.PreSqService, ProtocolNames.Acknowledge, ReceiverAcknowledgement.Parser, server.AcknowledgeAsync);
         app.MapGrpcMethod<ReceiverSubscription, ReplicaOutputFrame>(ProtocolNames.ReplicaSqService, ProtocolNames.Subscribe, ReceiverSubscription.Parser, server.SubscribeAsync);
         app.MapGrpcMethod<BodyFetch, BodyFetchReply>(ProtocolNames.ReplicaSqService, ProtocolNames.FetchBodies, BodyFetch.Parser, server.FetchBodiesAsync);
+        app.MapGrpcMethod<IdLeaseSubmission, IdLeaseOutcome>(ProtocolNames.PreSqService, ProtocolNames.SubmitIdLease, IdLeaseSubmission.Parser, server.SubmitIdLeaseAsync);
         app.MapGrpcMethod<EnrolmentLookup, EnrolmentStanding>(ProtocolNames.ReplicaSqService, ProtocolNames.Enrolment, EnrolmentLookup.Parser, server.EnrolmentAsync);
         server._enrolment = new PublicKeyDirectory(ctx.Enrolment);
         await app.StartAsync();
@@ -122,6 +123,27 @@ internal sealed class FakeSieveServer : IAsyncDisposable
         where TReq : class, IMessage<TReq>
         where TRes : class, IMessage<TRes> =>
         _replicaByPort.TryGetValue(call.HttpContext.Connection.LocalPort, out var r) ? r : throw new GrpcCallException(GrpcStatusCode.Unimplemented, "not a replica-SQ port");
+
+    /// <summary>Id lease requests each pre-SQ was asked to order; a pre-SQ in <see cref="BlackHoles"/> holds them unanswered.</summary>
+    public ConcurrentDictionary<int, long> IdLeaseRequests { get; } = new();
+
+    /// <summary>Lease requests every pre-SQ holds unanswered (a holder cut off from the deployment).</summary>
+    public Func<IdLeaseRequest, bool>? DropIdLease { get; set; }
+
+    /// <summary>Ordered straight into the cluster (the real pre-SQ's own checks are the replicas' checks, tested with it).</summary>
+    private async Task SubmitIdLeaseAsync(GrpcServerCall<IdLeaseSubmission, IdLeaseOutcome> call)
+    {
+        var preSq = PreSqOf(call);
+        var request = await call.ReadOneAsync(call.CallAborted) ?? throw new GrpcCallException(GrpcStatusCode.InvalidArgument, "no lease request");
+        IdLeaseRequests.AddOrUpdate(preSq, 1, (_, n) => n + 1);
+        if (BlackHoles.ContainsKey(preSq) || DropIdLease?.Invoke(IdLeaseCodec.DecodeRequest(request.Canonical.Memory)) == true)
+        {
+            await Task.Delay(Timeout.InfiniteTimeSpan, call.CallAborted).ContinueWith(_ => { }, TaskScheduler.Default);
+            return;
+        }
+        var result = Cluster.OrderCommand(preSq, request.Canonical.Memory);
+        await call.WriteAsync(new IdLeaseOutcome { Canonical = ByteString.CopyFrom(result) }, ct: call.CallAborted);
+    }
 
     /// <summary>The deployment's enrolment as a replica-SQ reads it (the real directory), unless the test overrides the replica.</summary>
     private async Task EnrolmentAsync(GrpcServerCall<EnrolmentLookup, EnrolmentStanding> call)
