@@ -236,6 +236,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         RuleCounters.Add(c, sieve);
         c["enrolment.version"] = sieve.EnrolmentVersion;
         c["enrolment.entries"] = sieve.EnrolmentEntries;
+        c["id_leases.entries"] = sieve.IdLeaseEntries;
         foreach (var (receiver, length, bytes) in queues)
         {
             c[$"queue.{receiver}"] = length;

@@ -112,6 +112,49 @@ public sealed class AgentTests
     }
 
     [Fact]
+    public async Task The_agent_and_an_application_never_hold_one_id_at_once_whoever_comes_second_is_told_who_holds_it()
+    {
+        await using var world = await SieveWorld.StartAsync();
+        await using var agent = await StartAgentAsync(world);
+        using var channel = GrpcChannel.ForUnixSocket(agent.Endpoint);
+        var config = world.Context.ToClientConfiguration();
+
+        // The agent hosts sender 1 once an application opens it: it then holds the id's lease.
+        var send = await channel.StartCallAsync<AppSend, SendProgress>(ProtocolNames.AgentService, ProtocolNames.Send, SendProgress.Parser);
+        await using (send)
+        {
+            await send.WriteAsync(new AppSend { Open = new OpenSender { Sender = 1 } });
+            await send.WriteAsync(new AppSend { Message = new OutgoingMessage { Receiver = SieveWorld.Receiver, Data = ByteString.CopyFromUtf8("via the agent") } });
+            await send.CompleteRequestAsync();
+            using var cts = new CancellationTokenSource(Patience);
+            await foreach (var _ in send.ReadAllAsync(cts.Token))
+            {
+            }
+        }
+        var held = await Assert.ThrowsAsync<IdHeldException>(() => SieveQSender.ConnectAsync(config, 1, world.StateDir("app-1")));
+        Assert.Contains(world.StateDir("agent"), held.Holder, StringComparison.Ordinal);
+
+        // An application holds sender 2 first: the agent refuses to host it, naming the application.
+        await using var app = await SieveQSender.ConnectAsync(config, 2, world.StateDir("app-2"));
+        var second = await channel.StartCallAsync<AppSend, SendProgress>(ProtocolNames.AgentService, ProtocolNames.Send, SendProgress.Parser);
+        await using (second)
+        {
+            await second.WriteAsync(new AppSend { Open = new OpenSender { Sender = 2 } });
+            await second.CompleteRequestAsync();
+            var e = await Assert.ThrowsAsync<GrpcCallException>(async () =>
+            {
+                using var cts = new CancellationTokenSource(Patience);
+                await foreach (var _ in second.ReadAllAsync(cts.Token))
+                {
+                }
+            });
+            Assert.Equal(GrpcStatusCode.FailedPrecondition, e.Status);
+            Assert.Contains("sender 2 cannot start: sender 2 is held by another process", e.Message, StringComparison.Ordinal);
+            Assert.Contains(world.StateDir("app-2"), e.Message, StringComparison.Ordinal);
+        }
+    }
+
+    [Fact]
     public async Task Reports_what_it_refuses_on_the_stream_and_goes_on()
     {
         await using var world = await SieveWorld.StartAsync();

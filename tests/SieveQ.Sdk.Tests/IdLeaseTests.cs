@@ -148,6 +148,24 @@ public sealed class IdLeaseTests
         }
     }
 
+    [Fact]
+    public async Task A_receiver_whose_lease_lapsed_here_withholds_its_acknowledgements_until_it_is_valid_again()
+    {
+        await using var world = await SieveWorld.StartAsync();
+        var preSqs = world.Context.ToClientConfiguration().PreSqs.Select(p => (p.Key, p.Value, (Transport.Tls.TlsPin?)null));
+        using var relay = new Receiver.AcknowledgementRelay(preSqs, TimeSpan.FromSeconds(5), Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance);
+        var valid = false;
+        relay.MayOffer = () => valid;
+        Assert.False(await relay.SendAsync([0x04, 1, 2, 3], CancellationToken.None));
+        Assert.True(relay.Owed);
+        Assert.Equal(0, world.Server.AcknowledgementsQueued.Values.Sum());
+
+        valid = true;
+        Assert.True(await relay.RetryAsync(CancellationToken.None));
+        Assert.False(relay.Owed);
+        Assert.Equal(1, world.Server.AcknowledgementsQueued.Values.Sum());
+    }
+
     private static async Task<T> WaitForAsync<T>(Func<Task<T?>> attempt, TimeSpan bound)
         where T : class
     {

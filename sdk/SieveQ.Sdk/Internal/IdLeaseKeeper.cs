@@ -33,8 +33,8 @@ internal sealed class IdLeaseKeeper : IAsyncDisposable
     private readonly string _label;
     private readonly ILogger _log;
     private readonly CancellationTokenSource _stop = new();
-    private Task _renewing = Task.CompletedTask;
     private readonly Func<long> _monotonicMs;
+    private Task _renewing = Task.CompletedTask;
     private long _lastRequestMs;
     private long _validUntil;
     private int _next;
@@ -235,7 +235,11 @@ internal sealed class IdLeaseKeeper : IAsyncDisposable
     /// <summary>"host pid 1234 program, state /var/lib/app": at most the lease's label bytes, cut from the end of the folder.</summary>
     private static string Label(string stateDir)
     {
-        var program = Process.GetCurrentProcess().ProcessName;
+        string program;
+        using (var self = Process.GetCurrentProcess())
+        {
+            program = self.ProcessName;
+        }
         var text = $"{Environment.MachineName} pid {Environment.ProcessId} {program}, state {Path.GetFullPath(stateDir)}";
         text = new string(text.Select(c => char.IsControl(c) ? '?' : c).ToArray());
         while (Encoding.UTF8.GetByteCount(text) > IdLeaseCodec.MaxLabelBytes)

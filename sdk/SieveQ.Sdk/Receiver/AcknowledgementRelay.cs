@@ -31,6 +31,13 @@ internal sealed class AcknowledgementRelay : IDisposable
         _log = log;
     }
 
+    /// <summary>
+    /// Whether acknowledgements may go out now: not while the receiver's id lease has lapsed here, since another process
+    /// may hold the id by then and an acknowledgement from this one would let the replicas drop what that one has not
+    /// read. A withheld acknowledgement is kept, like one no pre-SQ took, and offered again by <see cref="RetryAsync"/>.
+    /// </summary>
+    public Func<bool> MayOffer { get; set; } = static () => true;
+
     public long Sent => Interlocked.Read(ref _sent);
     public long Failed => Interlocked.Read(ref _failed);
     public bool Owed => Volatile.Read(ref _owed) is not null;
@@ -52,6 +59,10 @@ internal sealed class AcknowledgementRelay : IDisposable
                 return true;
             }
             Volatile.Write(ref _owed, ack);
+            if (!MayOffer())
+            {
+                return false;
+            }
             for (var attempt = 0; attempt < _preSqs.Length; attempt++)
             {
                 var (id, channel) = _preSqs[_next];

@@ -155,6 +155,7 @@ public sealed class SieveQReceiver : IAsyncDisposable
             throw;
         }
         receiver._lease = lease;
+        receiver._relay.MayOffer = () => lease.Valid;
         lease.Lost = receiver.Halt;
         return receiver;
     }

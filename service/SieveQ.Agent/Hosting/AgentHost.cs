@@ -66,9 +66,17 @@ public sealed class AgentHost : IAsyncDisposable
         var receiverOptions = options.Receiver with { AutoCommitEvery = 0, AutoCommitAfter = TimeSpan.Zero };
         var clients = ctx.ToClientConfiguration();
 
-        var senders = new PartyRegistry<SieveQSender>(id => SieveQSender.Create(clients, id, Path.Combine(stateDir, "senders"), options.Sender, logs.CreateLogger("SieveQ.Agent.Sender")));
-        var receivers = new PartyRegistry<HostedReceiver>(id => new HostedReceiver(
-            SieveQReceiver.Create(clients, id, Path.Combine(stateDir, "receivers"), receiverOptions, logs.CreateLogger("SieveQ.Agent.Receiver")),
+        var senderLog = logs.CreateLogger("SieveQ.Agent.Sender");
+        var receiverLog = logs.CreateLogger("SieveQ.Agent.Receiver");
+        var senders = new PartyRegistry<SieveQSender>(id => HostedParty.StartAsync(
+            "sender", id, senderLog,
+            () => SieveQSender.ConnectAsync(clients, id, Path.Combine(stateDir, "senders"), options.Sender, senderLog),
+            () => SieveQSender.Create(clients, id, Path.Combine(stateDir, "senders"), options.Sender, senderLog)));
+        var receivers = new PartyRegistry<HostedReceiver>(async id => new HostedReceiver(
+            await HostedParty.StartAsync(
+                "receiver", id, receiverLog,
+                () => SieveQReceiver.ConnectAsync(clients, id, Path.Combine(stateDir, "receivers"), receiverOptions, receiverLog),
+                () => SieveQReceiver.Create(clients, id, Path.Combine(stateDir, "receivers"), receiverOptions, receiverLog)).ConfigureAwait(false),
             options.MaxUncommittedDeliveries));
         var peers = new ConnectedPeers(log);
         var firewall = options.Firewall is null ? null : StartFirewall(options.Firewall, options.Policy, peers, senders, receivers, logs);

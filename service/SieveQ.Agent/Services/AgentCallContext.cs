@@ -24,14 +24,18 @@ internal sealed record AgentCallContext(
     /// <summary>Follows the policy's rule-set location; null when the agent runs without a policy.</summary>
     public PublishedRuleSetFollower? RuleSets { get; init; }
 
-    /// <summary>Starts a hosted party; a deployment problem (keys missing, state directory in use) becomes FailedPrecondition with the reason.</summary>
-    public static T Start<T>(Func<T> start, string role, int id)
+    /// <summary>
+    /// Starts a hosted party; a deployment problem (keys missing, state directory in use, the id held by another
+    /// process) becomes FailedPrecondition with the reason.
+    /// </summary>
+    public static async Task<T> StartAsync<T>(Func<Task<T>> start, string role, int id)
     {
         try
         {
-            return start();
+            return await start().ConfigureAwait(false);
         }
-        catch (Exception e) when (e is DeploymentException or SieveQConfigurationException or IOException or UnauthorizedAccessException or Sieve.Keys.KeyStoreException)
+        catch (Exception e) when (e is DeploymentException or SieveQConfigurationException or IOException or UnauthorizedAccessException or Sieve.Keys.KeyStoreException
+            or IdHeldException)
         {
             throw new GrpcCallException(GrpcStatusCode.FailedPrecondition, $"{role} {id} cannot start: {e.Message}");
         }

@@ -24,7 +24,7 @@ internal static class ReceiveService
             agent.Log.LogWarning("refused: {Refusal}", refusal);
             throw new GrpcCallException(GrpcStatusCode.PermissionDenied, refusal);
         }
-        var hosted = AgentCallContext.Start(() => agent.Receivers.Get(id), "receiver", id);
+        var hosted = await AgentCallContext.StartAsync(() => agent.Receivers.GetAsync(id), "receiver", id).ConfigureAwait(false);
         using var attachment = await hosted.TryAttachAsync(AttachWait, call.CallAborted).ConfigureAwait(false)
             ?? throw new GrpcCallException(GrpcStatusCode.FailedPrecondition, $"receiver {id} already has an application stream");
         agent.Log.LogInformation("receiver {Receiver} opened by {Caller}", id, caller?.ToString() ?? "unidentified caller");

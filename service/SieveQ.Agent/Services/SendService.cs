@@ -25,7 +25,7 @@ internal static class SendService
             await call.WriteAsync(new SendProgress { Error = refusal }, ct: call.CallAborted).ConfigureAwait(false);
             throw new GrpcCallException(GrpcStatusCode.PermissionDenied, refusal);
         }
-        var sender = AgentCallContext.Start(() => agent.Senders.Get(id), "sender", id);
+        var sender = await AgentCallContext.StartAsync(() => agent.Senders.GetAsync(id), "sender", id).ConfigureAwait(false);
         agent.Log.LogInformation("sender {Sender} opened by {Caller}", id, caller?.ToString() ?? "unidentified caller");
         var progress = new SendProgressReporter(call, sender);
         var input = ReadMessagesAsync(call, sender, progress);

@@ -20,6 +20,12 @@ public sealed class IdLeaseTable
 
     public const int MaxEntries = 16_384;
 
+    /// <summary>An entry's worst-case encoding: party, id, holder, label with its length, expiry and last request.</summary>
+    public const int MaxEntryBytes = 1 + 4 + IdLeaseCodec.HolderBytes + 4 + IdLeaseCodec.MaxLabelBytes + 8 + 8;
+
+    /// <summary>The most entries a deployment can make: one per enrolled party, within <see cref="MaxEntries"/>.</summary>
+    public static long WorstCaseBytes(int parties) => (long)Math.Min(MaxEntries, Math.Max(0, parties)) * MaxEntryBytes;
+
     /// <summary>One id's lease.</summary>
     public sealed record Entry(byte[] Holder, string Label, long ExpiresAtMs, long LastRequestMs);
 

@@ -66,6 +66,9 @@ public sealed class SieveReadModel
     /// <summary>Entries of the enrolment-change table (enrolled and revoked ids; agreed, bounded by maxEnrolmentChanges).</summary>
     public int EnrolmentEntries { get; init; }
 
+    /// <summary>Entries of the id lease table (held or expired but still guarding against replays; agreed, at most <see cref="IdLeaseTable.MaxEntries"/>).</summary>
+    public int IdLeaseEntries { get; init; }
+
     /// <summary>The highest administrator-command nonce applied (agreed state): the next command must carry a higher one.</summary>
     public long AdminLastNonce { get; init; }
 

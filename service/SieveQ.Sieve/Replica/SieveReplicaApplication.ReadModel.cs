@@ -92,6 +92,7 @@ public sealed partial class SieveReplicaApplication
             AdminLastNonce = _admin.LastNonce,
             EnrolmentVersion = _enrolment.Version,
             EnrolmentEntries = _enrolment.Entries.Count,
+            IdLeaseEntries = _leases.Entries.Count,
             AdminCommandsApplied = _adminCommandsApplied,
             AdminCommandsRefused = _adminCommandsRefused,
             Drops = _drops,

@@ -42,6 +42,7 @@ public static class SieveStateBudget
         return FixedBytes
             + (senders * SenderRecordBytes(options))
             + ((long)options.MaxEnrolmentChanges * SenderEnrolmentTable.MaxEntryBytes)
+            + IdLeaseTable.WorstCaseBytes(senders + receivers)
             + ((long)preSqs * RecordBytes)
             + (receivers * (RecordBytes + ((long)senders * RouteBytes)))
             + options.QueuedBytesTotal
