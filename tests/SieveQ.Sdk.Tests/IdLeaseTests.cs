@@ -64,7 +64,11 @@ public sealed class IdLeaseTests
 
         // Same host and folder: the lease is its own (a crashed run's successor takes it back at once), but the folder's
         // exclusive files keep a second live process out.
-        await Assert.ThrowsAsync<IOException>(() => SieveQSender.ConnectAsync(Config(world), 2, world.StateDir("shared")));
+        var inUse = await Assert.ThrowsAsync<SieveQConfigurationException>(() => SieveQSender.ConnectAsync(Config(world), 2, world.StateDir("shared")));
+        Assert.Contains($"sender 2: its state folder {world.StateDir("shared")} is in use by another sender 2", inUse.Message, StringComparison.Ordinal);
+        // Create says the same, in the same process (before, a platform file-sharing error).
+        var again = Assert.Throws<SieveQConfigurationException>(() => SieveQSender.Create(Config(world), 2, world.StateDir("shared")));
+        Assert.Contains("is in use by another sender 2", again.Message, StringComparison.Ordinal);
 
         // The failed start did not let the live run's lease go.
         var e = await Assert.ThrowsAsync<IdHeldException>(() => SieveQSender.ConnectAsync(Config(world), 2, world.StateDir("elsewhere")));

@@ -118,7 +118,8 @@ public sealed class SieveQReceiver : IAsyncDisposable
         {
             Directory.CreateDirectory(stateDir);
             // Two processes delivering for one receiver from one cursor file would each deliver everything.
-            exclusive = new FileStream(Path.Combine(stateDir, $"receiver-{receiverId}.lock"), FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None);
+            exclusive = StateFolder.OpenExclusive(() => new FileStream(Path.Combine(stateDir, $"receiver-{receiverId}.lock"), FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None),
+                PartyKeyNames.Receiver, receiverId, stateDir);
             var store = new FileDeliveryCursorStore(Path.Combine(stateDir, $"receiver-{receiverId}.cursors"));
             var preSqs = config.PreSqs.OrderBy(p => p.Key).Select(p => (p.Key, p.Value, config.PreSqTlsPins.GetValueOrDefault(p.Key))).ToArray();
             return new SieveQReceiver(receiverId, config.F, keys.Signing, r => keys.Ring(MacChannel.ReplicaReceiver, r), store, config.Replicas, config.ReplicaTlsPins, preSqs, options, log, exclusive, keys);

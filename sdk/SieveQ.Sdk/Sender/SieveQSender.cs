@@ -110,7 +110,7 @@ public sealed class SieveQSender : IAsyncDisposable
         try
         {
             Directory.CreateDirectory(stateDir);
-            store = new FileSequenceStore(Path.Combine(stateDir, $"sender-{senderId}.seq"));
+            store = StateFolder.OpenExclusive(() => new FileSequenceStore(Path.Combine(stateDir, $"sender-{senderId}.seq")), PartyKeyNames.Sender, senderId, stateDir);
             if (store.LoadReserved() < sequenceFloor)
             {
                 // A new state folder, or one another holder of this id has since overtaken: numbers at or below the floor would be replays.
