@@ -22,6 +22,8 @@ internal static class SdkMetrics
         meter.CreateObservableCounter("sieveq.sdk.frames_dropped", () => new Measurement<long>(sender.Stats.FramesDropped, tag), "{frame}",
             "Frames dropped from a full or broken pre-SQ link queue (retransmitted later)");
         meter.CreateObservableCounter("sieveq.sdk.retransmissions", () => new Measurement<long>(sender.Stats.Retransmissions, tag), "{message}", "Messages retransmitted");
+        meter.CreateObservableCounter("sieveq.sdk.frames_held_for_lease", () => new Measurement<long>(sender.FramesHeldForLease, tag), "{frame}",
+            "Frames not sent because the sender's id lease could not be renewed in time (sent again once it is)");
         meter.CreateObservableUpDownCounter("sieveq.sdk.outstanding", () => new Measurement<long>(sender.Stats.Outstanding, tag), "{message}", "Messages sent and not yet acknowledged");
         return meter;
     }

@@ -138,7 +138,12 @@ public sealed class SieveQReceiver : IAsyncDisposable
     /// store holds. Waits at most <see cref="SieveQClientConfiguration.ConnectTimeout"/>.
     /// </summary>
     /// <exception cref="SieveQConfigurationException">f+1 replicas agree the receiver is not enrolled, or enrolled with other keys than the key store's.</exception>
-    /// <exception cref="ConnectUnconfirmedException">No f+1 replicas answered alike in time (the deployment is down or unreachable).</exception>
+    /// <remarks>
+    /// Then it takes the id's lease through the ordering, so no other process acts under the id while this one does;
+    /// it is renewed every 10 s and let go on dispose (sdk/README.md, "Connecting").
+    /// </remarks>
+    /// <exception cref="ConnectUnconfirmedException">No f+1 replicas answered alike in time, or no pre-SQ answered the lease request (the deployment is down or unreachable).</exception>
+    /// <exception cref="IdHeldException">Another process holds the id's lease.</exception>
     public static async Task<SieveQReceiver> ConnectAsync(SieveQClientConfiguration config, int receiverId, string stateDir, SieveQReceiverOptions? options = null,
         ILogger? log = null, CancellationToken ct = default)
     {
