@@ -1,5 +1,6 @@
 using SieveQ.Sieve.Envelope;
 using SieveQ.Sieve.Keys;
+using SieveQ.Sieve.Replica;
 using SieveQ.Transport;
 
 namespace SieveQ.PreSq;
@@ -73,21 +74,17 @@ internal sealed class IdLeaseRelay : IDisposable
         {
             throw Refused(GrpcStatusCode.InvalidArgument, e.Message);
         }
-        var sender = q.Party == LeaseParty.Sender;
-        var name = sender ? "sender" : "receiver";
-        if (!(sender ? _enrolled.IsSender(q.Id) : _enrolled.IsReceiver(q.Id)))
+        var (problem, reason) = IdLeaseCheck.Judge(q, _enrolled, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(), "this pre-SQ's clock");
+        var status = problem switch
         {
-            throw Refused(GrpcStatusCode.PermissionDenied, $"id lease: {name} {q.Id} is not enrolled");
-        }
-        var signed = IdLeaseCodec.SignedBytes(q);
-        if (!(sender ? _enrolled.VerifySender(q.Id, signed, q.Signature.Span) : _enrolled.VerifyReceiver(q.Id, signed, q.Signature.Span)))
+            IdLeaseProblem.None => (GrpcStatusCode?)null,
+            IdLeaseProblem.NotEnrolled => GrpcStatusCode.PermissionDenied,
+            IdLeaseProblem.NotSigned => GrpcStatusCode.Unauthenticated,
+            _ => GrpcStatusCode.InvalidArgument,
+        };
+        if (status is { } refused)
         {
-            throw Refused(GrpcStatusCode.Unauthenticated, $"id lease: not signed by {name} {q.Id}'s enrolled key");
-        }
-        var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
-        if (q.RequestedAtMs < now - Sieve.Replica.IdLeaseTable.FreshnessMs || q.RequestedAtMs > now + Sieve.Replica.IdLeaseTable.FreshnessMs)
-        {
-            throw Refused(GrpcStatusCode.InvalidArgument, $"id lease: the request's time is more than {Sieve.Replica.IdLeaseTable.FreshnessMs / 1000} s from this pre-SQ's clock");
+            throw Refused(refused, $"id lease: {reason}");
         }
     }
 

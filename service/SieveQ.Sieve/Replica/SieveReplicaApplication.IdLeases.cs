@@ -34,21 +34,9 @@ public sealed partial class SieveReplicaApplication
             return LeaseRefused(LeaseParty.Sender, 0, $"malformed lease request: {e.Message}");
         }
         var name = q.Party == LeaseParty.Sender ? "sender" : "receiver";
-        var enrolled = q.Party == LeaseParty.Sender ? _keys.IsSender(q.Id) : _keys.IsReceiver(q.Id);
-        if (!enrolled)
+        if (IdLeaseCheck.Judge(q, _keys, _now, "the agreed time") is { Problem: not IdLeaseProblem.None } refusal)
         {
-            return LeaseRefused(q.Party, q.Id, $"{name} {q.Id} is not enrolled");
-        }
-        var signed = IdLeaseCodec.SignedBytes(q);
-        var verified = q.Party == LeaseParty.Sender ? _keys.VerifySender(q.Id, signed, q.Signature.Span) : _keys.VerifyReceiver(q.Id, signed, q.Signature.Span);
-        if (!verified)
-        {
-            return LeaseRefused(q.Party, q.Id, $"the request is not signed by {name} {q.Id}'s enrolled key");
-        }
-        // Compared without subtracting the claimed time, which may be anything.
-        if (q.RequestedAtMs < _now - IdLeaseTable.FreshnessMs || q.RequestedAtMs > _now + IdLeaseTable.FreshnessMs)
-        {
-            return LeaseRefused(q.Party, q.Id, $"the request's time ({q.RequestedAtMs} ms) is more than {IdLeaseTable.FreshnessMs / 1000} s from the agreed time ({_now} ms): check this host's clock");
+            return LeaseRefused(q.Party, q.Id, refusal.Reason);
         }
         var key = IdLeaseTable.Key(q.Party, q.Id);
         _leases.Entries.TryGetValue(key, out var entry);
