@@ -7,7 +7,18 @@ namespace SieveQ.ReplicaSq;
 /// <summary>A party's standing as the wire's EnrolmentStanding.</summary>
 internal static class EnrolmentReplies
 {
-    public static EnrolmentStanding ToReply(PartyStanding standing, long enrolmentVersion) => new()
+    public static EnrolmentStanding ToReply(PartyStanding standing, long enrolmentVersion, IReadOnlyList<Sieve.Replica.Route>? routes = null)
+    {
+        var reply = Standing(standing, enrolmentVersion);
+        if (routes is not null)
+        {
+            reply.RoutesFixed = true;
+            reply.Routes.AddRange(routes.Select(r => new RouteLimit { Receiver = r.Receiver, MaxBytes = r.MaxBytes }));
+        }
+        return reply;
+    }
+
+    private static EnrolmentStanding Standing(PartyStanding standing, long enrolmentVersion) => new()
     {
         State = standing.State switch
         {

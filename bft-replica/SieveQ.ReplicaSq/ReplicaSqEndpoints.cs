@@ -157,6 +157,9 @@ internal sealed class ReplicaSqEndpoints
         await call.WriteAsync(_health(), ct: call.CallAborted).ConfigureAwait(false);
     }
 
+    /// <summary>The fixed routes from a sender now (any thread); null when the replicas run signed rule sets.</summary>
+    public Func<int, IReadOnlyList<SieveQ.Sieve.Replica.Route>>? SenderRoutes { get; init; }
+
     /// <summary>
     /// What this replica applied of one party's enrolment. Public keys and names only, which every party of the deployment
     /// holds anyway; a lookup reads the directory's published table and never waits for execution.
@@ -171,7 +174,8 @@ internal sealed class ReplicaSqEndpoints
             _ => throw new GrpcCallException(GrpcStatusCode.InvalidArgument, $"an enrolment lookup names a sender or a receiver and an id of 0 or more (got {request.Party}, {request.Id})"),
         };
         _metrics.EnrolmentLookup();
-        await call.WriteAsync(EnrolmentReplies.ToReply(standing, _readModel().EnrolmentVersion), ct: call.CallAborted).ConfigureAwait(false);
+        var routes = request.Party == EnrolmentParty.Sender && SenderRoutes is { } from ? from(request.Id) : null;
+        await call.WriteAsync(EnrolmentReplies.ToReply(standing, _readModel().EnrolmentVersion, routes), ct: call.CallAborted).ConfigureAwait(false);
     }
 
     /// <summary>The call's one request, within a time limit: an open stream that never says who it is holds a slot for nothing.</summary>

@@ -82,7 +82,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
 
         // Signed rule sets (replaceable through the ordering) when the deployment has a rules section, fixed routes otherwise.
         // The same pinned key signs rule-set and administrator commands, under different signature domains.
-        _administrator = deployment.Config.Rules is { } rules ? new AdministratorKey(DeploymentRules.Administrator(rules).SubjectPublicKeyInfo) : null;
+        _administrator = DeploymentRules.PinnedAdministrator(deployment.Config) is { } admin ? new AdministratorKey(admin.SubjectPublicKeyInfo) : null;
         var sieve = new SieveReplicaApplication(enrolled, deployment.Config.Sieve, DeploymentRules.LoadReplicaRules(deployment.Config))
         {
             Marks = StageTrace.Marks,
@@ -112,7 +112,10 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         var web = HardenedWebApplication.CreateBuilder(typeof(ReplicaSqHost).Assembly, logs, address, options.KestrelLimits, ConnectionLimiter, Preface, certificate);
         _web = web.Build();
         var check = new SubscriptionCheck(id, options.SubscriptionFreshness, enrolled, new KeyRing(deployment.Cluster), preSqIds.Contains, Metrics);
-        new ReplicaSqEndpoints(id, () => ReadModel, check, _receivers, _acks, RingForReceiver, Metrics, options, Health, enrolled, receiverGate, _shutdown.Token).Map(_web);
+        new ReplicaSqEndpoints(id, () => ReadModel, check, _receivers, _acks, RingForReceiver, Metrics, options, Health, enrolled, receiverGate, _shutdown.Token)
+        {
+            SenderRoutes = sieve.Rules is RoutePolicy routes ? routes.From : null,
+        }.Map(_web);
     }
 
     public int Id { get; }

@@ -20,6 +20,7 @@ foreach (var c in DeployCommands.Build())
     root.Subcommands.Add(c);
 }
 root.Subcommands.Add(UpCommand.Build());
+root.Subcommands.Add(RouteCommands.Build());
 root.Subcommands.Add(StatusCommand.Build());
 root.Subcommands.Add(SendCommand.Build());
 root.Subcommands.Add(SimCommand.Build());

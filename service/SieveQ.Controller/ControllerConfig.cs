@@ -180,7 +180,7 @@ public sealed record ControllerConfig
             PublicKey = r.PublicKey,
             ReplicaId = r.Id,
         }));
-        // A local deployment made with a rule set keeps its administrator key in its key folder: the controller may use it.
+        // A local deployment keeps its administrator key in its key folder: the controller may use it.
         var administrator = Path.Combine(deployment.KeyDirectory, DeploymentRules.AdministratorKeyName + ".pem");
         var tls = deployment.PreSqs.Any(p => p.Pin() is not null);
         var cfg = new ControllerConfig
@@ -188,7 +188,7 @@ public sealed record ControllerConfig
             Url = $"{(tls ? "https" : "http")}://127.0.0.1:{FreeLoopbackPort()}",
             TlsPin = tls ? DeploymentTls.Create(deployment.Resolve(deployment.KeyDirectory), TlsFileStem, "controller") : null,
             Callers = callers,
-            CommandKeyFile = deployment.Rules is not null && File.Exists(deployment.Resolve(administrator)) ? administrator : null,
+            CommandKeyFile = deployment.PinnedAdministratorKey is not null && File.Exists(deployment.Resolve(administrator)) ? administrator : null,
         };
         cfg.Save(deployment.BaseDirectory);
         return cfg;

@@ -30,13 +30,13 @@ public sealed partial class AdminCommandSubmitter
     {
         ArgumentNullException.ThrowIfNull(config);
         ArgumentNullException.ThrowIfNull(administrator);
-        if (config.Rules is not { } rules)
+        if (DeploymentRules.PinnedAdministrator(config) is not { } pinned)
         {
-            throw new DeploymentException("this deployment pins no administrator key (no rules section in deployment.json): the replicas take no administrator commands");
+            throw new DeploymentException("this deployment pins no administrator key (neither \"administratorKey\" nor a rules section in deployment.json): the replicas take no administrator commands");
         }
-        if (!SignerKey.Of(administrator).Matches(rules.AdministratorKey))
+        if (!SignerKey.Of(administrator).Matches(config.PinnedAdministratorKey!))
         {
-            throw new DeploymentException($"the command key ({SignerKey.Of(administrator).KeyId}) is not the deployment's administrator key ({DeploymentRules.Administrator(rules).KeyId}); the replicas would refuse its commands");
+            throw new DeploymentException($"the command key ({SignerKey.Of(administrator).KeyId}) is not the deployment's administrator key ({pinned.KeyId}); the replicas would refuse its commands");
         }
         _config = config;
         _administrator = administrator;
@@ -50,6 +50,14 @@ public sealed partial class AdminCommandSubmitter
     /// <summary>Orders the enrolment of a sender under <paramref name="sender"/> (0: the next free id the replicas pick).</summary>
     public Task<AdminCommandReport> EnrolSenderAsync(int sender, SenderEnrolmentClaim claim, CancellationToken ct = default) =>
         ApplyAsync(nonce => AdminCommandCodec.SignEnrolment(sender, nonce, claim, _administrator), ct);
+
+    /// <summary>Orders a route from <paramref name="sender"/> to <paramref name="receiver"/> (new, or its limit changed).</summary>
+    public Task<AdminCommandReport> AllowRouteAsync(int sender, int receiver, int maxBytes, CancellationToken ct = default) =>
+        ApplyAsync(nonce => AdminCommandCodec.SignRoute(AdminOp.AllowRoute, sender, receiver, maxBytes, nonce, _administrator), ct);
+
+    /// <summary>Orders the removal of the route from <paramref name="sender"/> to <paramref name="receiver"/>.</summary>
+    public Task<AdminCommandReport> RemoveRouteAsync(int sender, int receiver, CancellationToken ct = default) =>
+        ApplyAsync(nonce => AdminCommandCodec.SignRoute(AdminOp.RemoveRoute, sender, receiver, 0, nonce, _administrator), ct);
 
     private async Task<AdminCommandReport> ApplyAsync(Func<long, byte[]> sign, CancellationToken ct)
     {

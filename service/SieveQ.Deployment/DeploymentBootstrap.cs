@@ -94,6 +94,7 @@ public static class DeploymentBootstrap
             BaseDirectory = full,
             Sieve = spec.Sieve ?? new(),
             Rules = spec.RuleSet is { } ruleSet ? DeploymentRules.Install(full, ruleSet, spec.AdministratorKeyPem) : null,
+            AdministratorKey = spec.RuleSet is null ? DeploymentRules.CreateAdministrator(full, spec.AdministratorKeyPem) : null,
         };
         config.Validate();
         DeploymentFile.Save(config, Path.Combine(full, DeploymentFile.FileName));

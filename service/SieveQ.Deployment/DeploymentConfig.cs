@@ -93,6 +93,18 @@ public sealed record DeploymentConfig
     /// <summary>When set, the replicas run these signed rule sets; otherwise <see cref="Routes"/> only.</summary>
     public RulesEntry? Rules { get; init; }
 
+    /// <summary>
+    /// The administrator key pinned for administrator commands (enrolment, quarantine, route changes) in a deployment
+    /// without a rules section: base64 DER SubjectPublicKeyInfo of an ECDSA P-256 key. With a rules section the key is
+    /// <see cref="RulesEntry.AdministratorKey"/>, and this, if given, must be the same. Without either, the replicas
+    /// take no administrator commands.
+    /// </summary>
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? AdministratorKey { get; init; }
+
+    /// <summary>The pinned administrator key (base64 SPKI), from the rules section or the deployment itself; null when none.</summary>
+    public string? PinnedAdministratorKey => Rules?.AdministratorKey ?? AdministratorKey;
+
     /// <summary>Set on load: the directory relative paths are resolved against.</summary>
     public string BaseDirectory { get; init; } = Directory.GetCurrentDirectory();
 
@@ -153,6 +165,17 @@ public sealed record DeploymentConfig
             if (string.IsNullOrWhiteSpace(Rules.AdministratorKey) || !IsBase64(Rules.AdministratorKey))
             {
                 throw new DeploymentException("rules: \"administratorKey\" must be the base64 SubjectPublicKeyInfo of the administrator's ECDSA P-256 key");
+            }
+        }
+        if (AdministratorKey is not null)
+        {
+            if (string.IsNullOrWhiteSpace(AdministratorKey) || !IsBase64(AdministratorKey))
+            {
+                throw new DeploymentException("\"administratorKey\" must be the base64 SubjectPublicKeyInfo of the administrator's ECDSA P-256 key");
+            }
+            if (Rules is not null && !string.Equals(Rules.AdministratorKey, AdministratorKey, StringComparison.Ordinal))
+            {
+                throw new DeploymentException("\"administratorKey\" and rules.administratorKey differ: a deployment pins one administrator key");
             }
         }
         Sieve.Validate();

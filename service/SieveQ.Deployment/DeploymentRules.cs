@@ -46,6 +46,25 @@ public static class DeploymentRules
         return new RulesEntry { File = InitialRuleSetFile, AdministratorKey = SignerKey.Of(admin).SpkiBase64 };
     }
 
+    /// <summary>The deployment's pinned administrator key (rules section or its own), or null when it pins none.</summary>
+    public static SignerKey? PinnedAdministrator(DeploymentConfig config)
+    {
+        ArgumentNullException.ThrowIfNull(config);
+        return config.PinnedAdministratorKey is { } spki ? Administrator(new RulesEntry { File = "", AdministratorKey = spki }) : null;
+    }
+
+    /// <summary>
+    /// A deployment without rule sets still pins an administrator key, so senders can be enrolled and routes changed
+    /// through the ordering: the key in <c>keys/administrator.pem</c> (made if absent) or the PEM given.
+    /// </summary>
+    public static string CreateAdministrator(string directory, string? administratorKeyPem)
+    {
+        using var admin = administratorKeyPem is null
+            ? new PemFileKeyStore(Path.Combine(directory, "keys")).GetOrCreateSigningKey(AdministratorKeyName)
+            : ImportAdministrator(administratorKeyPem);
+        return SignerKey.Of(admin).SpkiBase64;
+    }
+
     /// <summary>The pinned administrator key of a deployment with a rules section.</summary>
     public static SignerKey Administrator(RulesEntry rules)
     {

@@ -157,13 +157,9 @@ public sealed class PreSqHost : IAsyncDisposable
     /// <summary>The pinned administrator key, so that forged rule-set commands are refused before they take ordering capacity.</summary>
     private static byte[]? AdministratorSpki(DeploymentConfig config)
     {
-        if (config.Rules is not { } rules)
-        {
-            return null;
-        }
         try
         {
-            return DeploymentRules.Administrator(rules).SubjectPublicKeyInfo;
+            return DeploymentRules.PinnedAdministrator(config)?.SubjectPublicKeyInfo;
         }
         catch (DeploymentException e)
         {

@@ -62,7 +62,8 @@ public sealed class AdminCommandsTests
             var recorded = await SieveqProcess.RunAsync(["admin", "quarantine", "--deployment", dir, "--key", operatorKey, "--sender", "1", "--reason", "test"]);
             Assert.True(recorded.Code == 3, recorded.Stdout + recorded.Stderr);
             Assert.Contains("NOT applied", recorded.Stdout, StringComparison.Ordinal);
-            Assert.Contains("holds no administrator command key", recorded.Stdout, StringComparison.Ordinal);
+            // A local deployment pins the key the controller holds, so it orders the change; nothing runs to take it.
+            Assert.Contains("not applied: no pre-SQ took the command", recorded.Stdout, StringComparison.Ordinal);
 
             var both = await SieveqProcess.RunAsync(["admin", "readmit", "--deployment", dir, "--key", operatorKey, "--sender", "1", "--pre-sq", "4"]);
             Assert.Equal(2, both.Code);

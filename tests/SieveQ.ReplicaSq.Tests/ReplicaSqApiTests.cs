@@ -138,11 +138,17 @@ public sealed class ReplicaSqApiTests : IClassFixture<ReplicaSqCluster>
         Assert.Equal(enrolled.SignaturePublicKey, sender.SignaturePublicKey.ToByteArray());
         Assert.Equal(enrolled.AgreementPublicKey, sender.AgreementPublicKey.ToByteArray());
         Assert.False(sender.ThroughOrdering);
+        // The replicas run fixed routes: a sender's answer carries its routes as agreed now.
+        Assert.True(sender.RoutesFixed);
+        Assert.Equal(_c.Context.Config.Routes.Where(r => r.Sender == 1).Select(r => (r.Receiver, r.MaxBytes)).Order(),
+            sender.Routes.Select(r => (r.Receiver, r.MaxBytes)).Order());
+        Assert.NotEmpty(sender.Routes);
 
         var receiver = await channel.UnaryAsync(ProtocolNames.ReplicaSqService, ProtocolNames.Enrolment,
             new EnrolmentLookup { Party = EnrolmentParty.Receiver, Id = Receiver }, EnrolmentStanding.Parser);
         Assert.Equal(EnrolmentState.Enrolled, receiver.State);
         Assert.Equal(_c.Context.Enrolment.Receivers.Single(r => r.Id == Receiver).SignaturePublicKey, receiver.SignaturePublicKey.ToByteArray());
+        Assert.False(receiver.RoutesFixed);
 
         // A receiver's id is no sender's, and an unknown id is nobody's.
         var notASender = await channel.UnaryAsync(ProtocolNames.ReplicaSqService, ProtocolNames.Enrolment,

@@ -1,6 +1,8 @@
 using SieveQ.Agent.Hosting;
 using SieveQ.Deployment;
+using Microsoft.Extensions.Time.Testing;
 using SieveQ.Sdk.Sender;
+using SieveQ.Sieve.Replica;
 
 namespace SieveQ.Sdk.Tests;
 
@@ -43,6 +45,56 @@ public sealed class SendRefusalTests : IDisposable
 
         Assert.Equal(0, sender.LastSeq);
         Assert.Equal(0, sender.Stats.Accepted);
+    }
+
+    /// <summary>
+    /// Routes change through the ordering, so a refusal for the route first asks the deployment (at most every 2 s):
+    /// what it answers replaces the view, no answer leaves the view standing, and a rule-set answer ends route checks.
+    /// </summary>
+    [Fact]
+    public async Task A_route_refusal_asks_the_deployment_again_at_most_every_two_seconds_and_takes_what_it_answers()
+    {
+        var time = new FakeTimeProvider();
+        var asked = 0;
+        IReadOnlyList<Route>? answer = [];
+        Exception? failure = null;
+        var admission = SendAdmission.For(Deployment().ToClientConfiguration(), 1, _ =>
+        {
+            asked++;
+            return failure is null ? Task.FromResult<IReadOnlyList<Route>?>(answer) : Task.FromException<IReadOnlyList<Route>?>(failure);
+        }, time);
+
+        // Not enrolled is not a route question: nobody is asked.
+        await Assert.ThrowsAsync<SendRefusedException>(async () => await admission.CheckAsync(999, 10, default));
+        Assert.Equal(0, asked);
+
+        // No route to 101 in the file: the deployment is asked, and says the route 1 -> 100 is gone too.
+        var e = await Assert.ThrowsAsync<SendRefusedException>(async () => await admission.CheckAsync(101, 10, default));
+        Assert.Equal((SendRefusal.NoRoute, 1), (e.Reason, asked));
+        Assert.Empty(admission.Routes!);
+
+        // Allowed again at the replicas, but within 2 s of the last question: refused from the view, nobody asked.
+        answer = [new Route(1, 100, 50)];
+        await Assert.ThrowsAsync<SendRefusedException>(async () => await admission.CheckAsync(100, 10, default));
+        Assert.Equal(1, asked);
+        time.Advance(SendAdmission.RefreshInterval);
+        await admission.CheckAsync(100, 10, default);
+        Assert.Equal(2, asked);
+        e = await Assert.ThrowsAsync<SendRefusedException>(async () => await admission.CheckAsync(100, 51, default));
+        Assert.Equal((SendRefusal.TooLarge, 50L), (e.Reason, e.Limit));
+
+        // No f+1 answer: the view stands.
+        time.Advance(SendAdmission.RefreshInterval);
+        failure = new ConnectUnconfirmedException("sender 1", "its enrolment", 0, 0, 2, TimeSpan.FromSeconds(1), "down");
+        await Assert.ThrowsAsync<SendRefusedException>(async () => await admission.CheckAsync(100, 51, default));
+        Assert.Equal(3, asked);
+        Assert.Equal(50, admission.Routes![100]);
+
+        // The replicas now run signed rule sets: they decide, so the sender stops checking routes.
+        time.Advance(SendAdmission.RefreshInterval);
+        (failure, answer) = (null, null);
+        await admission.CheckAsync(101, 60_000, default);
+        Assert.Null(admission.Routes);
     }
 
     [Fact]

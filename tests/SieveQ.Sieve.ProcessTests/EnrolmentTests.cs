@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using SieveQ.Agent.Hosting;
 using SieveQ.Deployment;
 using SieveQ.Sdk;
@@ -36,7 +35,7 @@ public sealed class EnrolmentTests(ITestOutputHelper output)
         var adminKey = Path.Combine(d.Config.Resolve(d.Config.KeyDirectory), "administrator.pem");
         var senderHost = Path.Combine(d.Directory, "new-sender-host");
 
-        var request = await RunAsync(["enrol", "request", "--name", $"sender-{NewSender}", "--out", senderHost]);
+        var request = await AdminProcess.RunAsync(["enrol", "request", "--name", $"sender-{NewSender}", "--out", senderHost]);
         Assert.True(request.Code == 0, request.Output);
         var requestFile = Path.Combine(senderHost, SenderEnrolmentRequest.FileName($"sender-{NewSender}"));
         if (!OperatingSystem.IsWindows())
@@ -48,7 +47,7 @@ public sealed class EnrolmentTests(ITestOutputHelper output)
         var before = await Assert.ThrowsAsync<SieveQConfigurationException>(() => NewSenderClientAsync(d, senderHost));
         Assert.Contains($"sender {NewSender} is not enrolled in the running deployment (2 replica-SQs agree)", before.Message, StringComparison.Ordinal);
 
-        var enrol = await RunAsync(["enrol", "sender", "--request", requestFile, "--id", $"{NewSender}", "--deployment", d.Directory, "--key", adminKey]);
+        var enrol = await AdminProcess.RunAsync(["enrol", "sender", "--request", requestFile, "--id", $"{NewSender}", "--deployment", d.Directory, "--key", adminKey]);
         output.WriteLine(enrol.Output);
         Assert.True(enrol.Code == 0, enrol.Output);
         Assert.Contains($"enrol sender {NewSender} ('sender-{NewSender}'): applied (enrolment version 1)", enrol.Output, StringComparison.Ordinal);
@@ -73,7 +72,7 @@ public sealed class EnrolmentTests(ITestOutputHelper output)
         await reading;
         log.AssertExactlyOnceInOrder(expected);
 
-        var revoke = await RunAsync(["enrol", "revoke", "--sender", $"{NewSender}", "--deployment", d.Directory, "--key", adminKey]);
+        var revoke = await AdminProcess.RunAsync(["enrol", "revoke", "--sender", $"{NewSender}", "--deployment", d.Directory, "--key", adminKey]);
         output.WriteLine(revoke.Output);
         Assert.True(revoke.Code == 0, revoke.Output);
         Assert.Contains($"revoke sender {NewSender}: applied (enrolment version 2", revoke.Output, StringComparison.Ordinal);
@@ -142,22 +141,6 @@ public sealed class EnrolmentTests(ITestOutputHelper output)
             },
         };
         return SieveQSender.Create(config, NewSender, Path.Combine(senderHost, "state"));
-    }
-
-    private static async Task<(int Code, string Output)> RunAsync(IEnumerable<string> args)
-    {
-        var psi = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
-        psi.ArgumentList.Add(SieveDeployment.SieveqDll);
-        foreach (var a in args)
-        {
-            psi.ArgumentList.Add(a);
-        }
-        using var p = Process.Start(psi)!;
-        var stdout = p.StandardOutput.ReadToEndAsync();
-        var stderr = p.StandardError.ReadToEndAsync();
-        using var cts = new CancellationTokenSource(TimeSpan.FromMinutes(1));
-        await p.WaitForExitAsync(cts.Token);
-        return (p.ExitCode, await stdout + await stderr);
     }
 
     private static async Task EventuallyAsync(Func<Task<bool>> condition, string what)

@@ -2,6 +2,7 @@ using System.Security.Cryptography;
 using SieveQ.Bft.Core;
 using SieveQ.Bft.Protocol;
 using SieveQ.Sieve.Envelope;
+using SieveQ.Sieve.Filtering;
 using SieveQ.Sieve.Keys;
 using SieveQ.Sieve.Replica;
 
@@ -101,6 +102,12 @@ public sealed class IdLeaseExecutionTests(TestWorld w) : IClassFixture<TestWorld
         var malformed = Order(replicas, [.. first[..^1]], Start + 4_002);
         Assert.Equal(LeaseOutcome.Refused, malformed.Outcome);
         Assert.StartsWith("malformed lease request", malformed.Reason, StringComparison.Ordinal);
+        // The carrier checks structure and signatures before it carries a request: the forged and the malformed ones
+        // count against it, the stranger and the stale one (its directory or clock may differ) do not.
+        var weights = new ReplicaSieveOptions().BadSignaturePreSqWeight + new ReplicaSieveOptions().MalformedPreSqWeight;
+        // Within a unit of the sum: the counter decays for the 2 ms of agreed time since the forged request.
+        Assert.All(replicas, r => Assert.InRange(r.PreSqSuspicion(Carrier), weights - 1, weights));
+        Assert.All(replicas, r => Assert.Equal(1, r.Drops[SieveStage.ReplicaAdmission, DropReason.BadSignature]));
         // Alice's lease stands as it was granted: same holder, same expiry.
         var standing = Order(replicas, Request(LeaseOp.Hold, _bob, "bob", Start + 10_000), Start + 10_000);
         Assert.Equal((LeaseOutcome.HeldByOther, "alice", Start + IdLeaseTable.TermMs), (standing.Outcome, standing.Label, standing.ExpiresAtMs));

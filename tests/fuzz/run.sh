@@ -17,7 +17,7 @@ export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPE
 
 seconds=${1:-20}
 shift || true
-all_targets=(handshake subscription id-lease snapshot policy-mirror endpoint-policy execute-result)
+all_targets=(handshake subscription id-lease admin-command snapshot policy-mirror endpoint-policy execute-result)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 case "$seconds" in '' | *[!0-9]*) echo "usage: $0 [seconds-per-target] [target...]" >&2; exit 2 ;; esac

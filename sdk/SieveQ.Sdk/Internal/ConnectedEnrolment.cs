@@ -32,7 +32,9 @@ internal static class ConnectedEnrolment
         CheckOwnKeys(config.Keys, party, id, standing, agreeing);
         log.LogInformation("{Party} {Id} ('{Name}') is enrolled in the running deployment{How} ({Agreeing})", party, id, standing.Name,
             standing.ThroughOrdering ? " through the ordering" : "", agreeing);
-        return config with { Enrolment = WithParty(config.Enrolment, party, id, standing, log) };
+        var confirmed = config with { Enrolment = WithParty(config.Enrolment, party, id, standing, log) };
+        // A sender's routes as the replicas run them now (changed through the ordering since any file was written).
+        return party == PartyKeyNames.Sender ? confirmed with { Routes = standing.Routes } : confirmed;
     }
 
     private static void CheckOwnKeys(ISenderKeyStore keys, string party, int id, PartyStanding standing, string agreeing)

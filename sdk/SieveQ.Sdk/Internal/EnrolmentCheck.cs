@@ -1,7 +1,9 @@
 using Microsoft.Extensions.Logging;
 using SieveQ.Protocol;
 using SieveQ.Protocol.V1;
+using SieveQ.Sieve.Envelope;
 using SieveQ.Sieve.Keys;
+using SieveQ.Sieve.Replica;
 using SieveQ.Transport;
 
 namespace SieveQ.Sdk.Internal;
@@ -39,7 +41,7 @@ internal static class EnrolmentCheck
                 }
                 if (vote.Add(replica, answer) is { } believed)
                 {
-                    return believed;
+                    return believed.Routes is { } routes ? believed with { Routes = [.. routes.Select(r => r with { Sender = id })] } : believed;
                 }
             }
         }
@@ -90,6 +92,22 @@ internal static class EnrolmentCheck
         {
             return null;
         }
-        return new PartyStanding(state.Value, reply.Name, reply.SignaturePublicKey.ToByteArray(), reply.AgreementPublicKey.ToByteArray(), reply.ThroughOrdering);
+        List<Route>? routes = null;
+        if (reply.RoutesFixed)
+        {
+            routes = new List<Route>(reply.Routes.Count);
+            foreach (var r in reply.Routes.OrderBy(r => r.Receiver))
+            {
+                if (r.Receiver < 0 || r.MaxBytes is < 0 or > EnvelopeLimits.MaxDataBytes || (routes.Count > 0 && routes[^1].Receiver == r.Receiver))
+                {
+                    return null;
+                }
+                routes.Add(new Route(0, r.Receiver, r.MaxBytes));
+            }
+        }
+        return new PartyStanding(state.Value, reply.Name, reply.SignaturePublicKey.ToByteArray(), reply.AgreementPublicKey.ToByteArray(), reply.ThroughOrdering)
+        {
+            Routes = routes,
+        };
     }
 }

@@ -123,7 +123,9 @@ public sealed class SieveQSender : IAsyncDisposable
             var sq = new SenderSq(senderId, keys.Signing, new SenderSequencer(store), preSqs, initial, config.F,
                 p => keys.Ring(MacChannel.SenderPreSq, p), r => keys.Ring(MacChannel.ReplicaSender, r), options.Protocol);
             IDisposable[] owned = outbox is null ? [store, keys] : [outbox, store, keys];
-            return new SieveQSender(senderId, sq, config.PreSqs, config.PreSqTlsPins, options, log, outbox, owned) { _admission = SendAdmission.For(config, senderId) };
+            var admission = SendAdmission.For(config, senderId,
+                async c => (await EnrolmentCheck.AskAsync(config, PartyKeyNames.Sender, senderId, log ?? NullLogger.Instance, c).ConfigureAwait(false)).Routes);
+            return new SieveQSender(senderId, sq, config.PreSqs, config.PreSqTlsPins, options, log, outbox, owned) { _admission = admission };
         }
         catch
         {
@@ -237,7 +239,10 @@ public sealed class SieveQSender : IAsyncDisposable
     {
         ArgumentOutOfRangeException.ThrowIfNegative(receiver);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(data.Length, EnvelopeLimits.MaxDataBytes, nameof(data));
-        _admission?.Check(receiver, data.Length);
+        if (_admission is { } admission)
+        {
+            await admission.CheckAsync(receiver, data.Length, ct).ConfigureAwait(false);
+        }
         ThrowIfFailed();
         var request = new SendRequest(receiver, data);
         using var unavailable = CancellationTokenSource.CreateLinkedTokenSource(ct);

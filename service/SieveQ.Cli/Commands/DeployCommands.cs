@@ -33,7 +33,7 @@ internal static class DeployCommands
         };
         var adminKey = new Option<FileInfo?>("--admin-key")
         {
-            Description = "Administrator private key (PEM, ECDSA P-256) to pin and sign with; default: a new one in keys/administrator.pem. Needs --rules.",
+            Description = "Administrator private key (PEM, ECDSA P-256) to pin and sign with; default: a new one in keys/administrator.pem. Pinned for rule sets, enrolment and route changes.",
         };
         var init = new Command("init", "Create a complete local deployment (keys for every party, enrolment, every endpoint on loopback).")
         {
@@ -57,11 +57,6 @@ internal static class DeployCommands
                 RuleSet = parse.GetValue(rules) is { } r ? File.ReadAllBytes(r.FullName) : null,
                 AdministratorKeyPem = parse.GetValue(adminKey) is { } k ? File.ReadAllText(k.FullName) : null,
             };
-            if (spec.AdministratorKeyPem is not null && spec.RuleSet is null)
-            {
-                Console.Error.WriteLine("--admin-key needs --rules (the key is pinned for rule sets)");
-                return 2;
-            }
             if (spec.F is < 0 or > 10 || spec.PreSqs is < 1 or > 16)
             {
                 Console.Error.WriteLine("--f must be 0..10 and --pre-sqs 1..16");
@@ -80,10 +75,14 @@ internal static class DeployCommands
                 return 1;
             }
             PrintEndpoints(cfg);
+            var where = spec.AdministratorKeyPem is null ? $" in {Path.Combine(d, "keys", DeploymentRules.AdministratorKeyName + ".pem")}" : "";
             if (cfg.Rules is { } pinned)
             {
-                Console.WriteLine($"  rules: {cfg.Resolve(pinned.File)} (signed); administrator key {DeploymentRules.Administrator(pinned).KeyId}"
-                    + (spec.AdministratorKeyPem is null ? $" in {Path.Combine(d, "keys", DeploymentRules.AdministratorKeyName + ".pem")}" : ""));
+                Console.WriteLine($"  rules: {cfg.Resolve(pinned.File)} (signed); administrator key {DeploymentRules.Administrator(pinned).KeyId}{where}");
+            }
+            else if (DeploymentRules.PinnedAdministrator(cfg) is { } admin)
+            {
+                Console.WriteLine($"  routes: fixed ({cfg.Routes.Count}), changed through the ordering with `sieveq route`; administrator key {admin.KeyId}{where}");
             }
             return 0;
         });

@@ -86,14 +86,14 @@ internal static class EnrolCommands
         return cmd;
     }
 
-    private static (Option<DirectoryInfo> Deployment, Option<FileInfo> Key) Common() =>
+    internal static (Option<DirectoryInfo> Deployment, Option<FileInfo> Key) Common() =>
         (DeploymentOption.Required("Deployment directory (deployment.json)."), new Option<FileInfo>("--key")
         {
-            Description = "Administrator private key (PEM, ECDSA P-256); the deployment's pinned administrator key (keys/administrator.pem in a local deployment).",
+            Description = "Administrator private key (PEM, ECDSA P-256): the deployment's pinned administrator key (keys/administrator.pem in a local deployment).",
             Required = true,
         });
 
-    private static async Task<int> SubmitAsync(DirectoryInfo dir, FileInfo keyFile, Func<AdminCommandSubmitter, CancellationToken, Task<AdminCommandReport>> submit,
+    internal static async Task<int> SubmitAsync(DirectoryInfo dir, FileInfo keyFile, Func<AdminCommandSubmitter, CancellationToken, Task<AdminCommandReport>> submit,
         CancellationToken ct)
     {
         try

@@ -133,6 +133,11 @@ internal static class UpCommand
                 return 1;
             }
             DeployCommands.PrintEndpoints(cfg);
+            if (DeploymentRules.PinnedAdministrator(cfg) is { } admin)
+            {
+                var keyFile = Path.Combine(cfg.Resolve(cfg.KeyDirectory), DeploymentRules.AdministratorKeyName + ".pem");
+                Console.WriteLine($"  administrator  key {admin.KeyId}{(File.Exists(keyFile) ? $" in {keyFile}" : "")} (--key of `sieveq enrol`, `sieveq route`, `sieveq rules push`)");
+            }
             ScrapePorts scrape;
             try
             {

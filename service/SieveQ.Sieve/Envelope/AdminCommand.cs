@@ -15,6 +15,12 @@ public enum AdminOp : byte
 
     /// <summary>Revoke a sender for good: its id is never enrolled again, its traffic is refused, its held state released.</summary>
     RevokeSender = 6,
+
+    /// <summary>Allow a sender to send to a receiver, up to a size (new route or new limit); fixed-route deployments only.</summary>
+    AllowRoute = 7,
+
+    /// <summary>Take a route away; fixed-route deployments only.</summary>
+    RemoveRoute = 8,
 }
 
 /// <summary>
@@ -26,12 +32,21 @@ public enum AdminOp : byte
 /// </summary>
 public sealed record AdminCommand(AdminOp Op, int Target, long Nonce, ReadOnlyMemory<byte> SignedRegion, ReadOnlyMemory<byte> Signature)
 {
-    public bool TargetsSender => Op is AdminOp.QuarantineSender or AdminOp.ReadmitSender or AdminOp.EnrolSender or AdminOp.RevokeSender;
+    public bool TargetsSender => Op is AdminOp.QuarantineSender or AdminOp.ReadmitSender or AdminOp.EnrolSender or AdminOp.RevokeSender or AdminOp.AllowRoute or AdminOp.RemoveRoute;
 
     public bool Quarantines => Op is AdminOp.QuarantineSender or AdminOp.QuarantinePreSq;
 
     /// <summary>Enrolment and revocation change who may send; they are signed under their own domain.</summary>
     public bool ChangesEnrolment => Op is AdminOp.EnrolSender or AdminOp.RevokeSender;
+
+    /// <summary>Route changes say where a sender may send; they are signed under their own domain too.</summary>
+    public bool ChangesRoutes => Op is AdminOp.AllowRoute or AdminOp.RemoveRoute;
+
+    /// <summary>The route's receiver (<see cref="AdminOp.AllowRoute"/> and <see cref="AdminOp.RemoveRoute"/>).</summary>
+    public int RouteReceiver { get; init; }
+
+    /// <summary>The largest DATA the route admits, in bytes (<see cref="AdminOp.AllowRoute"/>).</summary>
+    public int RouteMaxBytes { get; init; }
 
     /// <summary>The new sender's name, keys and proof (<see cref="AdminOp.EnrolSender"/> only).</summary>
     public SenderEnrolmentClaim? Claim { get; init; }
@@ -47,7 +62,9 @@ public sealed record AdminCommand(AdminOp Op, int Target, long Nonce, ReadOnlyMe
 /// Ops 5 (enrol sender) and 6 (revoke sender) are signed over <c>"SIEVEQ/ADMIN-ENROLMENT/v1" || everything before
 /// the signature</c> instead; op 5 carries, between the nonce and the signature, <c>u32 len | name (UTF-8) | u32 len |
 /// signature SPKI | u32 len | agreement SPKI | 64 proof</c> (<see cref="EnrolmentProof"/>), and its target 0 asks for
-/// the next free sender id.
+/// the next free sender id. Ops 7 (allow route) and 8 (remove route) target the sender, carry <c>u32 receiver</c>
+/// (op 7 also <c>u32 max DATA bytes</c>, at most <see cref="EnvelopeLimits.MaxDataBytes"/>) between the nonce and the
+/// signature, and are signed over <c>"SIEVEQ/ADMIN-ROUTE/v1" || everything before the signature</c>.
 /// </summary>
 public static class AdminCommandCodec
 {
@@ -58,6 +75,9 @@ public static class AdminCommandCodec
     public const int MaxLength = Length + 12 + EnrolmentProof.MaxNameBytes + (2 * EnrolmentProof.MaxKeyBytes) + EnvelopeLimits.SignatureBytes;
 
     private const int RegionLength = 1 + 1 + 4 + 8;
+
+    /// <summary>Bytes of the longest route change (op 7) before its signature.</summary>
+    private const int RouteLength = RegionLength + 4 + 4;
 
     /// <summary>A complete enrolment command signed by <paramref name="administrator"/>; <paramref name="sender"/> 0 asks for the next free id.</summary>
     public static byte[] SignEnrolment(int sender, long nonce, SenderEnrolmentClaim claim, ECDsa administrator)
@@ -90,13 +110,45 @@ public static class AdminCommandCodec
         return [.. region, .. signature];
     }
 
+    /// <summary>A complete route change signed by <paramref name="administrator"/>; <paramref name="maxBytes"/> only with <see cref="AdminOp.AllowRoute"/>.</summary>
+    public static byte[] SignRoute(AdminOp op, int sender, int receiver, int maxBytes, long nonce, ECDsa administrator)
+    {
+        ArgumentNullException.ThrowIfNull(administrator);
+        if (op is not (AdminOp.AllowRoute or AdminOp.RemoveRoute))
+        {
+            throw new ArgumentException($"administrator command: op {(byte)op} is not a route change", nameof(op));
+        }
+        ArgumentOutOfRangeException.ThrowIfNegative(sender);
+        ArgumentOutOfRangeException.ThrowIfNegative(receiver);
+        ArgumentOutOfRangeException.ThrowIfLessThan(nonce, 1);
+        if (op == AdminOp.AllowRoute)
+        {
+            ArgumentOutOfRangeException.ThrowIfNegative(maxBytes);
+            ArgumentOutOfRangeException.ThrowIfGreaterThan(maxBytes, EnvelopeLimits.MaxDataBytes);
+        }
+        using var w = new CanonicalWriter(RouteLength);
+        w.U8((byte)StructureKind.AdminCommand);
+        w.U8((byte)op);
+        w.Id(sender);
+        w.Seq(nonce);
+        w.Id(receiver);
+        if (op == AdminOp.AllowRoute)
+        {
+            w.Id(maxBytes);
+        }
+        var region = w.ToArray();
+        var signature = administrator.SignData(TaggedHash.Concat(DomainTags.AdminRoute, region), HashAlgorithmName.SHA256,
+            DSASignatureFormat.IeeeP1363FixedFieldConcatenation);
+        return [.. region, .. signature];
+    }
+
     /// <summary>A complete command signed by <paramref name="administrator"/>.</summary>
     public static byte[] Sign(AdminOp op, int target, long nonce, ECDsa administrator)
     {
         ArgumentNullException.ThrowIfNull(administrator);
-        if (!Enum.IsDefined(op) || op == AdminOp.EnrolSender)
+        if (!Enum.IsDefined(op) || op is AdminOp.EnrolSender or AdminOp.AllowRoute or AdminOp.RemoveRoute)
         {
-            throw new ArgumentException($"administrator command: op {(byte)op} is not defined here (an enrolment is made with SignEnrolment)", nameof(op));
+            throw new ArgumentException($"administrator command: op {(byte)op} is not defined here (an enrolment is made with SignEnrolment, a route change with SignRoute)", nameof(op));
         }
         ArgumentOutOfRangeException.ThrowIfNegative(target);
         ArgumentOutOfRangeException.ThrowIfLessThan(nonce, 1);
@@ -119,7 +171,7 @@ public static class AdminCommandCodec
         var opByte = r.U8("op");
         if (!Enum.IsDefined((AdminOp)opByte))
         {
-            throw new MalformedEnvelopeException($"administrator command: op {opByte} is not 1 to 6 (quarantine/readmit sender, quarantine/readmit pre-SQ, enrol/revoke sender)");
+            throw new MalformedEnvelopeException($"administrator command: op {opByte} is not 1 to 8 (quarantine/readmit sender, quarantine/readmit pre-SQ, enrol/revoke sender, allow/remove route)");
         }
         var op = (AdminOp)opByte;
         var target = r.Id("target");
@@ -152,10 +204,28 @@ public static class AdminCommandCodec
             claim = new SenderEnrolmentClaim(name, bytes.Slice(signingAt, signingLength), bytes.Slice(agreementAt, agreementLength),
                 bytes.Slice(proofAt, EnvelopeLimits.SignatureBytes));
         }
+        int routeReceiver = 0, routeMaxBytes = 0;
+        if (op is AdminOp.AllowRoute or AdminOp.RemoveRoute)
+        {
+            routeReceiver = r.Id("route receiver");
+            if (op == AdminOp.AllowRoute)
+            {
+                routeMaxBytes = r.Id("route size limit");
+                if (routeMaxBytes > EnvelopeLimits.MaxDataBytes)
+                {
+                    throw new MalformedEnvelopeException($"administrator command: a route's size limit is at most {EnvelopeLimits.MaxDataBytes} bytes of DATA (got {routeMaxBytes})");
+                }
+            }
+        }
         var region = r.Position;
         r.Take(EnvelopeLimits.SignatureBytes, "signature");
         r.End("administrator command");
-        return new AdminCommand(op, target, nonce, bytes[..region], bytes.Slice(region, EnvelopeLimits.SignatureBytes)) { Claim = claim };
+        return new AdminCommand(op, target, nonce, bytes[..region], bytes.Slice(region, EnvelopeLimits.SignatureBytes))
+        {
+            Claim = claim,
+            RouteReceiver = routeReceiver,
+            RouteMaxBytes = routeMaxBytes,
+        };
     }
 
     /// <summary>The bytes the administrator signature covers.</summary>
@@ -166,7 +236,12 @@ public static class AdminCommandCodec
     }
 
     /// <summary>Changes of who may send are signed under their own purpose, so no quarantine signature can ever pass for one.</summary>
-    private static byte[] Domain(AdminOp op) => op is AdminOp.EnrolSender or AdminOp.RevokeSender ? DomainTags.AdminEnrolment : DomainTags.AdminCommand;
+    private static byte[] Domain(AdminOp op) => op switch
+    {
+        AdminOp.EnrolSender or AdminOp.RevokeSender => DomainTags.AdminEnrolment,
+        AdminOp.AllowRoute or AdminOp.RemoveRoute => DomainTags.AdminRoute,
+        _ => DomainTags.AdminCommand,
+    };
 
     /// <summary>How the op reads in results, logs and the audit trail.</summary>
     public static string Describe(AdminOp op, int target) => op switch
@@ -177,6 +252,8 @@ public static class AdminCommandCodec
         AdminOp.ReadmitPreSq => $"readmit pre-SQ {target}",
         AdminOp.EnrolSender => target == AdminCommand.NextFreeId ? "enrol a sender under the next free id" : $"enrol sender {target}",
         AdminOp.RevokeSender => $"revoke sender {target}",
+        AdminOp.AllowRoute => $"allow a route from sender {target}",
+        AdminOp.RemoveRoute => $"remove a route from sender {target}",
         _ => $"op {(byte)op} on {target}",
     };
 }

@@ -30,6 +30,7 @@ public static class DomainTags
     public static readonly byte[] RuleSetCommand = Ascii("SIEVEQ/RULESET-COMMAND/v1");
     public static readonly byte[] AdminCommand = Ascii("SIEVEQ/ADMIN-COMMAND/v1");
     public static readonly byte[] AdminEnrolment = Ascii("SIEVEQ/ADMIN-ENROLMENT/v1");
+    public static readonly byte[] AdminRoute = Ascii("SIEVEQ/ADMIN-ROUTE/v1");
     public static readonly byte[] EnrolRequest = Ascii("SIEVEQ/ENROL-REQUEST/v1");
     public static readonly byte[] IdLease = Ascii("SIEVEQ/ID-LEASE/v1");
 

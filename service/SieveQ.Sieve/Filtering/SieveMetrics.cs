@@ -41,6 +41,11 @@ public static class SieveMetrics
     public static void EnrolmentChange(string component, bool enrolled) =>
         EnrolmentChanges.Add(1, new KeyValuePair<string, object?>("component", component), new KeyValuePair<string, object?>("change", enrolled ? "enrol" : "revoke"));
 
+    public static readonly Counter<long> RouteChanges = Meter.CreateCounter<long>("sieveq.route_changes", "{change}", "Fixed routes allowed or removed through the ordering, by component and change (allow, remove)");
+
+    public static void RouteChange(string component, bool allowed) =>
+        RouteChanges.Add(1, new KeyValuePair<string, object?>("component", component), new KeyValuePair<string, object?>("change", allowed ? "allow" : "remove"));
+
     public static void Pass(string component, long count = 1)
     {
         if (Passed.Enabled)

@@ -18,11 +18,18 @@ public sealed record PartyStanding(PartyStandingState State, string Name, byte[]
 {
     public static readonly PartyStanding NotEnrolled = new(PartyStandingState.NotEnrolled, "", [], [], ThroughOrdering: false);
 
-    /// <summary>Same state and keys (the name and how it was enrolled follow from the keys' enrolment).</summary>
+    /// <summary>
+    /// A sender's routes now, when the replicas run fixed routes (ascending by receiver); null when a rule set decides
+    /// where it may send, or for a receiver.
+    /// </summary>
+    public IReadOnlyList<Replica.Route>? Routes { get; init; }
+
+    /// <summary>Same state, name, keys and routes.</summary>
     public bool SameAs(PartyStanding other)
     {
         ArgumentNullException.ThrowIfNull(other);
         return State == other.State && Name == other.Name && ThroughOrdering == other.ThroughOrdering
-            && SignaturePublicKey.AsSpan().SequenceEqual(other.SignaturePublicKey) && AgreementPublicKey.AsSpan().SequenceEqual(other.AgreementPublicKey);
+            && SignaturePublicKey.AsSpan().SequenceEqual(other.SignaturePublicKey) && AgreementPublicKey.AsSpan().SequenceEqual(other.AgreementPublicKey)
+            && (Routes is null ? other.Routes is null : other.Routes is not null && Routes.SequenceEqual(other.Routes));
     }
 }

@@ -97,6 +97,10 @@ public sealed partial class SieveReplicaApplication
         {
             return ApplyEnrolmentChange(command);
         }
+        if (command.ChangesRoutes)
+        {
+            return ApplyRouteChange(command);
+        }
         var what = AdminCommandCodec.Describe(command.Op, command.Target);
         if (command.TargetsSender ? !_keys.IsSender(command.Target) : !_keys.IsPreSq(command.Target))
         {

@@ -20,8 +20,14 @@ public sealed partial class SieveReplicaApplication
     /// enrolled now, the signature, the claimed time within the freshness window of the agreed time and after the
     /// holder's last request. A hold is granted when the id is free, its lease expired, or the claimant already holds
     /// it; otherwise the answer names the holder. A release ends the claimant's own lease only.
+    /// <para>
+    /// A pre-SQ checks structure and signature before it carries a request (<see cref="IdLeaseCheck"/>), and an id is
+    /// never bound to another key, so a malformed or badly signed request is the carrier's fault: it counts against the
+    /// carrying pre-SQ as the same faults in messages do. A party not enrolled, or a stale time, is not: the carrier's
+    /// directory and clock may differ from the agreed ones.
+    /// </para>
     /// </summary>
-    private byte[] ExecuteIdLease(ReadOnlyMemory<byte> bytes, ref Tally t)
+    private byte[] ExecuteIdLease(int carrier, ReadOnlyMemory<byte> bytes, ref Tally t)
     {
         IdLeaseRequest q;
         try
@@ -31,11 +37,17 @@ public sealed partial class SieveReplicaApplication
         catch (MalformedEnvelopeException e)
         {
             Drop(SieveStage.Parse, DropReason.Malformed, ref t);
+            SuspectPreSq(carrier, _options.MalformedPreSqWeight);
             return LeaseRefused(LeaseParty.Sender, 0, $"malformed lease request: {e.Message}");
         }
         var name = q.Party == LeaseParty.Sender ? "sender" : "receiver";
         if (IdLeaseCheck.Judge(q, _keys, _now, "the agreed time") is { Problem: not IdLeaseProblem.None } refusal)
         {
+            if (refusal.Problem == IdLeaseProblem.NotSigned)
+            {
+                Drop(SieveStage.ReplicaAdmission, DropReason.BadSignature, ref t);
+                SuspectPreSq(carrier, _options.BadSignaturePreSqWeight);
+            }
             return LeaseRefused(q.Party, q.Id, refusal.Reason);
         }
         var key = IdLeaseTable.Key(q.Party, q.Id);

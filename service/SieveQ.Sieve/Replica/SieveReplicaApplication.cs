@@ -153,7 +153,7 @@ public sealed partial class SieveReplicaApplication : IReplicatedApplication
         }
         if (IdLeaseIn(payload) is { } lease)
         {
-            return ExecuteIdLease(lease, ref t);
+            return ExecuteIdLease(request.From, lease, ref t);
         }
         var fromPreSq = _keys.IsPreSq(request.From);
         var preSqQuarantined = fromPreSq && PreSqOf(request.From).Suspicion.IsQuarantined(_now, _options.PreSqSuspicion);

@@ -62,6 +62,9 @@ internal sealed class FakeCluster : IDisposable
     public ReplicaBehaviour[] Behaviour { get; }
     public int[] FetchCalls { get; }
 
+    /// <summary>The fixed routes from a sender as the replicas run them (replica 0's agreed table).</summary>
+    public IReadOnlyList<Route> SenderRoutes(int sender) => ((RoutePolicy)_apps[0].Rules).From(sender);
+
     public int QueueLength(int receiver)
     {
         lock (_order)

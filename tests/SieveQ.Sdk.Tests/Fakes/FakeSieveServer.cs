@@ -161,8 +161,9 @@ internal sealed class FakeSieveServer : IAsyncDisposable
     }
 
     /// <summary>What a replica-SQ answers, by the replica's own mapping.</summary>
-    public EnrolmentStanding StandingOf(EnrolmentLookup lookup) => SieveQ.ReplicaSq.EnrolmentReplies.ToReply(
-        lookup.Party == EnrolmentParty.Sender ? _enrolment!.SenderStanding(lookup.Id) : _enrolment!.ReceiverStanding(lookup.Id), 0);
+    public EnrolmentStanding StandingOf(EnrolmentLookup lookup) => lookup.Party == EnrolmentParty.Sender
+        ? SieveQ.ReplicaSq.EnrolmentReplies.ToReply(_enrolment!.SenderStanding(lookup.Id), 0, Cluster.SenderRoutes(lookup.Id))
+        : SieveQ.ReplicaSq.EnrolmentReplies.ToReply(_enrolment!.ReceiverStanding(lookup.Id), 0);
 
     private async Task ExchangeAsync(GrpcServerCall<SenderFrame, PreSqEvent> call)
     {

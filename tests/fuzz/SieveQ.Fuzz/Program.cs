@@ -16,6 +16,7 @@ var factories = new Dictionary<string, Func<FuzzTarget>>(StringComparer.Ordinal)
     ["handshake"] = () => new HandshakeTarget(),
     ["subscription"] = () => new SubscriptionTarget(),
     ["id-lease"] = () => new IdLeaseTarget(),
+    ["admin-command"] = () => new AdminCommandTarget(),
     ["snapshot"] = () => new SnapshotTarget(),
     ["policy-mirror"] = () => new MirrorPolicyTarget(),
     ["endpoint-policy"] = () => new EndpointPolicyTarget(),
