@@ -42,10 +42,19 @@ public sealed record SieveQClientConfiguration
     public uint MacEpoch { get; init; } = 1;
 
     /// <summary>
-    /// This party's private keys, named as <see cref="PartyKeyNames"/> says (sender-3-sign, sender-3-agree, ...):
-    /// a <c>PemFileKeyStore</c> or, on Windows, a <c>CngKeyStore</c> of SieveQ.Sieve.Hosting.
+    /// This party's private keys, named <c>NAME-sign</c> and <c>NAME-agree</c> (<see cref="KeyName"/>; by default as
+    /// <see cref="PartyKeyNames"/> says: sender-3-sign, sender-3-agree, ...): a <c>PemFileKeyStore</c> or, on Windows, a
+    /// <c>CngKeyStore</c> of SieveQ.Sieve.Hosting.
     /// </summary>
     public required ISenderKeyStore Keys { get; init; }
+
+    /// <summary>
+    /// The name this party's keys have in <see cref="Keys"/>: <c>NAME-sign</c> and <c>NAME-agree</c>, as
+    /// <c>sieveq enrol request --name NAME</c> makes them. Null: <c>sender-ID</c> or <c>receiver-ID</c> by the id the
+    /// sender or receiver is created under. One name per party, so an application that is a sender and a receiver under
+    /// keys of its own names gives each its configuration (<c>config with { KeyName = ... }</c>).
+    /// </summary>
+    public string? KeyName { get; init; }
 
     /// <summary>
     /// The fixed routes the replicas enforce, so a sender refuses at the call what they would drop; null when
@@ -58,6 +67,12 @@ public sealed record SieveQClientConfiguration
     /// <see cref="ConnectUnconfirmedException"/> (10 s by default; at most 10 minutes).
     /// </summary>
     public TimeSpan ConnectTimeout { get; init; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>The signing key's name in <see cref="Keys"/> for <paramref name="party"/> <paramref name="id"/>.</summary>
+    internal string SigningKeyName(string party, int id) => KeyName is { } n ? $"{n}-sign" : PartyKeyNames.Signing(party, id);
+
+    /// <summary>The key-agreement key's name in <see cref="Keys"/> for <paramref name="party"/> <paramref name="id"/>.</summary>
+    internal string AgreementKeyName(string party, int id) => KeyName is { } n ? $"{n}-agree" : PartyKeyNames.Agreement(party, id);
 
     /// <exception cref="SieveQConfigurationException">A field is missing or out of range.</exception>
     public void Validate()
@@ -77,6 +92,10 @@ public sealed record SieveQClientConfiguration
         if (Enrolment is null || Keys is null)
         {
             throw new SieveQConfigurationException("the configuration needs the enrolment and this party's key store");
+        }
+        if (KeyName is not null && Sieve.Envelope.EnrolmentProof.NameProblem(KeyName) is { } problem)
+        {
+            throw new SieveQConfigurationException($"key name '{KeyName}': {problem.Replace("a sender name", "a key name", StringComparison.Ordinal)}");
         }
         if (ConnectTimeout <= TimeSpan.Zero || ConnectTimeout > TimeSpan.FromMinutes(10))
         {

@@ -154,6 +154,56 @@ public sealed class AgentTests
         }
     }
 
+    /// <summary>
+    /// The deployment does not answer when the agent starts sender 1: the agent starts it from its files (so it keeps
+    /// accepting), without a lease, and asks for the lease again until the deployment answers; from then on an
+    /// application that wants sender 1 is told the agent holds it.
+    /// </summary>
+    [Fact]
+    public async Task A_sender_the_agent_started_without_a_lease_takes_it_once_the_deployment_answers()
+    {
+        await using var world = await SieveWorld.StartAsync();
+        foreach (var r in world.Server.ReplicaUrls.Keys)
+        {
+            world.Server.EnrolmentAnswers[r] = _ => null;
+        }
+        world.Server.DropIdLease = _ => true;
+        await using var agent = await AgentHost.StartAsync(world.Context, "agent", world.StateDir("agent"), options: new AgentHostOptions
+        {
+            Endpoint = Path.Combine(world.Directory, "a.sock"),
+            ConnectTimeout = TimeSpan.FromSeconds(2),
+            LeaseRetryEvery = TimeSpan.FromMilliseconds(300),
+        });
+        using var channel = GrpcChannel.ForUnixSocket(agent.Endpoint);
+        var send = await channel.StartCallAsync<AppSend, SendProgress>(ProtocolNames.AgentService, ProtocolNames.Send, SendProgress.Parser);
+        await using (send)
+        {
+            await send.WriteAsync(new AppSend { Open = new OpenSender { Sender = 1 } });
+            await send.WriteAsync(new AppSend { Message = new OutgoingMessage { Receiver = SieveWorld.Receiver, Data = ByteString.CopyFromUtf8("before the lease") } });
+            await send.CompleteRequestAsync();
+            SendProgress last = new();
+            using var cts = new CancellationTokenSource(Patience);
+            await foreach (var p in send.ReadAllAsync(cts.Token))
+            {
+                last = p;
+            }
+            Assert.Equal(1, last.Accepted);
+        }
+        Assert.Equal(0, world.Server.Cluster.IdLeasesHeld);
+
+        // The deployment answers again: at its next try the agent holds sender 1's lease.
+        world.Server.DropIdLease = null;
+        world.Server.EnrolmentAnswers.Clear();
+        var deadline = DateTime.UtcNow + Patience;
+        while (world.Server.Cluster.IdLeasesHeld == 0)
+        {
+            Assert.True(DateTime.UtcNow < deadline, "the agent never took the lease");
+            await Task.Delay(100);
+        }
+        var held = await Assert.ThrowsAsync<IdHeldException>(() => SieveQSender.ConnectAsync(world.Context.ToClientConfiguration(), 1, world.StateDir("app-1")));
+        Assert.Contains(world.StateDir("agent"), held.Holder, StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task Reports_what_it_refuses_on_the_stream_and_goes_on()
     {

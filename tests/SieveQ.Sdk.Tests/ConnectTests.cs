@@ -135,6 +135,34 @@ public sealed class ConnectTests
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => SieveQSender.ConnectAsync(Config(world), 1, world.StateDir("sender"), ct: cts.Token));
     }
 
+    /// <summary>
+    /// Keys made by `sieveq enrol request --name branch-7` are branch-7-sign and branch-7-agree: the SDK opens them under
+    /// that name for whatever id the party was enrolled under, for the enrolment check, the lease and the messages.
+    /// </summary>
+    [Fact]
+    public async Task A_sender_whose_keys_carry_their_own_name_connects_under_it()
+    {
+        await using var world = await SieveWorld.StartAsync();
+        var own = Path.Combine(world.Directory, "branch-keys");
+        Directory.CreateDirectory(own);
+        var deploymentKeys = world.Context.Config.Resolve(world.Context.Config.KeyDirectory);
+        File.Copy(Path.Combine(deploymentKeys, "sender-2-sign.pem"), Path.Combine(own, "branch-7-sign.pem"));
+        File.Copy(Path.Combine(deploymentKeys, "sender-2-agree.pem"), Path.Combine(own, "branch-7-agree.pem"));
+        var config = Config(world) with { Keys = new PemFileKeyStore(own) };
+
+        var unnamed = await Assert.ThrowsAsync<SieveQConfigurationException>(() => SieveQSender.ConnectAsync(config, 2, world.StateDir("unnamed")));
+        Assert.Contains("no key-agreement key 'sender-2-agree'", unnamed.Message, StringComparison.Ordinal);
+
+        await using (var sender = await SieveQSender.ConnectAsync(config with { KeyName = "branch-7" }, 2, world.StateDir("named")))
+        {
+            var seq = await sender.SendAsync(SieveWorld.Receiver, "under its own name"u8.ToArray());
+            await sender.WaitAcknowledgedAsync(seq).WaitAsync(TimeSpan.FromSeconds(30));
+        }
+
+        var bad = Assert.Throws<SieveQConfigurationException>(() => SieveQSender.Create(config with { KeyName = "branch 7/../x" }, 2, world.StateDir("bad")));
+        Assert.Contains("key name 'branch 7/../x'", bad.Message, StringComparison.Ordinal);
+    }
+
     [Fact]
     public void The_vote_counts_one_answer_per_replica_and_believes_f_plus_1_alike()
     {

@@ -152,6 +152,92 @@ public sealed class IdLeaseTests
         }
     }
 
+    /// <summary>
+    /// The sender itself, on a lease whose clock the test moves: while the lease runs its frames leave; once this run
+    /// can no longer count on it, what it numbers stays here (counted, nothing reaches a pre-SQ) until a renewal, after
+    /// which the held message is sent and acknowledged.
+    /// </summary>
+    [Fact]
+    public async Task A_sender_whose_lease_lapsed_here_sends_nothing_until_a_renewal_and_then_catches_up()
+    {
+        await using var world = await SieveWorld.StartAsync();
+        var now = 1_000_000L;
+        var config = world.Context.ToClientConfiguration();
+        var keeper = await Internal.IdLeaseKeeper.AcquireAsync(config, "sender", 2, world.StateDir("lapse"),
+            Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance, CancellationToken.None, () => Volatile.Read(ref now));
+        await using var sender = SieveQSender.Create(config, 2, world.StateDir("lapse"));
+        sender.HoldUnder(keeper);
+
+        var first = await sender.SendAsync(SieveWorld.Receiver, "while the lease runs"u8.ToArray());
+        await sender.WaitAcknowledgedAsync(first).WaitAsync(TimeSpan.FromSeconds(30));
+
+        // Past the term less the margin since the last grant: the lease lapsed for this run. (A renewal that starts
+        // between the jump and the send would make it valid again: then jump once more.)
+        SentMessage? held = null;
+        for (var attempt = 0; held is null; attempt++)
+        {
+            Assert.True(attempt < 3, "every lapse was renewed before the sender dispatched");
+            Volatile.Write(ref now, Volatile.Read(ref now) + Sieve.Replica.IdLeaseTable.TermMs);
+            var heldBefore = sender.FramesHeldForLease;
+            var message = await sender.SendAsync(SieveWorld.Receiver, "while it lapsed"u8.ToArray());
+            var deadline = DateTime.UtcNow.AddSeconds(30);
+            while (sender.FramesHeldForLease == heldBefore && !keeper.Valid)
+            {
+                Assert.True(DateTime.UtcNow < deadline, "the sender neither held a frame nor saw a renewal");
+                await Task.Delay(20);
+            }
+            if (sender.FramesHeldForLease > heldBefore)
+            {
+                held = message;
+            }
+        }
+        var frames = world.Server.FramesReceived.Values.Sum();
+        await Task.Delay(300);
+        if (!keeper.Valid)
+        {
+            // Nothing reached a pre-SQ meanwhile, and the message is not acknowledged.
+            Assert.Equal(frames, world.Server.FramesReceived.Values.Sum());
+            Assert.True(sender.AcknowledgedUpTo < held.Seq);
+        }
+        // The next renewal (every 10 s) grants it from the time it was asked; the held message then goes out.
+        await sender.WaitAcknowledgedAsync(held).WaitAsync(TimeSpan.FromSeconds(60));
+        Assert.True(keeper.Valid);
+    }
+
+    /// <summary>
+    /// A sender started without a lease (as the agent does when the deployment is away) that asks for it later stops,
+    /// saying why, when another process holds the id by then, and when another process already sent under the id above
+    /// its numbers (what it numbers would be dropped as replays).
+    /// </summary>
+    [Fact]
+    public async Task A_sender_that_takes_its_lease_late_stops_when_another_process_holds_or_used_the_id()
+    {
+        await using var world = await SieveWorld.StartAsync();
+        var config = world.Context.ToClientConfiguration();
+        var log = Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance;
+
+        await using (var app = await SieveQSender.ConnectAsync(config, 2, world.StateDir("app")))
+        {
+            await using var late = SieveQSender.Create(config, 2, world.StateDir("late-1"));
+            await late.TakeLeaseWhenReachableAsync(config, world.StateDir("late-1"), TimeSpan.FromMilliseconds(50), log).WaitAsync(TimeSpan.FromSeconds(30));
+            var held = await Assert.ThrowsAsync<IdHeldException>(async () => await late.SendAsync(SieveWorld.Receiver, "too late"u8.ToArray()));
+            Assert.Contains(world.StateDir("app"), held.Holder, StringComparison.Ordinal);
+            SentMessage last = null!;
+            for (var i = 0; i < 3; i++)
+            {
+                last = await app.SendAsync(SieveWorld.Receiver, "the app's"u8.ToArray());
+            }
+            await app.WaitAcknowledgedAsync(last).WaitAsync(TimeSpan.FromSeconds(30));
+        }
+
+        // The app let the id go, but the replicas took numbers from it that a fresh sender has not reached.
+        await using var behind = SieveQSender.Create(config, 2, world.StateDir("late-2"));
+        await behind.TakeLeaseWhenReachableAsync(config, world.StateDir("late-2"), TimeSpan.FromMilliseconds(50), log).WaitAsync(TimeSpan.FromSeconds(30));
+        var stopped = await Assert.ThrowsAsync<InvalidOperationException>(async () => await behind.SendAsync(SieveWorld.Receiver, "replayed"u8.ToArray()));
+        var used = Assert.IsType<SieveQConfigurationException>(stopped.InnerException);
+        Assert.Contains("another process sent as sender 2", used.Message, StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task A_receiver_whose_lease_lapsed_here_withholds_its_acknowledgements_until_it_is_valid_again()
     {

@@ -40,7 +40,7 @@ internal sealed class ClientKeys : IDisposable
 
     private static ClientKeys Open(SieveQClientConfiguration config, string party, int id, byte[]? enrolledSigningKey)
     {
-        var agreeName = PartyKeyNames.Agreement(party, id);
+        var agreeName = config.AgreementKeyName(party, id);
         if (!config.Keys.Exists(agreeName))
         {
             throw new SieveQConfigurationException($"no key-agreement key '{agreeName}' in the configured key store");
@@ -49,7 +49,7 @@ internal sealed class ClientKeys : IDisposable
         ECDsa? signing = null;
         try
         {
-            signing = config.Keys.OpenSigningKey(PartyKeyNames.Signing(party, id));
+            signing = config.Keys.OpenSigningKey(config.SigningKeyName(party, id));
             if (enrolledSigningKey is null)
             {
                 throw new SieveQConfigurationException($"{party} {id} is not enrolled in this deployment: every message of it would be dropped; enrol it first");

@@ -29,7 +29,7 @@ internal static class ConnectedEnrolment
             case PartyStandingState.Revoked:
                 throw new SieveQConfigurationException($"{party} {id} was revoked through the ordering ({agreeing}); a revoked id is never enrolled again: enrol this host under a new id");
         }
-        CheckOwnKeys(config.Keys, party, id, standing, agreeing);
+        CheckOwnKeys(config, party, id, standing, agreeing);
         log.LogInformation("{Party} {Id} ('{Name}') is enrolled in the running deployment{How} ({Agreeing})", party, id, standing.Name,
             standing.ThroughOrdering ? " through the ordering" : "", agreeing);
         var confirmed = config with { Enrolment = WithParty(config.Enrolment, party, id, standing, log) };
@@ -37,10 +37,11 @@ internal static class ConnectedEnrolment
         return party == PartyKeyNames.Sender ? confirmed with { Routes = standing.Routes } : confirmed;
     }
 
-    private static void CheckOwnKeys(ISenderKeyStore keys, string party, int id, PartyStanding standing, string agreeing)
+    private static void CheckOwnKeys(SieveQClientConfiguration config, string party, int id, PartyStanding standing, string agreeing)
     {
-        var signName = PartyKeyNames.Signing(party, id);
-        var agreeName = PartyKeyNames.Agreement(party, id);
+        var keys = config.Keys;
+        var signName = config.SigningKeyName(party, id);
+        var agreeName = config.AgreementKeyName(party, id);
         if (!keys.Exists(agreeName))
         {
             throw new SieveQConfigurationException($"no key-agreement key '{agreeName}' in the configured key store");

@@ -85,7 +85,7 @@ internal sealed class IdLeaseKeeper : IAsyncDisposable
     public static async Task<IdLeaseKeeper> AcquireAsync(SieveQClientConfiguration config, string party, int id, string stateDir, ILogger log, CancellationToken ct,
         Func<long>? monotonicMs = null)
     {
-        var signing = config.Keys.OpenSigningKey(PartyKeyNames.Signing(party, id));
+        var signing = config.Keys.OpenSigningKey(config.SigningKeyName(party, id));
         var keeper = new IdLeaseKeeper(party == PartyKeyNames.Sender ? LeaseParty.Sender : LeaseParty.Receiver, id, signing, config, stateDir, log,
             monotonicMs ?? (() => Clock.MonotonicMs));
         try

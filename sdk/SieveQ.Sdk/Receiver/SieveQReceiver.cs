@@ -160,10 +160,31 @@ public sealed class SieveQReceiver : IAsyncDisposable
             await lease.AbandonAsync().ConfigureAwait(false);
             throw;
         }
-        receiver._lease = lease;
-        receiver._relay.MayOffer = () => lease.Valid;
-        lease.Lost = receiver.Halt;
+        receiver.HoldUnder(lease);
         return receiver;
+    }
+
+    /// <summary>From now on acknowledgements are offered only while <paramref name="lease"/> is valid, and its loss stops the receiver.</summary>
+    private void HoldUnder(IdLeaseKeeper lease)
+    {
+        _lease = lease;
+        _relay.MayOffer = () => lease.Valid;
+        lease.Lost = Halt;
+    }
+
+    /// <summary>
+    /// For a receiver made with <see cref="Create"/> because the deployment did not answer: takes the id's lease once it
+    /// does (asking every <paramref name="retryEvery"/>), then acknowledges only under it; stops the receiver when another
+    /// process holds the id.
+    /// </summary>
+    internal Task TakeLeaseWhenReachableAsync(SieveQClientConfiguration config, string stateDir, TimeSpan retryEvery, ILogger log)
+    {
+        var stopping = _stop.Token;
+        return LateLease.TakeAsync(config, PartyKeyNames.Receiver, Id, stateDir, log, retryEvery, lease =>
+        {
+            HoldUnder(lease);
+            return null;
+        }, Halt, stopping);
     }
 
     private IdLeaseKeeper? _lease;

@@ -166,12 +166,37 @@ public sealed class SieveQSender : IAsyncDisposable
             await lease.AbandonAsync().ConfigureAwait(false);
             throw;
         }
-        sender._lease = lease;
-        lease.Lost = sender.Halt;
+        sender.HoldUnder(lease);
         return sender;
     }
 
     private IdLeaseKeeper? _lease;
+
+    /// <summary>From now on frames leave only while <paramref name="lease"/> is valid, and its loss stops the sender; disposing the sender lets it go.</summary>
+    internal void HoldUnder(IdLeaseKeeper lease)
+    {
+        _lease = lease;
+        lease.Lost = Halt;
+    }
+
+    /// <summary>
+    /// For a sender made with <see cref="Create"/> because the deployment did not answer: takes the id's lease once it
+    /// does (asking every <paramref name="retryEvery"/>), then sends only under it. Stops the sender when another process
+    /// holds the id, or when the replicas already took higher numbers from it than this sender has (another process sent
+    /// under the id meanwhile: what this one numbers would be dropped as replays).
+    /// </summary>
+    internal Task TakeLeaseWhenReachableAsync(SieveQClientConfiguration config, string stateDir, TimeSpan retryEvery, ILogger log)
+    {
+        var stopping = _stop.Token;
+        return LateLease.TakeAsync(config, PartyKeyNames.Sender, Id, stateDir, log, retryEvery, lease =>
+        {
+            HoldUnder(lease);
+            return lease.SequenceFloor > LastSeq
+                ? new SieveQConfigurationException($"sender {Id}: while it held no lease the replicas took messages numbered up to {lease.SequenceFloor} "
+                    + $"from the id, above this sender's {LastSeq}: another process sent as sender {Id}; what this one numbers would be dropped as replays")
+                : null;
+        }, Halt, stopping);
+    }
     private long _framesHeldForLease;
 
     /// <summary>Frames not sent because this run's id lease could not be renewed in time (see <c>ConnectAsync</c>).</summary>

@@ -65,18 +65,21 @@ public sealed class AgentHost : IAsyncDisposable
         var endpoint = options.Endpoint ?? (OperatingSystem.IsWindows() ? $"sieveq-agent-{name}" : ctx.Config.Resolve(entry.Socket));
         var receiverOptions = options.Receiver with { AutoCommitEvery = 0, AutoCommitAfter = TimeSpan.Zero };
         var clients = ctx.ToClientConfiguration();
+        clients = clients with { ConnectTimeout = options.ConnectTimeout ?? clients.ConnectTimeout };
 
         var senderLog = logs.CreateLogger("SieveQ.Agent.Sender");
         var receiverLog = logs.CreateLogger("SieveQ.Agent.Receiver");
         var senders = new PartyRegistry<SieveQSender>(id => HostedParty.StartAsync(
             "sender", id, senderLog,
             () => SieveQSender.ConnectAsync(clients, id, Path.Combine(stateDir, "senders"), options.Sender, senderLog),
-            () => SieveQSender.Create(clients, id, Path.Combine(stateDir, "senders"), options.Sender, senderLog)));
+            () => SieveQSender.Create(clients, id, Path.Combine(stateDir, "senders"), options.Sender, senderLog),
+            s => s.TakeLeaseWhenReachableAsync(clients, Path.Combine(stateDir, "senders"), options.LeaseRetryEvery, senderLog)));
         var receivers = new PartyRegistry<HostedReceiver>(async id => new HostedReceiver(
             await HostedParty.StartAsync(
                 "receiver", id, receiverLog,
                 () => SieveQReceiver.ConnectAsync(clients, id, Path.Combine(stateDir, "receivers"), receiverOptions, receiverLog),
-                () => SieveQReceiver.Create(clients, id, Path.Combine(stateDir, "receivers"), receiverOptions, receiverLog)).ConfigureAwait(false),
+                () => SieveQReceiver.Create(clients, id, Path.Combine(stateDir, "receivers"), receiverOptions, receiverLog),
+                r => r.TakeLeaseWhenReachableAsync(clients, Path.Combine(stateDir, "receivers"), options.LeaseRetryEvery, receiverLog)).ConfigureAwait(false),
             options.MaxUncommittedDeliveries));
         var peers = new ConnectedPeers(log);
         var firewall = options.Firewall is null ? null : StartFirewall(options.Firewall, options.Policy, peers, senders, receivers, logs);

@@ -15,6 +15,12 @@ public sealed record AgentHostOptions
     public SieveQReceiverOptions Receiver { get; init; } = new();
 
     /// <summary>Deliveries an application may hold uncommitted before the agent stops sending it more.</summary>
+    /// <summary>How long starting a sender or receiver waits for the deployment to confirm it (null: the SDK's 10 s) before it starts without.</summary>
+    public TimeSpan? ConnectTimeout { get; init; }
+
+    /// <summary>How often a sender or receiver that started without its id lease (the deployment did not answer) asks for it again.</summary>
+    public TimeSpan LeaseRetryEvery { get; init; } = TimeSpan.FromSeconds(10);
+
     public int MaxUncommittedDeliveries { get; init; } = 8192;
 
     /// <summary>Socket path (pipe name on Windows) instead of the deployment's, e.g. for tests.</summary>

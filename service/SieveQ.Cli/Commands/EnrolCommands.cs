@@ -19,7 +19,7 @@ internal static class EnrolCommands
 
     private static Command Request()
     {
-        var name = new Option<string>("--name") { Description = "The sender's name (letters, digits, '-', '_', '.'; name it sender-ID to open it from the SDK under id ID).", Required = true };
+        var name = new Option<string>("--name") { Description = "The sender's name (letters, digits, '-', '_', '.'): its keys are NAME-sign and NAME-agree, which the SDK opens with KeyName = NAME (or, named sender-ID, by default under id ID).", Required = true };
         var output = new Option<DirectoryInfo>("--out") { Description = "Directory for the private keys (owner-only PEM) and the request (NAME.enrol-request.json).", Required = true };
         var cmd = new Command("request", "On the sender's host: create its key pair and an enrolment request with proof of possession.") { name, output };
         cmd.SetAction(parse =>

@@ -62,6 +62,18 @@ internal sealed class FakeCluster : IDisposable
     public ReplicaBehaviour[] Behaviour { get; }
     public int[] FetchCalls { get; }
 
+    /// <summary>Id leases held now, as replica 0 agreed them.</summary>
+    public int IdLeasesHeld
+    {
+        get
+        {
+            lock (_order)
+            {
+                return _apps[0].IdLeasesHeld;
+            }
+        }
+    }
+
     /// <summary>The fixed routes from a sender as the replicas run them (replica 0's agreed table).</summary>
     public IReadOnlyList<Route> SenderRoutes(int sender) => ((RoutePolicy)_apps[0].Rules).From(sender);
 
