@@ -9,7 +9,8 @@ public sealed partial class SieveReplicaApplication
     /// Allow or remove a route, after the administrator signature and nonce were checked. Only the fixed routes change
     /// this way: a deployment with signed rule sets says where a sender may send in its rule set. Allowing names an
     /// enrolled sender and receiver (a typo is refused rather than kept as a route to nobody); removing names a route
-    /// that exists. Messages already held keep the verdict they were given.
+    /// that exists. Messages already queued for a receiver are still delivered; one held ahead of a gap in its sender's
+    /// numbers is judged when its turn comes, by the routes of then.
     /// </summary>
     private AdminCommandResult ApplyRouteChange(AdminCommand command)
     {
