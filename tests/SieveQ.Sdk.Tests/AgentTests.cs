@@ -202,6 +202,102 @@ public sealed class AgentTests
         }
         var held = await Assert.ThrowsAsync<IdHeldException>(() => SieveQSender.ConnectAsync(world.Context.ToClientConfiguration(), 1, world.StateDir("app-1")));
         Assert.Contains(world.StateDir("agent"), held.Holder, StringComparison.Ordinal);
+
+        // The agent's own earlier messages and acknowledgement requests are no one else's: its sender goes on under the lease.
+        var more = await channel.StartCallAsync<AppSend, SendProgress>(ProtocolNames.AgentService, ProtocolNames.Send, SendProgress.Parser);
+        await using (more)
+        {
+            await more.WriteAsync(new AppSend { Open = new OpenSender { Sender = 1 } });
+            await more.WriteAsync(new AppSend { Message = new OutgoingMessage { Receiver = SieveWorld.Receiver, Data = ByteString.CopyFromUtf8("under the lease") } });
+            await more.CompleteRequestAsync();
+            SendProgress last = new();
+            using var cts = new CancellationTokenSource(Patience);
+            await foreach (var p in more.ReadAllAsync(cts.Token))
+            {
+                last = p;
+            }
+            Assert.Equal(1, last.Accepted);
+            Assert.True(last.Acknowledged >= last.LastSeq, $"acknowledged {last.Acknowledged} of {last.LastSeq}");
+        }
+    }
+
+    /// <summary>
+    /// The agent started sender 1 without a lease, and an application took the id meanwhile: at its next try the agent
+    /// finds the id held, stops its sender, and says so to whoever sends through it, naming the holder.
+    /// </summary>
+    [Fact]
+    public async Task A_sender_the_agent_started_without_a_lease_stops_when_an_application_took_the_id_meanwhile()
+    {
+        await using var world = await SieveWorld.StartAsync();
+        foreach (var r in world.Server.ReplicaUrls.Keys)
+        {
+            world.Server.EnrolmentAnswers[r] = _ => null;
+        }
+        var agentState = world.StateDir("agent");
+        world.Server.DropIdLease = q => q.Label.Contains(agentState, StringComparison.Ordinal);
+        await using var agent = await AgentHost.StartAsync(world.Context, "agent", agentState, options: new AgentHostOptions
+        {
+            Endpoint = Path.Combine(world.Directory, "a.sock"),
+            ConnectTimeout = TimeSpan.FromSeconds(2),
+            LeaseRetryEvery = TimeSpan.FromMilliseconds(300),
+        });
+        using var channel = GrpcChannel.ForUnixSocket(agent.Endpoint);
+        // Null when the stream ends well or is still waiting after `wait` (a message sent just before the agent's sender
+        // stopped is a replay of the application's numbers and is never acknowledged).
+        async Task<GrpcCallException?> SendOneAsync(TimeSpan wait)
+        {
+            var send = await channel.StartCallAsync<AppSend, SendProgress>(ProtocolNames.AgentService, ProtocolNames.Send, SendProgress.Parser);
+            await using (send)
+            {
+                await send.WriteAsync(new AppSend { Open = new OpenSender { Sender = 1 } });
+                await send.WriteAsync(new AppSend { Message = new OutgoingMessage { Receiver = SieveWorld.Receiver, Data = ByteString.CopyFromUtf8("m") } });
+                await send.CompleteRequestAsync();
+                try
+                {
+                    using var cts = new CancellationTokenSource(wait);
+                    await foreach (var _ in send.ReadAllAsync(cts.Token))
+                    {
+                    }
+                    return null;
+                }
+                catch (GrpcCallException e)
+                {
+                    return e;
+                }
+                catch (OperationCanceledException)
+                {
+                    return null;
+                }
+            }
+        }
+        Assert.Null(await SendOneAsync(Patience));
+
+        world.Server.EnrolmentAnswers.Clear();
+        await using var app = await SieveQSender.ConnectAsync(world.Context.ToClientConfiguration(), 1, world.StateDir("app"));
+        var agentAsked = 0;
+        world.Server.DropIdLease = q =>
+        {
+            if (q.Label.Contains(agentState, StringComparison.Ordinal))
+            {
+                Interlocked.Increment(ref agentAsked);
+            }
+            return false;
+        };
+        var deadline = DateTime.UtcNow + Patience;
+        while (Volatile.Read(ref agentAsked) == 0)
+        {
+            Assert.True(DateTime.UtcNow < deadline, "the agent never asked for the lease again");
+            await Task.Delay(100);
+        }
+        GrpcCallException? refused;
+        while ((refused = await SendOneAsync(TimeSpan.FromSeconds(3))) is null)
+        {
+            Assert.True(DateTime.UtcNow < deadline, "the agent's sender never stopped");
+            await Task.Delay(200);
+        }
+        Assert.Equal(GrpcStatusCode.FailedPrecondition, refused.Status);
+        Assert.Contains("sender 1 is held by another process", refused.Message, StringComparison.Ordinal);
+        Assert.Contains(world.StateDir("app"), refused.Message, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -191,8 +191,10 @@ public sealed class SieveQSender : IAsyncDisposable
         return LateLease.TakeAsync(config, PartyKeyNames.Sender, Id, stateDir, log, retryEvery, lease =>
         {
             HoldUnder(lease);
-            return lease.SequenceFloor > LastSeq
-                ? new SieveQConfigurationException($"sender {Id}: while it held no lease the replicas took messages numbered up to {lease.SequenceFloor} "
+            // This sender itself reaches LastSeq with its messages and LastSeq + 1 with its ACKREQ nonces (built on its
+            // next number); anything above came from another process.
+            return lease.SequenceFloor > LastSeq + 1
+                ? new SieveQConfigurationException($"sender {Id}: while it held no lease the replicas took numbers up to {lease.SequenceFloor} "
                     + $"from the id, above this sender's {LastSeq}: another process sent as sender {Id}; what this one numbers would be dropped as replays")
                 : null;
         }, Halt, stopping);

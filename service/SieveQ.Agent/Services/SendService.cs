@@ -85,6 +85,11 @@ internal static class SendService
             progress.Refused(index, e);
             return null;
         }
+        catch (Exception e) when (e is Sdk.IdHeldException || e.InnerException is Sdk.IdHeldException or Sdk.SieveQConfigurationException)
+        {
+            // The hosted sender stopped for a reason the application can act on (the id taken by another process).
+            throw new GrpcCallException(GrpcStatusCode.FailedPrecondition, e.Message);
+        }
     }
 
     private static async Task AcceptedAsync(Task<Sdk.Sender.SentMessage?> sending, SendProgressReporter progress)
