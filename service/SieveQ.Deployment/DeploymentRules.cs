@@ -50,7 +50,8 @@ public static class DeploymentRules
     public static SignerKey? PinnedAdministrator(DeploymentConfig config)
     {
         ArgumentNullException.ThrowIfNull(config);
-        return config.PinnedAdministratorKey is { } spki ? Administrator(new RulesEntry { File = "", AdministratorKey = spki }) : null;
+        return config.Rules is { } rules ? Administrator(rules)
+            : config.AdministratorKey is { } spki ? ParseAdministrator(spki, "administratorKey") : null;
     }
 
     /// <summary>
@@ -69,13 +70,18 @@ public static class DeploymentRules
     public static SignerKey Administrator(RulesEntry rules)
     {
         ArgumentNullException.ThrowIfNull(rules);
+        return ParseAdministrator(rules.AdministratorKey, "rules: the administrator key");
+    }
+
+    private static SignerKey ParseAdministrator(string spkiBase64, string what)
+    {
         try
         {
-            return SignerKey.FromSpki(Convert.FromBase64String(rules.AdministratorKey));
+            return SignerKey.FromSpki(Convert.FromBase64String(spkiBase64));
         }
         catch (Exception e) when (e is FormatException or CryptographicException)
         {
-            throw new DeploymentException($"rules: the administrator key is not an ECDSA P-256 public key ({e.Message})", e);
+            throw new DeploymentException($"{what} is not an ECDSA P-256 public key ({e.Message})", e);
         }
     }
 

@@ -22,6 +22,15 @@ public sealed class AgentTests
             Sender = new SieveQSenderOptions { Protocol = new SenderSqOptions { RetransmitAfterMs = 150, AckRequestIntervalMs = 20, AckResponseWaitMs = 150 } },
         });
 
+    /// <summary>An agent that starts parties without a lease after 2 s of the deployment's silence and asks again every 300 ms.</summary>
+    private static async Task<AgentHost> StartImpatientAgentAsync(SieveWorld world) =>
+        await AgentHost.StartAsync(world.Context, "agent", world.StateDir("agent"), options: new AgentHostOptions
+        {
+            Endpoint = Path.Combine(world.Directory, "a.sock"),
+            ConnectTimeout = TimeSpan.FromSeconds(2),
+            LeaseRetryEvery = TimeSpan.FromMilliseconds(300),
+        });
+
     [Fact]
     public async Task Refuses_a_sender_it_does_not_host_and_names_the_calling_process()
     {
@@ -168,12 +177,7 @@ public sealed class AgentTests
             world.Server.EnrolmentAnswers[r] = _ => null;
         }
         world.Server.DropIdLease = _ => true;
-        await using var agent = await AgentHost.StartAsync(world.Context, "agent", world.StateDir("agent"), options: new AgentHostOptions
-        {
-            Endpoint = Path.Combine(world.Directory, "a.sock"),
-            ConnectTimeout = TimeSpan.FromSeconds(2),
-            LeaseRetryEvery = TimeSpan.FromMilliseconds(300),
-        });
+        await using var agent = await StartImpatientAgentAsync(world);
         using var channel = GrpcChannel.ForUnixSocket(agent.Endpoint);
         var send = await channel.StartCallAsync<AppSend, SendProgress>(ProtocolNames.AgentService, ProtocolNames.Send, SendProgress.Parser);
         await using (send)
@@ -235,12 +239,7 @@ public sealed class AgentTests
         }
         var agentState = world.StateDir("agent");
         world.Server.DropIdLease = q => q.Label.Contains(agentState, StringComparison.Ordinal);
-        await using var agent = await AgentHost.StartAsync(world.Context, "agent", agentState, options: new AgentHostOptions
-        {
-            Endpoint = Path.Combine(world.Directory, "a.sock"),
-            ConnectTimeout = TimeSpan.FromSeconds(2),
-            LeaseRetryEvery = TimeSpan.FromMilliseconds(300),
-        });
+        await using var agent = await StartImpatientAgentAsync(world);
         using var channel = GrpcChannel.ForUnixSocket(agent.Endpoint);
         // Null when the stream ends well or is still waiting after `wait` (a message sent just before the agent's sender
         // stopped is a replay of the application's numbers and is never acknowledged).

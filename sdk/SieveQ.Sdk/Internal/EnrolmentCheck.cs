@@ -41,7 +41,7 @@ internal static class EnrolmentCheck
                 }
                 if (vote.Add(replica, answer) is { } believed)
                 {
-                    return believed.Routes is { } routes ? believed with { Routes = [.. routes.Select(r => r with { Sender = id })] } : believed;
+                    return believed;
                 }
             }
         }
@@ -63,7 +63,7 @@ internal static class EnrolmentCheck
         {
             var reply = await channel.UnaryAsync(ProtocolNames.ReplicaSqService, ProtocolNames.Enrolment, new EnrolmentLookup { Party = kind, Id = id }, EnrolmentStanding.Parser, ct)
                 .ConfigureAwait(false);
-            var standing = FromReply(reply);
+            var standing = FromReply(reply, id);
             return standing is null ? (replica, null, "an answer outside the format (ignored)") : (replica, standing, null);
         }
         catch (OperationCanceledException) when (ct.IsCancellationRequested)
@@ -79,7 +79,7 @@ internal static class EnrolmentCheck
     }
 
     /// <summary>A replica's answer as a standing; an answer that breaks the format counts as none believed (its own state).</summary>
-    private static PartyStanding? FromReply(EnrolmentStanding reply)
+    private static PartyStanding? FromReply(EnrolmentStanding reply, int id)
     {
         var state = reply.State switch
         {
@@ -102,7 +102,7 @@ internal static class EnrolmentCheck
                 {
                     return null;
                 }
-                routes.Add(new Route(0, r.Receiver, r.MaxBytes));
+                routes.Add(new Route(id, r.Receiver, r.MaxBytes));
             }
         }
         return new PartyStanding(state.Value, reply.Name, reply.SignaturePublicKey.ToByteArray(), reply.AgreementPublicKey.ToByteArray(), reply.ThroughOrdering)

@@ -43,12 +43,7 @@ internal static class RouteCommands
                 await Console.Error.WriteLineAsync($"error: {problem}").ConfigureAwait(false);
                 return 2;
             }
-            var code = await EnrolCommands.SubmitAsync(parse.GetValue(deployment)!, parse.GetValue(key)!, (sub, c) => sub.AllowRouteAsync(s, r, max, c), ct).ConfigureAwait(false);
-            if (code == 0)
-            {
-                Console.WriteLine(Unchanged);
-            }
-            return code;
+            return await SubmitAsync(parse.GetValue(deployment)!, parse.GetValue(key)!, (sub, c) => sub.AllowRouteAsync(s, r, max, c), ct).ConfigureAwait(false);
         });
         return cmd;
     }
@@ -66,14 +61,20 @@ internal static class RouteCommands
                 await Console.Error.WriteLineAsync($"error: {problem}").ConfigureAwait(false);
                 return 2;
             }
-            var code = await EnrolCommands.SubmitAsync(parse.GetValue(deployment)!, parse.GetValue(key)!, (sub, c) => sub.RemoveRouteAsync(s, r, c), ct).ConfigureAwait(false);
-            if (code == 0)
-            {
-                Console.WriteLine(Unchanged);
-            }
-            return code;
+            return await SubmitAsync(parse.GetValue(deployment)!, parse.GetValue(key)!, (sub, c) => sub.RemoveRouteAsync(s, r, c), ct).ConfigureAwait(false);
         });
         return cmd;
+    }
+
+    private static async Task<int> SubmitAsync(DirectoryInfo deployment, FileInfo key,
+        Func<SieveQ.Deployment.AdminCommandSubmitter, CancellationToken, Task<SieveQ.Deployment.AdminCommandReport>> submit, CancellationToken ct)
+    {
+        var code = await EnrolCommands.SubmitAsync(deployment, key, submit, ct).ConfigureAwait(false);
+        if (code == 0)
+        {
+            Console.WriteLine(Unchanged);
+        }
+        return code;
     }
 
     private static (Option<int> Sender, Option<int> Receiver) Ends() =>
