@@ -167,7 +167,7 @@ public sealed class LocalConsoleCertificateTests : IDisposable
         Assert.Contains("half there", e.Message, StringComparison.Ordinal);
     }
 
-    private static ConsoleCertificateAuthority NewAuthority() => ConsoleCertificateAuthority.Create(DateTimeOffset.UtcNow.AddDays(-1));
+    private ConsoleCertificateAuthority NewAuthority() => ConsoleCertificateAuthority.Create(_time.Now.AddDays(-1));
 
     private static bool Chains(X509Certificate2 server, X509Certificate2 authority, DateTimeOffset at)
     {
