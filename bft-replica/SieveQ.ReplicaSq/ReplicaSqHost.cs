@@ -37,7 +37,6 @@ public sealed class ReplicaSqHost : IAsyncDisposable
     private readonly long _stallAfterMs;
     private readonly HeldProgress _heldProgress = new(HeldProgress.DefaultStallAfterMs);
     private readonly int _n;
-    private readonly IReadOnlyList<int> _receiverIds;
     private readonly IReadOnlyList<int> _preSqIds;
     private readonly PartyKeys _keys;
     private readonly IdentityKey _identity;
@@ -70,11 +69,11 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         _f = deployment.Config.F;
         _stallAfterMs = OrderingProgress.DefaultStallAfterMs(deployment.Cluster.Protocol);
         _n = deployment.Config.N;
-        _receiverIds = deployment.Enrolment.Receivers.Select(r => r.Id).Order().ToArray();
         _preSqIds = deployment.Enrolment.PreSqs.Select(r => r.Id).Order().ToArray();
         _keys = keys;
-        // Senders enrolled or revoked through the ordering: the sieve keeps the directory in step with agreed state.
+        // Senders and receivers enrolled or revoked through the ordering: the sieve keeps the directory in step with agreed state.
         keys.CurrentSender = enrolled.Sender;
+        keys.CurrentReceiver = enrolled.Receiver;
         _identity = identity;
         _enrolled = enrolled;
         _options = options;
@@ -230,7 +229,7 @@ public sealed class ReplicaSqHost : IAsyncDisposable
         c.Add(Metrics.Snapshot());
         // One read: every figure below comes from the same execution.
         var sieve = ReadModel;
-        var queues = _receiverIds.Select(r => (r, sieve.QueueLength(r), sieve.QueueBytes(r))).ToArray();
+        var queues = _enrolled.CurrentReceiverIds().Select(r => (r, sieve.QueueLength(r), sieve.QueueBytes(r))).ToArray();
         var preSqs = _preSqIds.Select(p => (p, sieve.PreSqSuspicion(p), sieve.IsPreSqQuarantined(p))).ToArray();
         var quarantinedSenders = _enrolled.CurrentSenderIds().Count(sieve.IsSenderQuarantined);
         var held = (sieve.HeldCount, sieve.HeldBytes);

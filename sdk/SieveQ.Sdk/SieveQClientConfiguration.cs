@@ -95,7 +95,7 @@ public sealed record SieveQClientConfiguration
         }
         if (KeyName is not null && Sieve.Envelope.EnrolmentProof.NameProblem(KeyName) is { } problem)
         {
-            throw new SieveQConfigurationException($"key name '{KeyName}': {problem.Replace("a sender name", "a key name", StringComparison.Ordinal)}");
+            throw new SieveQConfigurationException($"key name '{KeyName}': {problem}");
         }
         if (ConnectTimeout <= TimeSpan.Zero || ConnectTimeout > TimeSpan.FromMinutes(10))
         {

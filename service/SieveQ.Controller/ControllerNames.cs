@@ -18,6 +18,8 @@ public static class ControllerNames
     public const string DryRunRuleSet = "DryRunRuleSet";
     public const string EnrolSender = "EnrolSender";
     public const string RevokeSender = "RevokeSender";
+    public const string EnrolReceiver = "EnrolReceiver";
+    public const string RevokeReceiver = "RevokeReceiver";
     public const string StartPreSq = "StartPreSq";
     public const string StopPreSq = "StopPreSq";
     public const string ReplacePreSq = "ReplacePreSq";

@@ -193,7 +193,7 @@ public sealed partial class ManagementApi
         {
             throw new GrpcCallException(GrpcStatusCode.InvalidArgument, $"the reason is limited to {MaxReasonLength} characters");
         }
-        if (request.Target > int.MaxValue || (request.Op == AdminOp.RevokeSender && request.Target == 0))
+        if (request.Target > int.MaxValue || (request.Op is AdminOp.RevokeSender or AdminOp.RevokeReceiver && request.Target == 0))
         {
             throw new GrpcCallException(GrpcStatusCode.InvalidArgument, $"{request.Target} is not a valid id");
         }
@@ -215,7 +215,12 @@ public sealed partial class ManagementApi
 
     private static string Target(AdminOp op, uint id, string reason)
     {
-        var party = op is AdminOp.QuarantinePreSq or AdminOp.ReadmitPreSq ? $"pre-SQ {id}" : $"sender {id}";
+        var party = op switch
+        {
+            AdminOp.QuarantinePreSq or AdminOp.ReadmitPreSq => $"pre-SQ {id}",
+            AdminOp.EnrolReceiver or AdminOp.RevokeReceiver => $"receiver {id}",
+            _ => $"sender {id}",
+        };
         return string.IsNullOrEmpty(reason) ? party : $"{party} (reason: {Truncate(reason, MaxReasonLength)})";
     }
 
@@ -230,6 +235,8 @@ public sealed partial class ManagementApi
         ControllerNames.RollbackRuleSet => "rollback-rule-set",
         ControllerNames.EnrolSender => "enrol-sender",
         ControllerNames.RevokeSender => "revoke-sender",
+        ControllerNames.EnrolReceiver => "enrol-receiver",
+        ControllerNames.RevokeReceiver => "revoke-receiver",
         ControllerNames.StartPreSq => "start-pre-sq",
         ControllerNames.StopPreSq => "stop-pre-sq",
         ControllerNames.ReplacePreSq => "replace-pre-sq",
@@ -243,12 +250,14 @@ public sealed partial class ManagementApi
     {
         SenderActionRequest s => Target(AdminOp.QuarantineSender, s.Sender, s.Reason),
         PreSqActionRequest p => Target(AdminOp.QuarantinePreSq, p.PreSq, p.Reason),
+        ReceiverActionRequest r => Target(AdminOp.RevokeReceiver, r.Receiver, r.Reason),
         ReplicaActionRequest r => ReplicaTarget(r.Replica, Truncate(r.Reason, MaxReasonLength)),
         RecoveryRoundRequest r => ReplicaTarget(null, Truncate(r.Reason, MaxReasonLength)),
         ConsoleChangeRequest c => Truncate(c.Target, MaxReasonLength),
         RuleSetPushRequest r => $"rule set of {r.Document.Length} bytes",
         RuleSetRollbackRequest => "running rule set",
-        EnrolSenderRequest e => EnrolmentTarget(e),
+        EnrolSenderRequest e => EnrolmentTarget(EnrolmentAsked.Of(e)),
+        EnrolReceiverRequest e => EnrolmentTarget(EnrolmentAsked.Of(e)),
         _ => "-",
     };
 

@@ -83,6 +83,12 @@ public sealed class ManagementClient : IDisposable
     public Task<ManagementActionReply> RevokeSenderAsync(uint sender, string reason, CancellationToken ct = default) =>
         CallAsync(ControllerNames.RevokeSender, new SenderActionRequest { Sender = sender, Reason = reason }, ManagementActionReply.Parser, ct);
 
+    public Task<ManagementActionReply> EnrolReceiverAsync(EnrolReceiverRequest request, CancellationToken ct = default) =>
+        CallAsync(ControllerNames.EnrolReceiver, request, ManagementActionReply.Parser, ct);
+
+    public Task<ManagementActionReply> RevokeReceiverAsync(uint receiver, string reason, CancellationToken ct = default) =>
+        CallAsync(ControllerNames.RevokeReceiver, new ReceiverActionRequest { Receiver = receiver, Reason = reason }, ManagementActionReply.Parser, ct);
+
     public Task<RuleSetDryRunReply> DryRunRuleSetAsync(RuleSetDryRunRequest request, CancellationToken ct = default) =>
         CallAsync(ControllerNames.DryRunRuleSet, request, RuleSetDryRunReply.Parser, ct);
 

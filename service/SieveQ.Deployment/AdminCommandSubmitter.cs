@@ -48,8 +48,12 @@ public sealed partial class AdminCommandSubmitter
         ApplyAsync(nonce => AdminCommandCodec.Sign(op, target, nonce, _administrator), ct);
 
     /// <summary>Orders the enrolment of a sender under <paramref name="sender"/> (0: the next free id the replicas pick).</summary>
-    public Task<AdminCommandReport> EnrolSenderAsync(int sender, SenderEnrolmentClaim claim, CancellationToken ct = default) =>
+    public Task<AdminCommandReport> EnrolSenderAsync(int sender, PartyEnrolmentClaim claim, CancellationToken ct = default) =>
         ApplyAsync(nonce => AdminCommandCodec.SignEnrolment(sender, nonce, claim, _administrator), ct);
+
+    /// <summary>Orders the enrolment of a receiver under <paramref name="receiver"/> (0: the next free id the replicas pick).</summary>
+    public Task<AdminCommandReport> EnrolReceiverAsync(int receiver, PartyEnrolmentClaim claim, CancellationToken ct = default) =>
+        ApplyAsync(nonce => AdminCommandCodec.SignEnrolment(AdminOp.EnrolReceiver, receiver, nonce, claim, _administrator), ct);
 
     /// <summary>Orders a route from <paramref name="sender"/> to <paramref name="receiver"/> (new, or its limit changed).</summary>
     public Task<AdminCommandReport> AllowRouteAsync(int sender, int receiver, int maxBytes, CancellationToken ct = default) =>

@@ -60,15 +60,22 @@ public sealed class PartyKeys : IDisposable
     /// <summary>
     /// Where a replica or pre-SQ finds the senders enrolled now (the static enrolment with the changes ordered since);
     /// unset, the static enrolment. A sender it does not name has no ring, whatever was derived for it before, so a
-    /// revoked sender's ring is never used again.
+    /// revoked sender's ring is never used again (and likewise a revoked receiver's, with <see cref="CurrentReceiver"/>).
     /// </summary>
     public Func<int, EnrolledSender?>? CurrentSender { get; set; }
+
+    /// <summary>Where a replica finds the receivers enrolled now, as <see cref="CurrentSender"/> for senders.</summary>
+    public Func<int, EnrolledReceiver?>? CurrentReceiver { get; set; }
 
     /// <summary>The ring this party shares with <paramref name="peer"/> on <paramref name="channel"/>; null when the peer is not enrolled.</summary>
     public MacKeyRing? Ring(MacChannel channel, int peer)
     {
         var peerIsSender = (channel == MacChannel.SenderPreSq && Role == PartyRole.PreSq) || (channel == MacChannel.ReplicaSender && Role == PartyRole.Replica);
         if (peerIsSender && CurrentSender is { } current && current(peer) is null)
+        {
+            return null;
+        }
+        if (channel == MacChannel.ReplicaReceiver && Role == PartyRole.Replica && CurrentReceiver is { } receivers && receivers(peer) is null)
         {
             return null;
         }
@@ -82,6 +89,9 @@ public sealed class PartyKeys : IDisposable
         return ring is null ? null : _rings.GetOrAdd((channel, peer), ring);
     }
 
+    private byte[]? ReceiverAgreementKey(int receiver) =>
+        CurrentReceiver is { } current ? current(receiver)?.AgreementPublicKey : _enrolment.Receivers.FirstOrDefault(r => r.Id == receiver)?.AgreementPublicKey;
+
     private byte[]? SenderAgreementKey(int sender) =>
         CurrentSender is { } current ? current(sender)?.AgreementPublicKey : _enrolment.Senders.FirstOrDefault(s => s.Id == sender)?.AgreementPublicKey;
 
@@ -91,7 +101,7 @@ public sealed class PartyKeys : IDisposable
         {
             MacChannel.SenderPreSq when Role == PartyRole.Sender => (Id, peer, _enrolment.PreSqs.FirstOrDefault(p => p.Id == peer)?.AgreementPublicKey),
             MacChannel.SenderPreSq when Role == PartyRole.PreSq => (peer, Id, SenderAgreementKey(peer)),
-            MacChannel.ReplicaReceiver when Role == PartyRole.Replica => (Id, peer, _enrolment.Receivers.FirstOrDefault(r => r.Id == peer)?.AgreementPublicKey),
+            MacChannel.ReplicaReceiver when Role == PartyRole.Replica => (Id, peer, ReceiverAgreementKey(peer)),
             MacChannel.ReplicaReceiver when Role == PartyRole.Receiver => (peer, Id, _enrolment.Replicas.FirstOrDefault(r => r.Id == peer)?.AgreementPublicKey),
             MacChannel.ReplicaSender when Role == PartyRole.Replica => (Id, peer, SenderAgreementKey(peer)),
             MacChannel.ReplicaSender when Role == PartyRole.Sender => (peer, Id, _enrolment.Replicas.FirstOrDefault(r => r.Id == peer)?.AgreementPublicKey),

@@ -6,11 +6,11 @@ using SieveQ.Sieve.PreSq;
 namespace SieveQ.PreSq;
 
 /// <summary>
-/// Learns the senders enrolled and revoked through the ordering, without a restart: every poll interval it orders an
+/// Learns the senders and receivers enrolled and revoked through the ordering, without a restart: every poll interval it orders an
 /// enrolment query (kind 0x07, alone in its request) and reads the page f+1 replicas agreed on, so it believes a
 /// change only when a correct replica applied it. A changed table is read page by page from the lowest id and then
-/// applied at once: the directory (so MAC keys are derived for new senders, and no longer for revoked ones) and the
-/// whitelist (check (a)). A page of another version than the first restarts the read.
+/// applied at once: the directory (so MAC keys are derived for new senders, and no longer for revoked ones, and new
+/// receivers' acknowledgements verify) and the whitelist of senders (check (a)). A page of another version than the first restarts the read.
 /// </summary>
 internal sealed partial class EnrolmentFollower : IAsyncDisposable
 {
@@ -78,7 +78,7 @@ internal sealed partial class EnrolmentFollower : IAsyncDisposable
         {
             return;
         }
-        var entries = new List<KeyValuePair<int, EnrolledSender?>>(first.Entries);
+        var entries = new List<KeyValuePair<int, EnrolledParty?>>(first.Entries);
         var page = first;
         while (!page.Complete)
         {
@@ -92,13 +92,13 @@ internal sealed partial class EnrolmentFollower : IAsyncDisposable
             entries.AddRange(page.Entries);
         }
         _directory.SetEnrolmentChanges(entries);
-        foreach (var (id, sender) in entries)
+        foreach (var (id, party) in entries)
         {
-            if (sender is null)
+            if (party is null)
             {
                 _whitelist.Remove(id);
             }
-            else
+            else if (!party.Receiver)
             {
                 _whitelist.Allow(id);
             }

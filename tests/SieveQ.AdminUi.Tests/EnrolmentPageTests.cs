@@ -5,11 +5,11 @@ using SieveQ.Deployment;
 
 namespace SieveQ.AdminUi.Tests;
 
-/// <summary>Enrolment and revocation on the senders page, against the real controller (which audits them; it holds no command key here).</summary>
+/// <summary>Enrolment and revocation on the senders and receivers pages, against the real controller (which audits them; it holds no command key here).</summary>
 public sealed class EnrolmentPageTests : ConsoleTestContext
 {
     /// <summary>What `sieveq enrol request --name NAME` writes on the sender's host.</summary>
-    private SenderEnrolmentRequest MakeRequest(string name) => SenderEnrolmentRequest.Create(Path.Combine(Controller.Directory, "sender-host-" + name), name);
+    private PartyEnrolmentRequest MakeRequest(string name) => PartyEnrolmentRequest.Create(Path.Combine(Controller.Directory, "sender-host-" + name), name);
 
     private string Result(Bunit.IRenderedComponent<Senders> page) => page.Find("[data-testid=enrolment-result]").TextContent;
 
@@ -87,6 +87,36 @@ public sealed class EnrolmentPageTests : ConsoleTestContext
         var result = await actions!.EnrolAsync((await SignedIn("olga", ConsoleRole.Operator)).User, json, id, "", CancellationToken.None);
         Assert.False(result.Sent);
         Assert.Contains(expected, result.Message, StringComparison.Ordinal);
+        Assert.Equal(before, Controller.Host.Audit.LastSequence);
+    }
+
+    [Fact]
+    public async Task An_operator_enrols_and_revokes_a_receiver_on_the_receivers_page_and_a_viewer_is_refused()
+    {
+        var request = MakeRequest("orders-in");
+        var page = Render<Receivers>(p => p.AddCascadingValue(SignedIn("olga", ConsoleRole.Operator)));
+        string Said() => page.Find("[data-testid=enrolment-result]").TextContent;
+        page.Find("#enrol-request").Input(request.ToJson());
+        page.Find("#enrol-id").Input("130");
+        await page.Find("button[aria-label='Enrol receiver']").ClickAsync(new());
+        page.WaitForAssertion(() => Assert.Contains("enrolment of receiver 'orders-in' as 130 recorded in the audit log", Said(), StringComparison.Ordinal));
+        var enrolled = Controller.Host.Audit.Tail(1).Single();
+        Assert.Equal("enrol-receiver", enrolled.Action);
+        Assert.StartsWith($"receiver 130 'orders-in', signing key {ManagementSignature.KeyIdOf(request.SignaturePublicKey)}", enrolled.Target, StringComparison.Ordinal);
+
+        page.Find("#revoke-id").Input("130");
+        page.Find("#revoke-reason").Input("collector moved");
+        await page.Find("button[aria-label='Revoke receiver']").ClickAsync(new());
+        page.WaitForAssertion(() => Assert.Contains("revocation of receiver 130 recorded in the audit log", Said(), StringComparison.Ordinal));
+        var revoked = Controller.Host.Audit.Tail(1).Single();
+        Assert.Equal(("revoke-receiver", "receiver 130 (reason: console user 'olga' from 192.0.2.7: collector moved)"), (revoked.Action, revoked.Target));
+
+        var before = Controller.Host.Audit.LastSequence;
+        var viewer = Render<Receivers>(p => p.AddCascadingValue(SignedIn("vera", ConsoleRole.Viewer)));
+        viewer.Find("#revoke-id").Input("100");
+        viewer.Find("#revoke-reason").Input("because");
+        await viewer.Find("button[aria-label='Revoke receiver']").ClickAsync(new());
+        viewer.WaitForAssertion(() => Assert.StartsWith("refused: revoke-receiver needs the operator role", viewer.Find("[data-testid=enrolment-result]").TextContent, StringComparison.Ordinal));
         Assert.Equal(before, Controller.Host.Audit.LastSequence);
     }
 }

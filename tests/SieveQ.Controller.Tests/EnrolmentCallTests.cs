@@ -7,7 +7,7 @@ using SieveQ.Transport;
 
 namespace SieveQ.Controller.Tests;
 
-/// <summary>EnrolSender and RevokeSender against a real controller on loopback: role, validation and audit.</summary>
+/// <summary>EnrolSender, RevokeSender, EnrolReceiver and RevokeReceiver against a real controller on loopback: role, validation and audit.</summary>
 public sealed class EnrolmentCallTests
 {
     /// <summary>A request as `sieveq enrol request` makes it: fresh P-256 keys and the proof of possession.</summary>
@@ -52,8 +52,8 @@ public sealed class EnrolmentCallTests
     public static TheoryData<string, string> Malformed => new()
     {
         { "id", "is not a sender id" },
-        { "name", "a sender name holds letters" },
-        { "empty-name", "a sender name is 1 to 64 bytes" },
+        { "name", "a name holds letters" },
+        { "empty-name", "a name is 1 to 64 bytes" },
         { "not-spki", "the signature public key is not a P-256 SubjectPublicKeyInfo" },
         { "p384-agreement", "the agreement public key is not one P-256 SubjectPublicKeyInfo" },
         { "long-key", "each public key is a SubjectPublicKeyInfo of 1 to 128 bytes" },
@@ -122,5 +122,44 @@ public sealed class EnrolmentCallTests
         var before = f.Host.Audit.LastSequence;
         Assert.Equal(GrpcStatusCode.InvalidArgument, (await Assert.ThrowsAsync<GrpcCallException>(() => op.RevokeSenderAsync(0, "x"))).Status);
         Assert.Equal(before, f.Host.Audit.LastSequence);
+    }
+
+    [Fact]
+    public async Task A_receivers_enrolment_and_revocation_are_checked_and_audited_as_the_receivers()
+    {
+        await using var f = await ControllerFixture.StartAsync();
+        using var op = f.Client(f.Operator);
+        var asked = ValidRequest(name: "orders-in", reason: "new SIEM collector");
+        var request = new EnrolReceiverRequest
+        {
+            Receiver = 130,
+            Name = asked.Name,
+            SignaturePublicKey = asked.SignaturePublicKey,
+            AgreementPublicKey = asked.AgreementPublicKey,
+            Proof = asked.Proof,
+            Reason = asked.Reason,
+        };
+        var reply = await op.EnrolReceiverAsync(request);
+        Assert.False(reply.Applied);
+        var record = f.Host.Audit.Tail(1).Single();
+        var keyId = ManagementSignature.KeyIdOf(request.SignaturePublicKey.ToByteArray());
+        Assert.Equal(("enrol-receiver", $"receiver 130 'orders-in', signing key {keyId} (reason: new SIEM collector)", ManagementApi.NoCommandKey),
+            (record.Action, record.Target, record.Outcome));
+
+        // Checked like a sender's before anything is ordered: a proof by another key is refused, and on the record.
+        request.Proof = ValidRequest().Proof;
+        var e = await Assert.ThrowsAsync<GrpcCallException>(() => op.EnrolReceiverAsync(request));
+        Assert.Equal(GrpcStatusCode.InvalidArgument, e.Status);
+        Assert.Contains("the proof of possession is not signed by the private half", e.Message, StringComparison.Ordinal);
+        Assert.Equal(("enrol-receiver", true), (f.Host.Audit.Tail(1).Single().Action, f.Host.Audit.Tail(1).Single().Outcome.StartsWith("refused: ", StringComparison.Ordinal)));
+
+        Assert.False((await op.RevokeReceiverAsync(101, "decommissioned")).Applied);
+        Assert.Equal(("revoke-receiver", "receiver 101 (reason: decommissioned)"), (f.Host.Audit.Tail(1).Single().Action, f.Host.Audit.Tail(1).Single().Target));
+        var before = f.Host.Audit.LastSequence;
+        Assert.Equal(GrpcStatusCode.InvalidArgument, (await Assert.ThrowsAsync<GrpcCallException>(() => op.RevokeReceiverAsync(0, "x"))).Status);
+        Assert.Equal(before, f.Host.Audit.LastSequence);
+
+        using var viewer = f.Client(f.Viewer);
+        Assert.Equal(GrpcStatusCode.PermissionDenied, (await Assert.ThrowsAsync<GrpcCallException>(() => viewer.RevokeReceiverAsync(101, "curious"))).Status);
     }
 }

@@ -62,7 +62,7 @@ public sealed class SendRefusalTests : IDisposable
         {
             asked++;
             return failure is null ? Task.FromResult<IReadOnlyList<Route>?>(answer) : Task.FromException<IReadOnlyList<Route>?>(failure);
-        }, time);
+        }, time: time);
 
         // Not enrolled is not a route question: nobody is asked.
         await Assert.ThrowsAsync<SendRefusedException>(async () => await admission.CheckAsync(999, 10, default));
@@ -95,6 +95,48 @@ public sealed class SendRefusalTests : IDisposable
         (failure, answer) = (null, null);
         await admission.CheckAsync(101, 60_000, default);
         Assert.Null(admission.Routes);
+    }
+
+    /// <summary>
+    /// Receivers are enrolled through the ordering too: one the view does not know is asked about (f+1 alike) before
+    /// the message is refused, at most every 2 s; once enrolled it is known for good, with the routes asked for with it.
+    /// </summary>
+    [Fact]
+    public async Task A_receiver_the_view_does_not_know_is_asked_about_and_taken_once_the_deployment_enrolled_it()
+    {
+        var time = new FakeTimeProvider();
+        var (routesAsked, receiversAsked, enrolled) = (0, 0, false);
+        var admission = SendAdmission.For(Deployment().ToClientConfiguration(), 1,
+            _ =>
+            {
+                routesAsked++;
+                return Task.FromResult<IReadOnlyList<Route>?>(enrolled ? [new Route(1, 100, 65_536), new Route(1, 130, 100)] : [new Route(1, 100, 65_536)]);
+            },
+            (receiver, _) =>
+            {
+                receiversAsked++;
+                return Task.FromResult(enrolled && receiver == 130);
+            },
+            time);
+
+        var e = await Assert.ThrowsAsync<SendRefusedException>(async () => await admission.CheckAsync(130, 10, default));
+        Assert.Equal((SendRefusal.ReceiverNotEnrolled, 1, 0), (e.Reason, receiversAsked, routesAsked));
+        Assert.Contains("sieveq enrol receiver", e.Message, StringComparison.Ordinal);
+
+        // Enrolled at the replicas, but asked about within 2 s: refused from the view.
+        enrolled = true;
+        await Assert.ThrowsAsync<SendRefusedException>(async () => await admission.CheckAsync(130, 10, default));
+        Assert.Equal(1, receiversAsked);
+
+        time.Advance(SendAdmission.RefreshInterval);
+        await admission.CheckAsync(130, 10, default);
+        Assert.Equal((2, 1), (receiversAsked, routesAsked));
+        Assert.Equal(100, admission.Routes![130]);
+
+        // Known now: its route's limit is judged from the view, nobody is asked about it again.
+        time.Advance(SendAdmission.RefreshInterval);
+        await admission.CheckAsync(130, 100, default);
+        Assert.Equal(2, receiversAsked);
     }
 
     [Fact]

@@ -37,7 +37,7 @@ public sealed class EnrolmentTests(ITestOutputHelper output)
 
         var request = await AdminProcess.RunAsync(["enrol", "request", "--name", $"sender-{NewSender}", "--out", senderHost]);
         Assert.True(request.Code == 0, request.Output);
-        var requestFile = Path.Combine(senderHost, SenderEnrolmentRequest.FileName($"sender-{NewSender}"));
+        var requestFile = Path.Combine(senderHost, PartyEnrolmentRequest.FileName($"sender-{NewSender}"));
         if (!OperatingSystem.IsWindows())
         {
             Assert.Equal(UnixFileMode.UserRead | UnixFileMode.UserWrite, File.GetUnixFileMode(Path.Combine(senderHost, $"sender-{NewSender}-sign.pem")));
@@ -130,7 +130,7 @@ public sealed class EnrolmentTests(ITestOutputHelper output)
 
     private static SieveQSender UncheckedSenderClient(SieveDeployment d, string senderHost)
     {
-        var request = SenderEnrolmentRequest.Load(Path.Combine(senderHost, SenderEnrolmentRequest.FileName($"sender-{NewSender}")));
+        var request = PartyEnrolmentRequest.Load(Path.Combine(senderHost, PartyEnrolmentRequest.FileName($"sender-{NewSender}")));
         var config = d.Context.ToClientConfiguration();
         config = config with
         {

@@ -54,14 +54,14 @@ public sealed class EnrolmentCommandTests : IClassFixture<TestWorld>, IDisposabl
     private List<SieveReplicaApplication> Replicas(ReplicaSieveOptions? options = null) =>
         Enumerable.Range(0, TestWorld.N).Select(_ => NewReplica(options)).ToList();
 
-    private SenderEnrolmentClaim Claim(string name = "sender-7", ECDsa? prover = null)
+    private PartyEnrolmentClaim Claim(string name = "sender-7", ECDsa? prover = null)
     {
         var signing = _newSigning.ExportSubjectPublicKeyInfo();
         var agreement = _newAgreement.ExportSubjectPublicKeyInfo();
-        return new SenderEnrolmentClaim(name, signing, agreement, EnrolmentProof.Sign(name, signing, agreement, prover ?? _newSigning));
+        return new PartyEnrolmentClaim(name, signing, agreement, EnrolmentProof.Sign(name, signing, agreement, prover ?? _newSigning));
     }
 
-    private byte[] Enrol(int id, long nonce, SenderEnrolmentClaim? claim = null, ECDsa? admin = null) =>
+    private byte[] Enrol(int id, long nonce, PartyEnrolmentClaim? claim = null, ECDsa? admin = null) =>
         AdminCommandCodec.SignEnrolment(id, nonce, claim ?? Claim(), admin ?? _admin);
 
     private byte[] NewSenderMessage(long seq, string text) =>
@@ -158,9 +158,9 @@ public sealed class EnrolmentCommandTests : IClassFixture<TestWorld>, IDisposabl
             "forged admin signature" => (Enrol(NewSender, 11, admin: _intruder), "refused: not signed by the deployment's administrator key"),
             "bad proof of possession" => (Enrol(NewSender, 11, Claim(prover: otherKey)),
                 "refused: enrol sender 'sender-7': the proof of possession is not signed by the private half of the signature public key"),
-            "reused id" => (Enrol(8, 11), "refused: enrol sender 8 ('sender-7'): id 8 is taken (enrolled)"),
+            "reused id" => (Enrol(8, 11), "refused: enrol sender 8 ('sender-7'): id 8 is taken (enrolled as sender 8)"),
             "replayed nonce" => (Enrol(NewSender, 10), "refused: nonce 10 is not above the last applied administrator command's (10): a replay or an overtaken command"),
-            "static id" => (Enrol(1, 11), "refused: enrol sender 1 ('sender-7'): id 1 is taken (enrolled)"),
+            "static id" => (Enrol(1, 11), "refused: enrol sender 1 ('sender-7'): id 1 is taken (sender 1 of the enrolment file)"),
             _ => (Enrol(NewSender, 11), "refused: enrol sender 7: the enrolment-change table is full (1 entries, maxEnrolmentChanges)"),
         };
         var result = TestWorld.AgreedAdminResult(Decide(replicas, Carrier, sameTime: true, command));
@@ -236,7 +236,7 @@ public sealed class EnrolmentCommandTests : IClassFixture<TestWorld>, IDisposabl
         // The figures docs/sieve-protocol.md gives.
         Assert.Equal(78, AdminCommandCodec.Length);
         Assert.Equal(474, AdminCommandCodec.MaxLength);
-        Assert.Equal(337, SenderEnrolmentTable.MaxEntryBytes);
+        Assert.Equal(337, EnrolmentChangeTable.MaxEntryBytes);
         Assert.Throws<MalformedEnvelopeException>(() => AdminCommandCodec.Decode(bytes.AsMemory(0, bytes.Length - 1)));
     }
 }

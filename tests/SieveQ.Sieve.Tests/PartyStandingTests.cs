@@ -23,7 +23,7 @@ public sealed class PartyStandingTests(TestWorld w) : IClassFixture<TestWorld>
         using var signing = ECDsa.Create(ECCurve.NamedCurves.nistP256);
         using var agreement = ECDiffieHellman.Create(ECCurve.NamedCurves.nistP256);
         var fresh = new EnrolledSender(70, "sender-70", signing.ExportSubjectPublicKeyInfo(), agreement.ExportSubjectPublicKeyInfo());
-        directory.SetEnrolmentChanges([new(70, fresh), new(staticSender.Id, null), new(71, null)]);
+        directory.SetEnrolmentChanges([new(70, EnrolledParty.Of(fresh)), new(staticSender.Id, null), new(71, null)]);
 
         var enrolled = directory.SenderStanding(70);
         Assert.Equal(PartyStandingState.Enrolled, enrolled.State);

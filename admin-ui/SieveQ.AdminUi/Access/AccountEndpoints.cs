@@ -33,6 +33,12 @@ public static class AccountEndpoints
         routes.MapPost("/api/senders/{sender}/revoke", (uint sender, [FromForm] string? reason, HttpContext context, EnrolmentActions actions) =>
             ChangeAsync(actions.RevokeAsync(context.User, sender, reason, context.RequestAborted)))
             .RequireAuthorization(ConsolePolicies.Operator);
+        routes.MapPost("/api/receivers/enrol", ([FromForm] string? request, [FromForm] string? id, [FromForm] string? reason, HttpContext context, EnrolmentActions actions) =>
+            ChangeAsync(actions.EnrolReceiverAsync(context.User, request, id, reason, context.RequestAborted)))
+            .RequireAuthorization(ConsolePolicies.Operator);
+        routes.MapPost("/api/receivers/{receiver}/revoke", (uint receiver, [FromForm] string? reason, HttpContext context, EnrolmentActions actions) =>
+            ChangeAsync(actions.RevokeReceiverAsync(context.User, receiver, reason, context.RequestAborted)))
+            .RequireAuthorization(ConsolePolicies.Operator);
         routes.MapPost("/api/alarms/acknowledge", ([FromForm] string? key, [FromForm] string? reason, HttpContext context, AlarmActions actions) =>
             ChangeAsync(actions.AcknowledgeAsync(context.User, key, reason, context.RequestAborted)))
             .RequireAuthorization(ConsolePolicies.Operator);

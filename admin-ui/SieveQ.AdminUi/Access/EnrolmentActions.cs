@@ -9,69 +9,88 @@ using SieveQ.Protocol.V1;
 namespace SieveQ.AdminUi.Access;
 
 /// <summary>
-/// Enrolment and revocation of senders, for the senders page and the form endpoints alike: the operator policy is
-/// checked here, on the server, for the user making the request. An enrolment takes the request `sieveq enrol request`
-/// writes on the sender's host (name, both public keys, proof of possession), checked here as the replicas will check
+/// Enrolment and revocation of senders and receivers, for their pages and the form endpoints alike: the operator policy
+/// is checked here, on the server, for the user making the request. An enrolment takes the request `sieveq enrol
+/// request` writes on the party's host (name, both public keys, proof of possession), checked here as the replicas will check
 /// it, so a malformed one never reaches the controller. The controller checks again, audits and orders it.
 /// </summary>
 public sealed class EnrolmentActions(IAuthorizationService authorization, IControllerGateway controller, ConsoleMetrics metrics, ILogger<EnrolmentActions> log)
 {
-    /// <summary>The request file's own bound (<see cref="SenderEnrolmentRequest.MaxFileBytes"/>).</summary>
-    public const int MaxRequestCharacters = SenderEnrolmentRequest.MaxFileBytes;
+    /// <summary>The request file's own bound (<see cref="PartyEnrolmentRequest.MaxFileBytes"/>).</summary>
+    public const int MaxRequestCharacters = PartyEnrolmentRequest.MaxFileBytes;
 
-    public async Task<ActionResult> EnrolAsync(ClaimsPrincipal user, string? requestJson, string? senderId, string? reason, CancellationToken ct)
+    public Task<ActionResult> EnrolAsync(ClaimsPrincipal user, string? requestJson, string? senderId, string? reason, CancellationToken ct) =>
+        EnrolAsync(user, receiver: false, requestJson, senderId, reason, ct);
+
+    public Task<ActionResult> RevokeAsync(ClaimsPrincipal user, uint sender, string? reason, CancellationToken ct) =>
+        RevokeAsync(user, receiver: false, sender, reason, ct);
+
+    public Task<ActionResult> EnrolReceiverAsync(ClaimsPrincipal user, string? requestJson, string? receiverId, string? reason, CancellationToken ct) =>
+        EnrolAsync(user, receiver: true, requestJson, receiverId, reason, ct);
+
+    public Task<ActionResult> RevokeReceiverAsync(ClaimsPrincipal user, uint receiver, string? reason, CancellationToken ct) =>
+        RevokeAsync(user, receiver: true, receiver, reason, ct);
+
+    private async Task<ActionResult> EnrolAsync(ClaimsPrincipal user, bool receiver, string? requestJson, string? partyId, string? reason, CancellationToken ct)
     {
-        if (await RefusedAsync(user, "enrol-sender").ConfigureAwait(false) is { } refused)
+        var role = receiver ? "receiver" : "sender";
+        var action = "enrol-" + role;
+        if (await RefusedAsync(user, action).ConfigureAwait(false) is { } refused)
         {
             return refused;
         }
         var id = 0u;
-        if (!string.IsNullOrWhiteSpace(senderId)
-            && (!uint.TryParse(senderId.Trim(), NumberStyles.None, CultureInfo.InvariantCulture, out id) || id is 0 or > int.MaxValue))
+        if (!string.IsNullOrWhiteSpace(partyId)
+            && (!uint.TryParse(partyId.Trim(), NumberStyles.None, CultureInfo.InvariantCulture, out id) || id is 0 or > int.MaxValue))
         {
-            return Invalid("enrol-sender", $"the sender id is a whole number from 1 to {int.MaxValue}, or empty for the next free id");
+            return Invalid(action, $"the {role} id is a whole number from 1 to {int.MaxValue}, or empty for the next free id");
         }
         if (ReasonProblem(user, reason, required: false) is { } reasonProblem)
         {
-            return Invalid("enrol-sender", reasonProblem);
+            return Invalid(action, reasonProblem);
         }
-        SenderEnrolmentRequest request;
+        PartyEnrolmentRequest request;
         try
         {
-            request = SenderEnrolmentRequest.Parse(requestJson ?? "", "the enrolment request");
+            request = PartyEnrolmentRequest.Parse(requestJson ?? "", "the enrolment request");
         }
         catch (DeploymentException e)
         {
-            return Invalid("enrol-sender", e.Message);
+            return Invalid(action, e.Message);
         }
-        var body = new EnrolSenderRequest
-        {
-            Sender = id,
-            Name = request.Name,
-            SignaturePublicKey = ByteString.CopyFrom(request.SignaturePublicKey),
-            AgreementPublicKey = ByteString.CopyFrom(request.AgreementPublicKey),
-            Proof = ByteString.CopyFrom(request.Proof),
-            Reason = Attributed(user, reason),
-        };
-        var label = id == 0 ? $"sender '{request.Name}' (next free id)" : $"sender '{request.Name}' as {id}";
-        return await SendAsync("enrol-sender", "enrolment of " + label, () => controller.EnrolSenderAsync(body, ct)).ConfigureAwait(false);
+        var (name, signing, agreement, proof) = (request.Name, ByteString.CopyFrom(request.SignaturePublicKey), ByteString.CopyFrom(request.AgreementPublicKey),
+            ByteString.CopyFrom(request.Proof));
+        var label = id == 0 ? $"{role} '{name}' (next free id)" : $"{role} '{name}' as {id}";
+        return await SendAsync(action, "enrolment of " + label, () => receiver
+            ? controller.EnrolReceiverAsync(new EnrolReceiverRequest
+            {
+                Receiver = id, Name = name, SignaturePublicKey = signing, AgreementPublicKey = agreement, Proof = proof, Reason = Attributed(user, reason),
+            }, ct)
+            : controller.EnrolSenderAsync(new EnrolSenderRequest
+            {
+                Sender = id, Name = name, SignaturePublicKey = signing, AgreementPublicKey = agreement, Proof = proof, Reason = Attributed(user, reason),
+            }, ct)).ConfigureAwait(false);
     }
 
-    public async Task<ActionResult> RevokeAsync(ClaimsPrincipal user, uint sender, string? reason, CancellationToken ct)
+    private async Task<ActionResult> RevokeAsync(ClaimsPrincipal user, bool receiver, uint id, string? reason, CancellationToken ct)
     {
-        if (await RefusedAsync(user, "revoke-sender").ConfigureAwait(false) is { } refused)
+        var role = receiver ? "receiver" : "sender";
+        var action = "revoke-" + role;
+        if (await RefusedAsync(user, action).ConfigureAwait(false) is { } refused)
         {
             return refused;
         }
-        if (sender is 0 or > int.MaxValue)
+        if (id is 0 or > int.MaxValue)
         {
-            return Invalid("revoke-sender", $"the sender id is a whole number from 1 to {int.MaxValue}");
+            return Invalid(action, $"the {role} id is a whole number from 1 to {int.MaxValue}");
         }
         if (ReasonProblem(user, reason, required: true) is { } reasonProblem)
         {
-            return Invalid("revoke-sender", reasonProblem);
+            return Invalid(action, reasonProblem);
         }
-        return await SendAsync("revoke-sender", $"revocation of sender {sender}", () => controller.RevokeSenderAsync(sender, Attributed(user, reason), ct)).ConfigureAwait(false);
+        return await SendAsync(action, $"revocation of {role} {id}", () => receiver
+            ? controller.RevokeReceiverAsync(id, Attributed(user, reason), ct)
+            : controller.RevokeSenderAsync(id, Attributed(user, reason), ct)).ConfigureAwait(false);
     }
 
     private async Task<ActionResult?> RefusedAsync(ClaimsPrincipal user, string action)

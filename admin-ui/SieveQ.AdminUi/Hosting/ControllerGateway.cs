@@ -27,6 +27,8 @@ public interface IControllerGateway
     Task<RuleSetDryRunReply> DryRunRuleSetAsync(RuleSetDryRunRequest request, CancellationToken ct);
     Task<ManagementActionReply> EnrolSenderAsync(EnrolSenderRequest request, CancellationToken ct);
     Task<ManagementActionReply> RevokeSenderAsync(uint sender, string reason, CancellationToken ct);
+    Task<ManagementActionReply> EnrolReceiverAsync(EnrolReceiverRequest request, CancellationToken ct);
+    Task<ManagementActionReply> RevokeReceiverAsync(uint receiver, string reason, CancellationToken ct);
 }
 
 public sealed class ControllerGateway(ManagementClient client) : IControllerGateway, IDisposable
@@ -54,5 +56,7 @@ public sealed class ControllerGateway(ManagementClient client) : IControllerGate
     public Task<RuleSetDryRunReply> DryRunRuleSetAsync(RuleSetDryRunRequest request, CancellationToken ct) => client.DryRunRuleSetAsync(request, ct);
     public Task<ManagementActionReply> EnrolSenderAsync(EnrolSenderRequest request, CancellationToken ct) => client.EnrolSenderAsync(request, ct);
     public Task<ManagementActionReply> RevokeSenderAsync(uint sender, string reason, CancellationToken ct) => client.RevokeSenderAsync(sender, reason, ct);
+    public Task<ManagementActionReply> EnrolReceiverAsync(EnrolReceiverRequest request, CancellationToken ct) => client.EnrolReceiverAsync(request, ct);
+    public Task<ManagementActionReply> RevokeReceiverAsync(uint receiver, string reason, CancellationToken ct) => client.RevokeReceiverAsync(receiver, reason, ct);
     public void Dispose() => client.Dispose();
 }

@@ -7,8 +7,8 @@ namespace SieveQ.Sdk.Internal;
 /// <summary>
 /// What <c>ConnectAsync</c> checks before it opens anything: the running deployment (f+1 replica-SQs alike) has this
 /// party enrolled, not revoked, with the very keys the configured key store holds. The configuration that comes out
-/// carries the deployment's record of the party, so a sender enrolled through the ordering after the application's
-/// enrolment file was written starts like one listed in it.
+/// carries the deployment's record of the party, so a sender or receiver enrolled through the ordering after the
+/// application's enrolment file was written starts like one listed in it.
 /// </summary>
 internal static class ConnectedEnrolment
 {
@@ -23,9 +23,7 @@ internal static class ConnectedEnrolment
         {
             case PartyStandingState.NotEnrolled:
                 throw new SieveQConfigurationException($"{party} {id} is not enrolled in the running deployment ({agreeing}): every message of it would be dropped; "
-                    + (party == PartyKeyNames.Sender
-                        ? "enrol it first (`sieveq enrol request` on this host, then `sieveq enrol sender` by an administrator)"
-                        : "receivers are enrolled in the deployment's enrolment file"));
+                    + $"enrol it first (`sieveq enrol request` on this host, then `sieveq enrol {party}` by an administrator)");
             case PartyStandingState.Revoked:
                 throw new SieveQConfigurationException($"{party} {id} was revoked through the ordering ({agreeing}); a revoked id is never enrolled again: enrol this host under a new id");
         }

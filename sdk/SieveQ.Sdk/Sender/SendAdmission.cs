@@ -1,3 +1,4 @@
+using System.Collections.Immutable;
 using SieveQ.Sieve.Envelope;
 using SieveQ.Sieve.Replica;
 
@@ -8,10 +9,11 @@ namespace SieveQ.Sdk.Sender;
 /// sets), the routes and their size limits. With signed rule sets the rules decide at the replicas and only enrolment
 /// and the sieve's own size limit are checked here.
 /// <para>
-/// Fixed routes change through the ordering (<c>sieveq route</c>), so the routes known here may be behind: before a
-/// message is refused for its route, the running deployment is asked for the sender's routes (f+1 replicas alike), at
-/// most once per <see cref="RefreshInterval"/>; what they agree on replaces the view. When the deployment does not
-/// answer, the view stands.
+/// Fixed routes and receivers change through the ordering (<c>sieveq route</c>, <c>sieveq enrol receiver</c>), so the
+/// view here may be behind: before a message is refused for its receiver or its route, the running deployment is asked
+/// (f+1 replicas alike) whether that receiver is enrolled and which routes the sender has, at most once per
+/// <see cref="RefreshInterval"/>; what they agree on replaces the view. When the deployment does not answer, the view
+/// stands.
 /// </para>
 /// </summary>
 internal sealed class SendAdmission
@@ -20,29 +22,35 @@ internal sealed class SendAdmission
     public static readonly TimeSpan RefreshInterval = TimeSpan.FromSeconds(2);
 
     private readonly int _sender;
-    private readonly HashSet<int> _receivers;
     private readonly Func<CancellationToken, Task<IReadOnlyList<Route>?>>? _askRoutes;
+    private readonly Func<int, CancellationToken, Task<bool>>? _askReceiver;
+    private ImmutableHashSet<int> _receivers;
     private readonly SemaphoreSlim _asking = new(1, 1);
     private readonly TimeProvider _time;
     private Dictionary<int, int>? _routeMaxBytes;
     private long _lastAskTicks = long.MinValue;
 
-    private SendAdmission(int sender, HashSet<int> receivers, Dictionary<int, int>? routeMaxBytes, Func<CancellationToken, Task<IReadOnlyList<Route>?>>? askRoutes,
-        TimeProvider time)
+    private SendAdmission(int sender, ImmutableHashSet<int> receivers, Dictionary<int, int>? routeMaxBytes, Func<CancellationToken, Task<IReadOnlyList<Route>?>>? askRoutes,
+        Func<int, CancellationToken, Task<bool>>? askReceiver, TimeProvider time)
     {
         _sender = sender;
         _receivers = receivers;
         _routeMaxBytes = routeMaxBytes;
         _askRoutes = askRoutes;
+        _askReceiver = askReceiver;
         _time = time;
     }
 
-    /// <summary>The view from <paramref name="config"/>; <paramref name="askRoutes"/> asks the running deployment for the sender's routes now (answering null when a rule set decides), and is never called when null.</summary>
+    /// <summary>
+    /// The view from <paramref name="config"/>. <paramref name="askRoutes"/> asks the running deployment for the sender's
+    /// routes now (answering null when a rule set decides); <paramref name="askReceiver"/> whether a receiver is enrolled
+    /// now. Neither is called when null; both throw <see cref="ConnectUnconfirmedException"/> when f+1 do not answer alike.
+    /// </summary>
     public static SendAdmission For(SieveQClientConfiguration config, int sender, Func<CancellationToken, Task<IReadOnlyList<Route>?>>? askRoutes = null,
-        TimeProvider? time = null)
+        Func<int, CancellationToken, Task<bool>>? askReceiver = null, TimeProvider? time = null)
     {
-        var receivers = config.Enrolment.Receivers.Select(r => r.Id).ToHashSet();
-        return new SendAdmission(sender, receivers, ByReceiver(config.Routes, sender), askRoutes, time ?? TimeProvider.System);
+        var receivers = config.Enrolment.Receivers.Select(r => r.Id).ToImmutableHashSet();
+        return new SendAdmission(sender, receivers, ByReceiver(config.Routes, sender), askRoutes, askReceiver, time ?? TimeProvider.System);
     }
 
     /// <summary>The routes the sender believes now (null: a rule set decides), for tests and diagnostics.</summary>
@@ -56,7 +64,8 @@ internal sealed class SendAdmission
         {
             return;
         }
-        if (refusal.Reason is SendRefusal.NoRoute or SendRefusal.TooLarge && await RefreshAsync(ct).ConfigureAwait(false))
+        if (refusal.Reason is SendRefusal.ReceiverNotEnrolled or SendRefusal.NoRoute or SendRefusal.TooLarge
+            && await RefreshAsync(refusal.Reason == SendRefusal.ReceiverNotEnrolled ? receiver : null, ct).ConfigureAwait(false))
         {
             refusal = Judge(receiver, dataBytes);
         }
@@ -68,10 +77,11 @@ internal sealed class SendAdmission
 
     private SendRefusedException? Judge(int receiver, int dataBytes)
     {
-        if (!_receivers.Contains(receiver))
+        var receivers = Volatile.Read(ref _receivers);
+        if (!receivers.Contains(receiver))
         {
             return new SendRefusedException(SendRefusal.ReceiverNotEnrolled, _sender, receiver,
-                $"receiver {receiver} is not enrolled in this deployment (enrolled: {string.Join(", ", _receivers.Order())})");
+                $"receiver {receiver} is not enrolled in this deployment (enrolled: {string.Join(", ", receivers.Order())}); an administrator enrols one with `sieveq enrol receiver`");
         }
         if (Volatile.Read(ref _routeMaxBytes) is not { } routes)
         {
@@ -89,10 +99,10 @@ internal sealed class SendAdmission
             : null;
     }
 
-    /// <summary>True when the deployment answered and its routes replaced the view.</summary>
-    private async Task<bool> RefreshAsync(CancellationToken ct)
+    /// <summary>True when the deployment answered and its view replaced this one; <paramref name="unknownReceiver"/> is asked about first.</summary>
+    private async Task<bool> RefreshAsync(int? unknownReceiver, CancellationToken ct)
     {
-        if (_askRoutes is null)
+        if (_askRoutes is null || (unknownReceiver is not null && _askReceiver is null))
         {
             return false;
         }
@@ -108,6 +118,15 @@ internal sealed class SendAdmission
             IReadOnlyList<Route>? routes;
             try
             {
+                if (unknownReceiver is { } r)
+                {
+                    if (!await _askReceiver!(r, ct).ConfigureAwait(false))
+                    {
+                        return false;
+                    }
+                    // Enrolled since the view was made: its route most likely came with it.
+                    ImmutableInterlocked.Update(ref _receivers, set => set.Add(r));
+                }
                 routes = await _askRoutes(ct).ConfigureAwait(false);
             }
             catch (ConnectUnconfirmedException)

@@ -124,7 +124,9 @@ public sealed class SieveQSender : IAsyncDisposable
                 p => keys.Ring(MacChannel.SenderPreSq, p), r => keys.Ring(MacChannel.ReplicaSender, r), options.Protocol);
             IDisposable[] owned = outbox is null ? [store, keys] : [outbox, store, keys];
             var admission = SendAdmission.For(config, senderId,
-                async c => (await EnrolmentCheck.AskAsync(config, PartyKeyNames.Sender, senderId, log ?? NullLogger.Instance, c).ConfigureAwait(false)).Routes);
+                async c => (await EnrolmentCheck.AskAsync(config, PartyKeyNames.Sender, senderId, log ?? NullLogger.Instance, c).ConfigureAwait(false)).Routes,
+                async (receiver, c) => (await EnrolmentCheck.AskAsync(config, PartyKeyNames.Receiver, receiver, log ?? NullLogger.Instance, c).ConfigureAwait(false)).State
+                    == PartyStandingState.Enrolled);
             return new SieveQSender(senderId, sq, config.PreSqs, config.PreSqTlsPins, options, log, outbox, owned) { _admission = admission };
         }
         catch

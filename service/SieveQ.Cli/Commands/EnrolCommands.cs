@@ -6,30 +6,30 @@ using SieveQ.Sieve.Envelope;
 namespace SieveQ.Cli.Commands;
 
 /// <summary>
-/// `sieveq enrol request|sender|revoke`: enrolment of senders through the ordering, with no restart. The sender's host
-/// makes its own keys and a request with proof of possession; the administrator signs an enrolment (or a revocation)
-/// that a pre-SQ carries into the ordering; what f+1 replicas agreed on is printed. Exit codes: 0 applied, 1 error
-/// (unreadable request or key, no pre-SQ reachable), 3 refused by the replicas.
+/// `sieveq enrol request|sender|receiver|revoke`: enrolment of senders and receivers through the ordering, with no
+/// restart. The party's host makes its own keys and a request with proof of possession; the administrator signs an
+/// enrolment (or a revocation) that a pre-SQ carries into the ordering; what f+1 replicas agreed on is printed. Exit
+/// codes: 0 applied, 1 error (unreadable request or key, no pre-SQ reachable), 2 bad arguments, 3 refused by the replicas.
 /// </summary>
 internal static class EnrolCommands
 {
     private static readonly TimeSpan SubmitTimeout = TimeSpan.FromSeconds(30);
 
-    public static IEnumerable<Command> Build() => [Request(), Sender(), Revoke()];
+    public static IEnumerable<Command> Build() => [Request(), Enrol(receiver: false), Enrol(receiver: true), Revoke()];
 
     private static Command Request()
     {
-        var name = new Option<string>("--name") { Description = "The sender's name (letters, digits, '-', '_', '.'): its keys are NAME-sign and NAME-agree, which the SDK opens with KeyName = NAME (or, named sender-ID, by default under id ID).", Required = true };
+        var name = new Option<string>("--name") { Description = "The party's name (letters, digits, '-', '_', '.'): its keys are NAME-sign and NAME-agree, which the SDK opens with KeyName = NAME (or, named sender-ID or receiver-ID, by default under id ID).", Required = true };
         var output = new Option<DirectoryInfo>("--out") { Description = "Directory for the private keys (owner-only PEM) and the request (NAME.enrol-request.json).", Required = true };
-        var cmd = new Command("request", "On the sender's host: create its key pair and an enrolment request with proof of possession.") { name, output };
+        var cmd = new Command("request", "On the sender's or receiver's host: create its key pairs and an enrolment request with proof of possession.") { name, output };
         cmd.SetAction(parse =>
         {
             try
             {
                 var dir = parse.GetValue(output)!.FullName;
                 var n = parse.GetValue(name)!;
-                var request = SenderEnrolmentRequest.Create(dir, n);
-                var path = Path.Combine(dir, SenderEnrolmentRequest.FileName(n));
+                var request = PartyEnrolmentRequest.Create(dir, n);
+                var path = Path.Combine(dir, PartyEnrolmentRequest.FileName(n));
                 File.WriteAllText(path, request.ToJson());
                 Console.WriteLine($"keys {n}-sign and {n}-agree created in {dir} (owner-only); request written to {path}");
                 return 0;
@@ -43,18 +43,19 @@ internal static class EnrolCommands
         return cmd;
     }
 
-    private static Command Sender()
+    private static Command Enrol(bool receiver)
     {
-        var request = new Option<FileInfo>("--request") { Description = "The sender's request (written by `sieveq enrol request`).", Required = true };
-        var id = new Option<int>("--id") { Description = "The sender id to enrol it under (default: the next free id, picked by the replicas)." };
+        var role = receiver ? "receiver" : "sender";
+        var request = new Option<FileInfo>("--request") { Description = $"The {role}'s request (written by `sieveq enrol request`).", Required = true };
+        var id = new Option<int>("--id") { Description = $"The {role} id to enrol it under (default: the next free id above every sender and receiver, picked by the replicas)." };
         var (deployment, key) = Common();
-        var cmd = new Command("sender", "Enrol a sender through the ordering: every replica and pre-SQ takes it without restart.") { request, id, deployment, key };
+        var cmd = new Command(role, $"Enrol a {role} through the ordering: every replica and pre-SQ takes it without restart.") { request, id, deployment, key };
         cmd.SetAction(async (parse, ct) =>
         {
-            SenderEnrolmentRequest r;
+            PartyEnrolmentRequest r;
             try
             {
-                r = SenderEnrolmentRequest.Load(parse.GetValue(request)!.FullName);
+                r = PartyEnrolmentRequest.Load(parse.GetValue(request)!.FullName);
             }
             catch (DeploymentException e)
             {
@@ -67,22 +68,33 @@ internal static class EnrolCommands
                 await Console.Error.WriteLineAsync("error: --id must not be negative").ConfigureAwait(false);
                 return 2;
             }
-            return await SubmitAsync(parse.GetValue(deployment)!, parse.GetValue(key)!, (s, c) => s.EnrolSenderAsync(target, r.Claim(), c), ct).ConfigureAwait(false);
+            return await SubmitAsync(parse.GetValue(deployment)!, parse.GetValue(key)!,
+                (s, c) => receiver ? s.EnrolReceiverAsync(target, r.Claim(), c) : s.EnrolSenderAsync(target, r.Claim(), c), ct).ConfigureAwait(false);
         });
         return cmd;
     }
 
     private static Command Revoke()
     {
-        var sender = new Option<int>("--sender") { Description = "The sender's id.", Required = true };
+        var sender = new Option<int?>("--sender") { Description = "The sender's id." };
+        var receiver = new Option<int?>("--receiver") { Description = "The receiver's id." };
         var (deployment, key) = Common();
-        var cmd = new Command("revoke", "Revoke a sender through the ordering: its traffic is refused from then on and its id is never enrolled again.")
+        var cmd = new Command("revoke",
+            "Revoke a sender or a receiver through the ordering: its traffic is refused from then on (a receiver's undelivered queue is let go) and its id is never enrolled again, in any role.")
         {
-            sender, deployment, key,
+            sender, receiver, deployment, key,
         };
         cmd.SetAction(async (parse, ct) =>
-            await SubmitAsync(parse.GetValue(deployment)!, parse.GetValue(key)!, (s, c) => s.ApplyAsync(AdminOp.RevokeSender, parse.GetValue(sender), c), ct)
-                .ConfigureAwait(false));
+        {
+            var (s, r) = (parse.GetValue(sender), parse.GetValue(receiver));
+            if (s is null == r is null || (s ?? r) < 0)
+            {
+                await Console.Error.WriteLineAsync("error: name exactly one party to revoke, --sender ID or --receiver ID (ids are not negative)").ConfigureAwait(false);
+                return 2;
+            }
+            var (op, target) = s is { } sid ? (AdminOp.RevokeSender, sid) : (AdminOp.RevokeReceiver, r!.Value);
+            return await SubmitAsync(parse.GetValue(deployment)!, parse.GetValue(key)!, (submitter, c) => submitter.ApplyAsync(op, target, c), ct).ConfigureAwait(false);
+        });
         return cmd;
     }
 

@@ -21,6 +21,12 @@ public enum AdminOp : byte
 
     /// <summary>Take a route away; fixed-route deployments only.</summary>
     RemoveRoute = 8,
+
+    /// <summary>Enrol a new receiver (its keys and proof of possession travel in the command); applied without restart.</summary>
+    EnrolReceiver = 9,
+
+    /// <summary>Revoke a receiver for good: its id is never enrolled again, nothing more is queued for it, its queue is let go.</summary>
+    RevokeReceiver = 10,
 }
 
 /// <summary>
@@ -36,8 +42,13 @@ public sealed record AdminCommand(AdminOp Op, int Target, long Nonce, ReadOnlyMe
 
     public bool Quarantines => Op is AdminOp.QuarantineSender or AdminOp.QuarantinePreSq;
 
-    /// <summary>Enrolment and revocation change who may send; they are signed under their own domain.</summary>
-    public bool ChangesEnrolment => Op is AdminOp.EnrolSender or AdminOp.RevokeSender;
+    public bool TargetsReceiver => Op is AdminOp.EnrolReceiver or AdminOp.RevokeReceiver;
+
+    /// <summary>Enrolment and revocation change who may send or receive; they are signed under their own domain.</summary>
+    public bool ChangesEnrolment => Op is AdminOp.EnrolSender or AdminOp.RevokeSender or AdminOp.EnrolReceiver or AdminOp.RevokeReceiver;
+
+    /// <summary>Enrolments carry the new party's name, keys and proof.</summary>
+    public bool Enrols => Op is AdminOp.EnrolSender or AdminOp.EnrolReceiver;
 
     /// <summary>Route changes say where a sender may send; they are signed under their own domain too.</summary>
     public bool ChangesRoutes => Op is AdminOp.AllowRoute or AdminOp.RemoveRoute;
@@ -48,10 +59,10 @@ public sealed record AdminCommand(AdminOp Op, int Target, long Nonce, ReadOnlyMe
     /// <summary>The largest DATA the route admits, in bytes (<see cref="AdminOp.AllowRoute"/>).</summary>
     public int RouteMaxBytes { get; init; }
 
-    /// <summary>The new sender's name, keys and proof (<see cref="AdminOp.EnrolSender"/> only).</summary>
-    public SenderEnrolmentClaim? Claim { get; init; }
+    /// <summary>The new party's name, keys and proof (<see cref="AdminOp.EnrolSender"/> and <see cref="AdminOp.EnrolReceiver"/> only).</summary>
+    public PartyEnrolmentClaim? Claim { get; init; }
 
-    /// <summary>With <see cref="AdminOp.EnrolSender"/>, this target asks the replicas for the next free sender id.</summary>
+    /// <summary>With an enrolment, this target asks the replicas for the next free id (above every sender and receiver id).</summary>
     public const int NextFreeId = 0;
 }
 
@@ -64,7 +75,8 @@ public sealed record AdminCommand(AdminOp Op, int Target, long Nonce, ReadOnlyMe
 /// signature SPKI | u32 len | agreement SPKI | 64 proof</c> (<see cref="EnrolmentProof"/>), and its target 0 asks for
 /// the next free sender id. Ops 7 (allow route) and 8 (remove route) target the sender, carry <c>u32 receiver</c>
 /// (op 7 also <c>u32 max DATA bytes</c>, at most <see cref="EnvelopeLimits.MaxDataBytes"/>) between the nonce and the
-/// signature, and are signed over <c>"SIEVEQ/ADMIN-ROUTE/v1" || everything before the signature</c>.
+/// signature, and are signed over <c>"SIEVEQ/ADMIN-ROUTE/v1" || everything before the signature</c>. Ops 9 (enrol
+/// receiver) and 10 (revoke receiver) are ops 5 and 6 for receivers: the same layouts, the same domain.
 /// </summary>
 public static class AdminCommandCodec
 {
@@ -79,9 +91,18 @@ public static class AdminCommandCodec
     /// <summary>Bytes of the longest route change (op 7) before its signature.</summary>
     private const int RouteLength = RegionLength + 4 + 4;
 
-    /// <summary>A complete enrolment command signed by <paramref name="administrator"/>; <paramref name="sender"/> 0 asks for the next free id.</summary>
-    public static byte[] SignEnrolment(int sender, long nonce, SenderEnrolmentClaim claim, ECDsa administrator)
+    /// <summary>A complete sender enrolment signed by <paramref name="administrator"/>; <paramref name="sender"/> 0 asks for the next free id.</summary>
+    public static byte[] SignEnrolment(int sender, long nonce, PartyEnrolmentClaim claim, ECDsa administrator) =>
+        SignEnrolment(AdminOp.EnrolSender, sender, nonce, claim, administrator);
+
+    /// <summary>A complete enrolment (<see cref="AdminOp.EnrolSender"/> or <see cref="AdminOp.EnrolReceiver"/>) signed by <paramref name="administrator"/>; <paramref name="id"/> 0 asks for the next free id.</summary>
+    public static byte[] SignEnrolment(AdminOp op, int id, long nonce, PartyEnrolmentClaim claim, ECDsa administrator)
     {
+        if (op is not (AdminOp.EnrolSender or AdminOp.EnrolReceiver))
+        {
+            throw new ArgumentException($"administrator command: op {(byte)op} is not an enrolment", nameof(op));
+        }
+        var sender = id;
         ArgumentNullException.ThrowIfNull(claim);
         ArgumentNullException.ThrowIfNull(administrator);
         ArgumentOutOfRangeException.ThrowIfNegative(sender);
@@ -97,7 +118,7 @@ public static class AdminCommandCodec
         }
         using var w = new CanonicalWriter(MaxLength);
         w.U8((byte)StructureKind.AdminCommand);
-        w.U8((byte)AdminOp.EnrolSender);
+        w.U8((byte)op);
         w.Id(sender);
         w.Seq(nonce);
         w.Bytes(System.Text.Encoding.UTF8.GetBytes(claim.Name));
@@ -146,7 +167,7 @@ public static class AdminCommandCodec
     public static byte[] Sign(AdminOp op, int target, long nonce, ECDsa administrator)
     {
         ArgumentNullException.ThrowIfNull(administrator);
-        if (!Enum.IsDefined(op) || op is AdminOp.EnrolSender or AdminOp.AllowRoute or AdminOp.RemoveRoute)
+        if (!Enum.IsDefined(op) || op is AdminOp.EnrolSender or AdminOp.EnrolReceiver or AdminOp.AllowRoute or AdminOp.RemoveRoute)
         {
             throw new ArgumentException($"administrator command: op {(byte)op} is not defined here (an enrolment is made with SignEnrolment, a route change with SignRoute)", nameof(op));
         }
@@ -171,7 +192,7 @@ public static class AdminCommandCodec
         var opByte = r.U8("op");
         if (!Enum.IsDefined((AdminOp)opByte))
         {
-            throw new MalformedEnvelopeException($"administrator command: op {opByte} is not 1 to 8 (quarantine/readmit sender, quarantine/readmit pre-SQ, enrol/revoke sender, allow/remove route)");
+            throw new MalformedEnvelopeException($"administrator command: op {opByte} is not 1 to 10 (quarantine/readmit sender, quarantine/readmit pre-SQ, enrol/revoke sender, allow/remove route, enrol/revoke receiver)");
         }
         var op = (AdminOp)opByte;
         var target = r.Id("target");
@@ -180,10 +201,10 @@ public static class AdminCommandCodec
         {
             throw new MalformedEnvelopeException("administrator command: the nonce must be positive");
         }
-        SenderEnrolmentClaim? claim = null;
-        if (op == AdminOp.EnrolSender)
+        PartyEnrolmentClaim? claim = null;
+        if (op is AdminOp.EnrolSender or AdminOp.EnrolReceiver)
         {
-            var nameBytes = r.Bytes(EnrolmentProof.MaxNameBytes, "sender name");
+            var nameBytes = r.Bytes(EnrolmentProof.MaxNameBytes, "party name");
             string name;
             try
             {
@@ -191,7 +212,7 @@ public static class AdminCommandCodec
             }
             catch (System.Text.DecoderFallbackException e)
             {
-                throw new MalformedEnvelopeException("administrator command: the sender name is not UTF-8", e);
+                throw new MalformedEnvelopeException("administrator command: the party name is not UTF-8", e);
             }
             var signingLength = r.Count(EnrolmentProof.MaxKeyBytes, "signature public key length");
             var signingAt = r.Position;
@@ -201,7 +222,7 @@ public static class AdminCommandCodec
             r.Take(agreementLength, "agreement public key");
             var proofAt = r.Position;
             r.Take(EnvelopeLimits.SignatureBytes, "proof of possession");
-            claim = new SenderEnrolmentClaim(name, bytes.Slice(signingAt, signingLength), bytes.Slice(agreementAt, agreementLength),
+            claim = new PartyEnrolmentClaim(name, bytes.Slice(signingAt, signingLength), bytes.Slice(agreementAt, agreementLength),
                 bytes.Slice(proofAt, EnvelopeLimits.SignatureBytes));
         }
         int routeReceiver = 0, routeMaxBytes = 0;
@@ -238,7 +259,7 @@ public static class AdminCommandCodec
     /// <summary>Changes of who may send are signed under their own purpose, so no quarantine signature can ever pass for one.</summary>
     private static byte[] Domain(AdminOp op) => op switch
     {
-        AdminOp.EnrolSender or AdminOp.RevokeSender => DomainTags.AdminEnrolment,
+        AdminOp.EnrolSender or AdminOp.RevokeSender or AdminOp.EnrolReceiver or AdminOp.RevokeReceiver => DomainTags.AdminEnrolment,
         AdminOp.AllowRoute or AdminOp.RemoveRoute => DomainTags.AdminRoute,
         _ => DomainTags.AdminCommand,
     };
@@ -254,6 +275,8 @@ public static class AdminCommandCodec
         AdminOp.RevokeSender => $"revoke sender {target}",
         AdminOp.AllowRoute => $"allow a route from sender {target}",
         AdminOp.RemoveRoute => $"remove a route from sender {target}",
+        AdminOp.EnrolReceiver => target == AdminCommand.NextFreeId ? "enrol a receiver under the next free id" : $"enrol receiver {target}",
+        AdminOp.RevokeReceiver => $"revoke receiver {target}",
         _ => $"op {(byte)op} on {target}",
     };
 }

@@ -4,12 +4,12 @@ using System.Text;
 namespace SieveQ.Sieve.Envelope;
 
 /// <summary>
-/// What a new sender asks to be enrolled as: its name, both public keys (DER SubjectPublicKeyInfo, P-256) and its
+/// What a new sender or receiver asks to be enrolled as: its name, both public keys (DER SubjectPublicKeyInfo, P-256) and its
 /// proof of possession, an ECDSA P-256 / SHA-256 (IEEE P1363) signature by the private half of
 /// <see cref="SignaturePublicKey"/> over <see cref="EnrolmentProof.SignedBytes"/>. The proof shows the requester holds
 /// the signing key it names, so nobody can get someone else's public key enrolled under a name of their choosing.
 /// </summary>
-public sealed record SenderEnrolmentClaim(string Name, ReadOnlyMemory<byte> SignaturePublicKey, ReadOnlyMemory<byte> AgreementPublicKey, ReadOnlyMemory<byte> Proof);
+public sealed record PartyEnrolmentClaim(string Name, ReadOnlyMemory<byte> SignaturePublicKey, ReadOnlyMemory<byte> AgreementPublicKey, ReadOnlyMemory<byte> Proof);
 
 /// <summary>
 /// The proof of possession of an enrolment request: signed bytes <c>"SIEVEQ/ENROL-REQUEST/v1" || u32 len | name (UTF-8)
@@ -35,7 +35,7 @@ public static class EnrolmentProof
         return w.ToArray();
     }
 
-    /// <summary>The proof a sender makes with its own signing key.</summary>
+    /// <summary>The proof a sender or receiver makes with its own signing key.</summary>
     public static byte[] Sign(string name, ReadOnlySpan<byte> signaturePublicKey, ReadOnlySpan<byte> agreementPublicKey, ECDsa signingKey)
     {
         ArgumentNullException.ThrowIfNull(signingKey);
@@ -43,7 +43,7 @@ public static class EnrolmentProof
     }
 
     /// <summary>Why the claim cannot be enrolled (structure, keys, proof), or null when it can.</summary>
-    public static string? Problem(SenderEnrolmentClaim claim)
+    public static string? Problem(PartyEnrolmentClaim claim)
     {
         ArgumentNullException.ThrowIfNull(claim);
         if (NameProblem(claim.Name) is { } n)
@@ -98,13 +98,13 @@ public static class EnrolmentProof
     {
         if (string.IsNullOrEmpty(name) || Encoding.UTF8.GetByteCount(name) > MaxNameBytes)
         {
-            return $"a sender name is 1 to {MaxNameBytes} bytes";
+            return $"a name is 1 to {MaxNameBytes} bytes";
         }
         foreach (var c in name)
         {
             if (!(char.IsAsciiLetterOrDigit(c) || c is '-' or '_' or '.'))
             {
-                return $"a sender name holds letters, digits, '-', '_' and '.' only ('{name}')";
+                return $"a name holds letters, digits, '-', '_' and '.' only ('{name}')";
             }
         }
         return null;

@@ -2,20 +2,20 @@ using SieveQ.Sieve.Keys;
 
 namespace SieveQ.Sieve.Envelope;
 
-/// <summary>A pre-SQ's question to the replicas: the senders enrolled or revoked through the ordering, from id <see cref="FromId"/> on, unless the table is still at <see cref="KnownVersion"/>.</summary>
+/// <summary>A pre-SQ's question to the replicas: the senders and receivers enrolled or revoked through the ordering, from id <see cref="FromId"/> on, unless the table is still at <see cref="KnownVersion"/>.</summary>
 public sealed record EnrolmentQuery(long KnownVersion, int FromId);
 
 /// <summary>
-/// One page of the agreed enrolment-change table: its version, entries with ids from the query's on (a null sender is
+/// One page of the agreed enrolment-change table: its version, entries with ids from the query's on (a null party is
 /// a revoked id), and whether the page reaches the table's end. The asker takes it once f+1 replicas return the same
 /// bytes (the ordering's reply rule), so it believes only what a correct replica applied.
 /// </summary>
-public sealed record EnrolmentView(long Version, bool Complete, IReadOnlyList<KeyValuePair<int, EnrolledSender?>> Entries);
+public sealed record EnrolmentView(long Version, bool Complete, IReadOnlyList<KeyValuePair<int, EnrolledParty?>> Entries);
 
 /// <summary>
 /// Query layout: <c>u8 kind=0x07 | u64 knownVersion | u32 fromId</c>, alone in its ordering request. View layout:
 /// <c>u8 kind=0x14 | u64 version | u8 complete | u32 n | n x (u32 id | entry)</c>, the entry as in the snapshot's
-/// enrolment table (<c>u8 state (0 revoked, 1 enrolled) | u32 len | name | u32 len | signature SPKI | u32 len |
+/// enrolment table (<c>u8 state (0 revoked, 1 sender, 2 receiver) | u32 len | name | u32 len | signature SPKI | u32 len |
 /// agreement SPKI</c>), at most <see cref="MaxEntries"/> per page; an unchanged table answers with no entries.
 /// </summary>
 public static class EnrolmentViewCodec
@@ -58,7 +58,7 @@ public static class EnrolmentViewCodec
         foreach (var (id, e) in view.Entries)
         {
             w.Id(id);
-            Replica.SenderEnrolmentTable.WriteEntry(w, e);
+            Replica.EnrolmentChangeTable.WriteEntry(w, e);
         }
         return w.ToArray();
     }
@@ -70,7 +70,7 @@ public static class EnrolmentViewCodec
         var version = r.Seq("version");
         var complete = r.Bool("complete");
         var n = r.Count(MaxEntries, "entries");
-        var entries = new KeyValuePair<int, EnrolledSender?>[n];
+        var entries = new KeyValuePair<int, EnrolledParty?>[n];
         var previous = -1;
         for (var i = 0; i < n; i++)
         {
@@ -80,7 +80,7 @@ public static class EnrolmentViewCodec
                 throw new MalformedEnvelopeException("enrolment view: ids not in ascending order");
             }
             previous = id;
-            entries[i] = new(id, Replica.SenderEnrolmentTable.ReadEntry(ref r, id));
+            entries[i] = new(id, Replica.EnrolmentChangeTable.ReadEntry(ref r, id));
         }
         r.End("enrolment view");
         return new EnrolmentView(version, complete, entries);

@@ -116,15 +116,15 @@ public sealed record ReplicaSieveOptions
 
     /// <summary>
     /// Entries of the table of senders enrolled or revoked through the ordering (each at most
-    /// <see cref="SenderEnrolmentTable.MaxEntryBytes"/>); an enrolment or revocation past it is refused.
+    /// <see cref="EnrolmentChangeTable.MaxEntryBytes"/>); an enrolment or revocation past it is refused.
     /// </summary>
     public int MaxEnrolmentChanges { get; init; } = 256;
 
     public void Validate()
     {
-        if (MaxEnrolmentChanges is < 0 or > SenderEnrolmentTable.MaxEntriesLimit)
+        if (MaxEnrolmentChanges is < 0 or > EnrolmentChangeTable.MaxEntriesLimit)
         {
-            throw new ArgumentException($"maxEnrolmentChanges {MaxEnrolmentChanges} must be 0 to {SenderEnrolmentTable.MaxEntriesLimit}");
+            throw new ArgumentException($"maxEnrolmentChanges {MaxEnrolmentChanges} must be 0 to {EnrolmentChangeTable.MaxEntriesLimit}");
         }
         if (WindowSize < 64 || WindowSize % 64 != 0 || MaxAhead < 1 || ReorderThreshold < 0 || ReorderPatience < 1
             || MaxHeldTotal < 0 || ReceiverQueueCapacity < 1 || OutputBatchMaxItems < 1 || GrantRatePerSecond < 1 || GrantBurst < 1

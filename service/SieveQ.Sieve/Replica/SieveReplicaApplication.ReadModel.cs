@@ -57,6 +57,11 @@ public sealed partial class SieveReplicaApplication
                 queues[id] = view;
             }
         }
+        if (queues.Count > _receivers.Count)
+        {
+            // A revoked receiver's queue is gone from agreed state; its view goes too.
+            queues.RemoveRange([.. queues.Keys.Where(id => !_receivers.ContainsKey(id))]);
+        }
         var preSqs = ImmutableSortedDictionary.CreateBuilder<int, PreSqStanding>();
         foreach (var (id, p) in _preSqs)
         {

@@ -9,7 +9,7 @@ public sealed partial class SieveReplicaApplication
     /// little-endian): the snapshot tag, then <c>i64 now | i64 processed | i64 lastCapacityNotice</c>,
     /// the senders, pre-SQs and receiver queues (each <c>u32 count</c> then <c>u32 id | record</c> in
     /// ascending id order), the reorder buffer, the rules' own state (<c>u32 len | bytes</c>) and the administrative
-    /// state (<see cref="AdministrativeState"/>), the enrolment changes (<see cref="SenderEnrolmentTable"/>) and the
+    /// state (<see cref="AdministrativeState"/>), the enrolment changes (<see cref="EnrolmentChangeTable"/>) and the
     /// senders' pending loss claims (<c>u32 count</c> then <c>u32 id | seq lastSent | i64 at | u32 lastLossPpm</c>) and
     /// their last moves between pre-SQs (<c>u32 count</c> then <c>u32 id | u32 from | i64 at | u8 forLoss</c>), and the id
     /// leases (<see cref="IdLeaseTable"/>); each of the last five is absent in snapshots taken before it existed, read as empty.
@@ -66,7 +66,7 @@ public sealed partial class SieveReplicaApplication
         var reorder = ReorderBuffer.ReadFrom(ref r);
         var rules = r.Bytes(int.MaxValue, "rules state");
         var admin = r.Remaining == 0 ? new AdministrativeState() : AdministrativeState.ReadFrom(ref r);
-        var enrolment = r.Remaining == 0 ? new SenderEnrolmentTable() : SenderEnrolmentTable.ReadFrom(ref r, SenderEnrolmentTable.MaxEntriesLimit);
+        var enrolment = r.Remaining == 0 ? new EnrolmentChangeTable() : EnrolmentChangeTable.ReadFrom(ref r, EnrolmentChangeTable.MaxEntriesLimit);
         if (r.Remaining > 0)
         {
             ReadLossClaims(ref r, senders);

@@ -37,11 +37,13 @@ public static class SieveStateBudget
     public static long WorstCaseBytes(ReplicaSieveOptions options, int senders, int receivers, int preSqs, long rulesBytes = RulesAllowanceBytes)
     {
         ArgumentNullException.ThrowIfNull(options);
-        // Senders enrolled through the ordering get records too, and their keys sit in the enrolment table.
+        // Parties enrolled through the ordering get records (senders) or queues (receivers) too, and their keys sit in
+        // the enrolment table; either role may take the whole allowance.
         senders += options.MaxEnrolmentChanges;
+        receivers += options.MaxEnrolmentChanges;
         return FixedBytes
             + (senders * SenderRecordBytes(options))
-            + ((long)options.MaxEnrolmentChanges * SenderEnrolmentTable.MaxEntryBytes)
+            + ((long)options.MaxEnrolmentChanges * EnrolmentChangeTable.MaxEntryBytes)
             + IdLeaseTable.WorstCaseBytes(senders + receivers)
             + ((long)preSqs * RecordBytes)
             + (receivers * (RecordBytes + ((long)senders * RouteBytes)))

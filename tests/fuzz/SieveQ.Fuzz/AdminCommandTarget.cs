@@ -52,9 +52,10 @@ internal sealed class AdminCommandTarget : FuzzTarget
         byte[] again = c.Op switch
         {
             // SignEnrolment takes only what an enrolment may carry; what decodes beyond that is refused in execution.
-            AdminOp.EnrolSender when EnrolmentProof.NameProblem(c.Claim!.Name) is null && !c.Claim.SignaturePublicKey.IsEmpty && !c.Claim.AgreementPublicKey.IsEmpty
-                => AdminCommandCodec.SignEnrolment(c.Target, c.Nonce, c.Claim, _key),
-            AdminOp.EnrolSender => [.. c.SignedRegion.Span],
+            AdminOp.EnrolSender or AdminOp.EnrolReceiver
+                when EnrolmentProof.NameProblem(c.Claim!.Name) is null && !c.Claim.SignaturePublicKey.IsEmpty && !c.Claim.AgreementPublicKey.IsEmpty
+                => AdminCommandCodec.SignEnrolment(c.Op, c.Target, c.Nonce, c.Claim, _key),
+            AdminOp.EnrolSender or AdminOp.EnrolReceiver => [.. c.SignedRegion.Span],
             AdminOp.AllowRoute or AdminOp.RemoveRoute => AdminCommandCodec.SignRoute(c.Op, c.Target, c.RouteReceiver, c.RouteMaxBytes, c.Nonce, _key),
             _ => AdminCommandCodec.Sign(c.Op, c.Target, c.Nonce, _key),
         };
@@ -91,7 +92,7 @@ internal sealed class AdminCommandTarget : FuzzTarget
         using var signing = ECDsa.Create(ECCurve.NamedCurves.nistP256);
         using var agreement = ECDiffieHellman.Create(ECCurve.NamedCurves.nistP256);
         var (spki, agreeSpki) = (signing.ExportSubjectPublicKeyInfo(), agreement.ExportSubjectPublicKeyInfo());
-        yield return [6, .. AdminCommandCodec.SignEnrolment(0, 4, new SenderEnrolmentClaim("branch-7", spki, agreeSpki,
+        yield return [6, .. AdminCommandCodec.SignEnrolment(0, 4, new PartyEnrolmentClaim("branch-7", spki, agreeSpki,
             EnrolmentProof.Sign("branch-7", spki, agreeSpki, signing)), _key)];
         yield return [2, .. AdminCommandCodec.SignRoute(AdminOp.AllowRoute, 1, 101, 4096, 2, _key)];
         yield return [4, .. AdminCommandCodec.SignRoute(AdminOp.RemoveRoute, 1, 100, 0, 3, _key)];

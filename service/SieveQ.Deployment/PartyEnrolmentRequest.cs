@@ -7,19 +7,20 @@ using SieveQ.Sieve.Hosting.Keys;
 namespace SieveQ.Deployment;
 
 /// <summary>
-/// A sender's request to be enrolled, written by the sender's own host: its name, both public keys (DER
+/// A sender's or receiver's request to be enrolled, written by its own host (the administrator picks the role when
+/// enrolling it): its name, both public keys (DER
 /// SubjectPublicKeyInfo, base64 in JSON) and its proof of possession (<see cref="EnrolmentProof"/>). The private keys
 /// stay in the host's key store (owner-only PEM files <c>{name}-sign.pem</c> and <c>{name}-agree.pem</c>).
 /// </summary>
-public sealed record SenderEnrolmentRequest(string Name, byte[] SignaturePublicKey, byte[] AgreementPublicKey, byte[] Proof)
+public sealed record PartyEnrolmentRequest(string Name, byte[] SignaturePublicKey, byte[] AgreementPublicKey, byte[] Proof)
 {
     /// <summary>A request file is a few hundred bytes; anything much larger is not one.</summary>
     public const int MaxFileBytes = 16 * 1024;
 
     public static string FileName(string name) => $"{name}.enrol-request.json";
 
-    /// <summary>Creates the sender's key pair in <paramref name="keyDirectory"/> (refusing to replace existing keys) and its signed request.</summary>
-    public static SenderEnrolmentRequest Create(string keyDirectory, string name)
+    /// <summary>Creates the party's key pairs in <paramref name="keyDirectory"/> (refusing to replace existing keys) and its signed request.</summary>
+    public static PartyEnrolmentRequest Create(string keyDirectory, string name)
     {
         if (EnrolmentProof.NameProblem(name) is { } problem)
         {
@@ -35,15 +36,15 @@ public sealed record SenderEnrolmentRequest(string Name, byte[] SignaturePublicK
         store.GetOrCreateAgreementKey(name + "-agree").Dispose();
         var signingSpki = store.ExportPublicKey(name + "-sign");
         var agreementSpki = store.ExportPublicKey(name + "-agree");
-        return new SenderEnrolmentRequest(name, signingSpki, agreementSpki, EnrolmentProof.Sign(name, signingSpki, agreementSpki, signing));
+        return new PartyEnrolmentRequest(name, signingSpki, agreementSpki, EnrolmentProof.Sign(name, signingSpki, agreementSpki, signing));
     }
 
-    public SenderEnrolmentClaim Claim() => new(Name, SignaturePublicKey, AgreementPublicKey, Proof);
+    public PartyEnrolmentClaim Claim() => new(Name, SignaturePublicKey, AgreementPublicKey, Proof);
 
-    public string ToJson() => JsonSerializer.Serialize(this, SenderEnrolmentRequestJson.Default.SenderEnrolmentRequest);
+    public string ToJson() => JsonSerializer.Serialize(this, PartyEnrolmentRequestJson.Default.PartyEnrolmentRequest);
 
     /// <summary>Reads and checks a request (structure, keys, proof of possession); a bad one is a <see cref="DeploymentException"/> naming why.</summary>
-    public static SenderEnrolmentRequest Load(string path)
+    public static PartyEnrolmentRequest Load(string path)
     {
         var info = new FileInfo(path);
         if (!info.Exists)
@@ -58,17 +59,17 @@ public sealed record SenderEnrolmentRequest(string Name, byte[] SignaturePublicK
     }
 
     /// <summary>Reads and checks a request's JSON (as <see cref="Load"/> does a file's); <paramref name="source"/> names it in errors.</summary>
-    public static SenderEnrolmentRequest Parse(string json, string source)
+    public static PartyEnrolmentRequest Parse(string json, string source)
     {
         ArgumentNullException.ThrowIfNull(json);
         if (json.Length > MaxFileBytes)
         {
             throw new DeploymentException($"{source} is {json.Length} characters; an enrolment request is at most {MaxFileBytes}");
         }
-        SenderEnrolmentRequest? request;
+        PartyEnrolmentRequest? request;
         try
         {
-            request = JsonSerializer.Deserialize(json, SenderEnrolmentRequestJson.Default.SenderEnrolmentRequest);
+            request = JsonSerializer.Deserialize(json, PartyEnrolmentRequestJson.Default.PartyEnrolmentRequest);
         }
         catch (JsonException e)
         {
@@ -98,5 +99,5 @@ public sealed record SenderEnrolmentRequest(string Name, byte[] SignaturePublicK
 }
 
 [JsonSourceGenerationOptions(WriteIndented = true, PropertyNamingPolicy = JsonKnownNamingPolicy.CamelCase)]
-[JsonSerializable(typeof(SenderEnrolmentRequest))]
-internal sealed partial class SenderEnrolmentRequestJson : JsonSerializerContext;
+[JsonSerializable(typeof(PartyEnrolmentRequest))]
+internal sealed partial class PartyEnrolmentRequestJson : JsonSerializerContext;
