@@ -70,12 +70,7 @@ public sealed class PartyKeys : IDisposable
     /// <summary>The ring this party shares with <paramref name="peer"/> on <paramref name="channel"/>; null when the peer is not enrolled.</summary>
     public MacKeyRing? Ring(MacChannel channel, int peer)
     {
-        var peerIsSender = (channel == MacChannel.SenderPreSq && Role == PartyRole.PreSq) || (channel == MacChannel.ReplicaSender && Role == PartyRole.Replica);
-        if (peerIsSender && CurrentSender is { } current && current(peer) is null)
-        {
-            return null;
-        }
-        if (channel == MacChannel.ReplicaReceiver && Role == PartyRole.Replica && CurrentReceiver is { } receivers && receivers(peer) is null)
+        if (NotEnrolledNow(channel, peer))
         {
             return null;
         }
@@ -83,11 +78,19 @@ public sealed class PartyKeys : IDisposable
         {
             return ring;
         }
-        // Not cached while absent: a sender enrolled through the ordering gets its ring as soon as it is known. Ids are
+        // Not cached while absent: a party enrolled through the ordering gets its ring as soon as it is known. Ids are
         // never bound to a second key, so a cached ring stays right.
         ring = Derive(channel, peer);
         return ring is null ? null : _rings.GetOrAdd((channel, peer), ring);
     }
+
+    /// <summary>A peer whose enrolment changes through the ordering (a sender, or a receiver of a replica) that the current enrolment does not name.</summary>
+    private bool NotEnrolledNow(MacChannel channel, int peer) => (channel, Role) switch
+    {
+        (MacChannel.SenderPreSq, PartyRole.PreSq) or (MacChannel.ReplicaSender, PartyRole.Replica) => CurrentSender is { } senders && senders(peer) is null,
+        (MacChannel.ReplicaReceiver, PartyRole.Replica) => CurrentReceiver is { } receivers && receivers(peer) is null,
+        _ => false,
+    };
 
     private byte[]? ReceiverAgreementKey(int receiver) =>
         CurrentReceiver is { } current ? current(receiver)?.AgreementPublicKey : _enrolment.Receivers.FirstOrDefault(r => r.Id == receiver)?.AgreementPublicKey;

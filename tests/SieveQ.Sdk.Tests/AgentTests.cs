@@ -31,6 +31,25 @@ public sealed class AgentTests
             LeaseRetryEvery = TimeSpan.FromMilliseconds(300),
         });
 
+    /// <summary>One message as sender 1 through the agent; the stream's last progress report.</summary>
+    private static async Task<SendProgress> SendOneAsSender1Async(GrpcChannel channel, string text)
+    {
+        var send = await channel.StartCallAsync<AppSend, SendProgress>(ProtocolNames.AgentService, ProtocolNames.Send, SendProgress.Parser);
+        await using (send)
+        {
+            await send.WriteAsync(new AppSend { Open = new OpenSender { Sender = 1 } });
+            await send.WriteAsync(new AppSend { Message = new OutgoingMessage { Receiver = SieveWorld.Receiver, Data = ByteString.CopyFromUtf8(text) } });
+            await send.CompleteRequestAsync();
+            SendProgress last = new();
+            using var cts = new CancellationTokenSource(Patience);
+            await foreach (var p in send.ReadAllAsync(cts.Token))
+            {
+                last = p;
+            }
+            return last;
+        }
+    }
+
     [Fact]
     public async Task Refuses_a_sender_it_does_not_host_and_names_the_calling_process()
     {
@@ -179,20 +198,7 @@ public sealed class AgentTests
         world.Server.DropIdLease = _ => true;
         await using var agent = await StartImpatientAgentAsync(world);
         using var channel = GrpcChannel.ForUnixSocket(agent.Endpoint);
-        var send = await channel.StartCallAsync<AppSend, SendProgress>(ProtocolNames.AgentService, ProtocolNames.Send, SendProgress.Parser);
-        await using (send)
-        {
-            await send.WriteAsync(new AppSend { Open = new OpenSender { Sender = 1 } });
-            await send.WriteAsync(new AppSend { Message = new OutgoingMessage { Receiver = SieveWorld.Receiver, Data = ByteString.CopyFromUtf8("before the lease") } });
-            await send.CompleteRequestAsync();
-            SendProgress last = new();
-            using var cts = new CancellationTokenSource(Patience);
-            await foreach (var p in send.ReadAllAsync(cts.Token))
-            {
-                last = p;
-            }
-            Assert.Equal(1, last.Accepted);
-        }
+        Assert.Equal(1, (await SendOneAsSender1Async(channel, "before the lease")).Accepted);
         Assert.Equal(0, world.Server.Cluster.IdLeasesHeld);
 
         // The deployment answers again: at its next try the agent holds sender 1's lease.
@@ -208,21 +214,9 @@ public sealed class AgentTests
         Assert.Contains(world.StateDir("agent"), held.Holder, StringComparison.Ordinal);
 
         // The agent's own earlier messages and acknowledgement requests are no one else's: its sender goes on under the lease.
-        var more = await channel.StartCallAsync<AppSend, SendProgress>(ProtocolNames.AgentService, ProtocolNames.Send, SendProgress.Parser);
-        await using (more)
-        {
-            await more.WriteAsync(new AppSend { Open = new OpenSender { Sender = 1 } });
-            await more.WriteAsync(new AppSend { Message = new OutgoingMessage { Receiver = SieveWorld.Receiver, Data = ByteString.CopyFromUtf8("under the lease") } });
-            await more.CompleteRequestAsync();
-            SendProgress last = new();
-            using var cts = new CancellationTokenSource(Patience);
-            await foreach (var p in more.ReadAllAsync(cts.Token))
-            {
-                last = p;
-            }
-            Assert.Equal(1, last.Accepted);
-            Assert.True(last.Acknowledged >= last.LastSeq, $"acknowledged {last.Acknowledged} of {last.LastSeq}");
-        }
+        var last = await SendOneAsSender1Async(channel, "under the lease");
+        Assert.Equal(1, last.Accepted);
+        Assert.True(last.Acknowledged >= last.LastSeq, $"acknowledged {last.Acknowledged} of {last.LastSeq}");
     }
 
     /// <summary>

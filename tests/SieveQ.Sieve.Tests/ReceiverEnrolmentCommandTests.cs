@@ -13,42 +13,26 @@ namespace SieveQ.Sieve.Tests;
 /// with the reason, and its id is burned in every role. The table keeps the role through a snapshot and in the pages
 /// pre-SQs read.
 /// </summary>
-public sealed class ReceiverEnrolmentCommandTests : IClassFixture<TestWorld>, IDisposable
+public sealed class ReceiverEnrolmentCommandTests(TestWorld w) : AdministeredReplicas(w), IClassFixture<TestWorld>
 {
-    private const int Carrier = 11;
     private const int NewReceiver = 130;
-    private readonly TestWorld _w;
-    private readonly ECDsa _admin = ECDsa.Create(ECCurve.NamedCurves.nistP256);
     private readonly ECDsa _newSigning = ECDsa.Create(ECCurve.NamedCurves.nistP256);
     private readonly ECDiffieHellman _newAgreement = ECDiffieHellman.Create(ECCurve.NamedCurves.nistP256);
-    private readonly List<IDisposable> _owned = [];
-    private long _requestSeq;
-    private long _cid;
     private long _nonce;
 
-    public ReceiverEnrolmentCommandTests(TestWorld w) => _w = w;
-
-    public void Dispose()
+    protected override void Dispose(bool disposing)
     {
-        _admin.Dispose();
-        _newSigning.Dispose();
-        _newAgreement.Dispose();
-        foreach (var d in _owned)
+        if (disposing)
         {
-            d.Dispose();
+            _newSigning.Dispose();
+            _newAgreement.Dispose();
         }
+        base.Dispose(disposing);
     }
 
-    private SieveReplicaApplication NewReplica()
-    {
-        var key = new AdministratorKey(_admin.ExportSubjectPublicKeyInfo());
-        var directory = new PublicKeyDirectory(_w.Enrolment);
-        _owned.Add(key);
-        _owned.Add(directory);
-        return new SieveReplicaApplication(directory, new ReplicaSieveOptions(), TestWorld.AllRoutes()) { Administrator = key };
-    }
+    private SieveReplicaApplication NewReplica() => ReplicaWith(TestWorld.AllRoutes());
 
-    private List<SieveReplicaApplication> Replicas() => Enumerable.Range(0, TestWorld.N).Select(_ => NewReplica()).ToList();
+    private List<SieveReplicaApplication> Replicas() => ReplicasWith(() => TestWorld.AllRoutes());
 
     private PartyEnrolmentClaim Claim(string name = "receiver-130")
     {
@@ -57,37 +41,28 @@ public sealed class ReceiverEnrolmentCommandTests : IClassFixture<TestWorld>, ID
         return new PartyEnrolmentClaim(name, signing, agreement, EnrolmentProof.Sign(name, signing, agreement, _newSigning));
     }
 
-    private byte[] EnrolReceiver(int id) => AdminCommandCodec.SignEnrolment(AdminOp.EnrolReceiver, id, ++_nonce, Claim(), _admin);
+    private byte[] EnrolReceiver(int id) => AdminCommandCodec.SignEnrolment(AdminOp.EnrolReceiver, id, ++_nonce, Claim(), Admin);
 
-    private byte[] Revoke(AdminOp op, int id) => AdminCommandCodec.Sign(op, id, ++_nonce, _admin);
-
-    private List<byte[]> Decide(IReadOnlyList<SieveReplicaApplication> replicas, int origin, params byte[][] items)
-    {
-        var request = TestWorld.Request(origin, ++_requestSeq, items);
-        var at = TestWorld.At(++_cid, 1_000 + (_cid * 10));
-        return replicas.Select(r => r.Execute(at, [request]).Replies[0]).ToList();
-    }
-
-    private AdminCommandResult Admin(IReadOnlyList<SieveReplicaApplication> replicas, byte[] command) => TestWorld.AgreedAdminResult(Decide(replicas, Carrier, command));
+    private byte[] Revoke(AdminOp op, int id) => AdminCommandCodec.Sign(op, id, ++_nonce, Admin);
 
     [Fact]
     public void An_enrolled_receiver_gets_a_route_and_messages_and_after_revocation_its_queue_goes_and_messages_to_it_are_rejected()
     {
         var replicas = Replicas();
         // Unknown yet: a route to it is refused, and a message to it is taken and rejected (so it is not sent again).
-        var early = Admin(replicas, AdminCommandCodec.SignRoute(AdminOp.AllowRoute, 1, NewReceiver, 100, ++_nonce, _admin));
+        var early = Order(replicas, AdminCommandCodec.SignRoute(AdminOp.AllowRoute, 1, NewReceiver, 100, ++_nonce, Admin));
         Assert.Equal("refused: allow route sender 1 -> receiver 130 (up to 100 bytes): receiver 130 is not enrolled", early.Reason);
-        Assert.Equal(new ExecuteResult(0, 0, 1), TestWorld.AgreedExecuteResult(Decide(replicas, 10, _w.Message(1, 1, NewReceiver, "too early"))));
+        Assert.Equal(new ExecuteResult(0, 0, 1), TestWorld.AgreedExecuteResult(Decide(replicas, 10, W.Message(1, 1, NewReceiver, "too early"))));
 
-        var enrolled = Admin(replicas, EnrolReceiver(NewReceiver));
+        var enrolled = Order(replicas, EnrolReceiver(NewReceiver));
         Assert.True(enrolled.Applied, enrolled.Reason);
         Assert.Equal("enrol receiver 130 ('receiver-130'): applied (enrolment version 1)", enrolled.Reason);
         Assert.All(replicas, r => Assert.True(r.IsReceiverEnrolled(NewReceiver)));
         Assert.All(replicas, r => Assert.False(r.IsSenderEnrolled(NewReceiver)));
-        Assert.True(Admin(replicas, AdminCommandCodec.SignRoute(AdminOp.AllowRoute, 1, NewReceiver, 100, ++_nonce, _admin)).Applied);
+        Assert.True(Order(replicas, AdminCommandCodec.SignRoute(AdminOp.AllowRoute, 1, NewReceiver, 100, ++_nonce, Admin)).Applied);
 
-        Assert.Equal(new ExecuteResult(1, 0, 0), TestWorld.AgreedExecuteResult(Decide(replicas, 10, _w.Message(1, 2, NewReceiver, "first"))));
-        Assert.Equal(new ExecuteResult(1, 0, 0), TestWorld.AgreedExecuteResult(Decide(replicas, 10, _w.Message(1, 3, NewReceiver, "second"))));
+        Assert.Equal(new ExecuteResult(1, 0, 0), TestWorld.AgreedExecuteResult(Decide(replicas, 10, W.Message(1, 2, NewReceiver, "first"))));
+        Assert.Equal(new ExecuteResult(1, 0, 0), TestWorld.AgreedExecuteResult(Decide(replicas, 10, W.Message(1, 3, NewReceiver, "second"))));
         Assert.All(replicas, r => Assert.Equal(2, r.QueueLength(NewReceiver)));
 
         // Its acknowledgement verifies under the key enrolled through the ordering, and frees what it names.
@@ -95,10 +70,10 @@ public sealed class ReceiverEnrolmentCommandTests : IClassFixture<TestWorld>, ID
         Decide(replicas, 10, ReceiverAckCodec.Encode(NewReceiver, [new DeliveredCursor(1, 1)], _newSigning));
         Assert.All(replicas, r => Assert.Equal(1, r.QueueLength(NewReceiver)));
         // One signed by another key changes nothing.
-        Decide(replicas, 10, ReceiverAckCodec.Encode(NewReceiver, [new DeliveredCursor(1, 2)], _w.ReceiverSigning[100]));
+        Decide(replicas, 10, ReceiverAckCodec.Encode(NewReceiver, [new DeliveredCursor(1, 2)], W.ReceiverSigning[100]));
         Assert.All(replicas, r => Assert.Equal(1, r.QueueLength(NewReceiver)));
 
-        var revoked = Admin(replicas, Revoke(AdminOp.RevokeReceiver, NewReceiver));
+        var revoked = Order(replicas, Revoke(AdminOp.RevokeReceiver, NewReceiver));
         Assert.True(revoked.Applied, revoked.Reason);
         Assert.Equal("revoke receiver 130: applied (enrolment version 2; 1 queued messages let go)", revoked.Reason);
         Assert.All(replicas, r =>
@@ -108,13 +83,13 @@ public sealed class ReceiverEnrolmentCommandTests : IClassFixture<TestWorld>, ID
             Assert.False(r.ReadModel.Receivers.ContainsKey(NewReceiver));
         });
         var unknown = replicas[0].Drops[SieveStage.Rules, DropReason.UnknownReceiver];
-        Assert.Equal(new ExecuteResult(0, 0, 1), TestWorld.AgreedExecuteResult(Decide(replicas, 10, _w.Message(1, 4, NewReceiver, "after"))));
+        Assert.Equal(new ExecuteResult(0, 0, 1), TestWorld.AgreedExecuteResult(Decide(replicas, 10, W.Message(1, 4, NewReceiver, "after"))));
         Assert.Equal(unknown + 1, replicas[0].Drops[SieveStage.Rules, DropReason.UnknownReceiver]);
 
         // Burned in every role: neither a receiver nor a sender is ever enrolled under it again.
-        Assert.Contains("id 130 is taken (revoked, and ids are never reused)", Admin(replicas, EnrolReceiver(NewReceiver)).Reason, StringComparison.Ordinal);
+        Assert.Contains("id 130 is taken (revoked, and ids are never reused)", Order(replicas, EnrolReceiver(NewReceiver)).Reason, StringComparison.Ordinal);
         Assert.Contains("id 130 is taken (revoked, and ids are never reused)",
-            Admin(replicas, AdminCommandCodec.SignEnrolment(AdminOp.EnrolSender, NewReceiver, ++_nonce, Claim(), _admin)).Reason, StringComparison.Ordinal);
+            Order(replicas, AdminCommandCodec.SignEnrolment(AdminOp.EnrolSender, NewReceiver, ++_nonce, Claim(), Admin)).Reason, StringComparison.Ordinal);
         var snapshots = replicas.Select(r => r.TakeSnapshot()).ToList();
         Assert.All(snapshots, s => Assert.Equal(snapshots[0], s));
     }
@@ -123,25 +98,25 @@ public sealed class ReceiverEnrolmentCommandTests : IClassFixture<TestWorld>, ID
     public void A_static_receiver_can_be_revoked_and_a_revocation_names_the_role()
     {
         var replicas = Replicas();
-        Assert.Equal(new ExecuteResult(1, 0, 0), TestWorld.AgreedExecuteResult(Decide(replicas, 10, _w.Message(1, 1, 101, "queued"))));
+        Assert.Equal(new ExecuteResult(1, 0, 0), TestWorld.AgreedExecuteResult(Decide(replicas, 10, W.Message(1, 1, 101, "queued"))));
 
         // Receiver 101 is no sender: revoking "sender 101" is refused and changes nothing.
-        var wrongRole = Admin(replicas, Revoke(AdminOp.RevokeSender, 101));
+        var wrongRole = Order(replicas, Revoke(AdminOp.RevokeSender, 101));
         Assert.Equal("refused: revoke sender 101: not enrolled (never, or already revoked)", wrongRole.Reason);
         Assert.All(replicas, r => Assert.True(r.IsReceiverEnrolled(101)));
 
-        Assert.True(Admin(replicas, Revoke(AdminOp.RevokeReceiver, 101)).Applied);
+        Assert.True(Order(replicas, Revoke(AdminOp.RevokeReceiver, 101)).Applied);
         Assert.All(replicas, r => Assert.False(r.IsReceiverEnrolled(101)));
         Assert.All(replicas, r => Assert.True(r.IsReceiverEnrolled(100)));
-        Assert.Equal("refused: revoke receiver 101: not enrolled (never, or already revoked)", Admin(replicas, Revoke(AdminOp.RevokeReceiver, 101)).Reason);
+        Assert.Equal("refused: revoke receiver 101: not enrolled (never, or already revoked)", Order(replicas, Revoke(AdminOp.RevokeReceiver, 101)).Reason);
     }
 
     [Fact]
     public void An_id_a_static_receiver_holds_is_not_enrolled_again_and_the_next_free_id_is_above_it()
     {
         var replicas = Replicas();
-        Assert.Equal("refused: enrol receiver 100 ('receiver-130'): id 100 is taken (receiver 100 of the enrolment file)", Admin(replicas, EnrolReceiver(100)).Reason);
-        var next = Admin(replicas, EnrolReceiver(AdminCommand.NextFreeId));
+        Assert.Equal("refused: enrol receiver 100 ('receiver-130'): id 100 is taken (receiver 100 of the enrolment file)", Order(replicas, EnrolReceiver(100)).Reason);
+        var next = Order(replicas, EnrolReceiver(AdminCommand.NextFreeId));
         Assert.Equal("enrol receiver 102 ('receiver-130'): applied (enrolment version 1)", next.Reason);
     }
 
@@ -149,8 +124,8 @@ public sealed class ReceiverEnrolmentCommandTests : IClassFixture<TestWorld>, ID
     public void The_role_survives_a_snapshot_and_travels_in_the_pages_pre_SQs_read()
     {
         var source = NewReplica();
-        Assert.True(Admin([source], EnrolReceiver(NewReceiver)).Applied);
-        Assert.True(Admin([source], Revoke(AdminOp.RevokeSender, 3)).Applied);
+        Assert.True(Order([source], EnrolReceiver(NewReceiver)).Applied);
+        Assert.True(Order([source], Revoke(AdminOp.RevokeSender, 3)).Applied);
         var snapshot = source.TakeSnapshot();
 
         var restored = NewReplica();
@@ -167,7 +142,7 @@ public sealed class ReceiverEnrolmentCommandTests : IClassFixture<TestWorld>, ID
         Assert.Equal("receiver-130", view.Entries[1].Value!.Name);
 
         // A pre-SQ's directory laid over with the page knows the receiver's key and not as a sender's.
-        using var directory = new PublicKeyDirectory(_w.Enrolment);
+        using var directory = new PublicKeyDirectory(W.Enrolment);
         directory.SetEnrolmentChanges(view.Entries);
         Assert.True(directory.IsReceiver(NewReceiver));
         Assert.False(directory.IsSender(NewReceiver));
@@ -188,10 +163,10 @@ public sealed class ReceiverEnrolmentCommandTests : IClassFixture<TestWorld>, ID
         Assert.Equal((AdminOp.RevokeReceiver, NewReceiver), (revoke.Op, revoke.Target));
 
         // A quarantine signature cannot pass for a receiver's revocation (another domain).
-        var quarantine = AdminCommandCodec.Sign(AdminOp.QuarantineSender, 100, ++_nonce, _admin);
+        var quarantine = AdminCommandCodec.Sign(AdminOp.QuarantineSender, 100, ++_nonce, Admin);
         quarantine[1] = (byte)AdminOp.RevokeReceiver;
         var replicas = Replicas();
-        Assert.Equal("refused: not signed by the deployment's administrator key", Admin(replicas, quarantine).Reason);
+        Assert.Equal("refused: not signed by the deployment's administrator key", Order(replicas, quarantine).Reason);
         Assert.All(replicas, r => Assert.True(r.IsReceiverEnrolled(100)));
 
         var table = new EnrolmentChangeTable { Version = 1 };

@@ -12,57 +12,31 @@ namespace SieveQ.Sieve.Tests;
 /// refused change says why and leaves the agreed state as it was; the table survives a snapshot; a deployment with
 /// signed rule sets refuses route changes; a quarantine signature cannot pass for a route change.
 /// </summary>
-public sealed class RouteCommandTests : IClassFixture<TestWorld>, IDisposable
+public sealed class RouteCommandTests(TestWorld w) : AdministeredReplicas(w), IClassFixture<TestWorld>
 {
-    private const int Carrier = 11;
-    private readonly TestWorld _w;
-    private readonly ECDsa _admin = ECDsa.Create(ECCurve.NamedCurves.nistP256);
     private readonly ECDsa _intruder = ECDsa.Create(ECCurve.NamedCurves.nistP256);
-    private readonly List<IDisposable> _owned = [];
-    private long _requestSeq;
-    private long _cid;
 
-    public RouteCommandTests(TestWorld w) => _w = w;
-
-    public void Dispose()
+    protected override void Dispose(bool disposing)
     {
-        _admin.Dispose();
-        _intruder.Dispose();
-        foreach (var d in _owned)
+        if (disposing)
         {
-            d.Dispose();
+            _intruder.Dispose();
         }
+        base.Dispose(disposing);
     }
 
     /// <summary>Only sender 1 to receiver 100, up to 1,000 bytes, in the deployment file.</summary>
-    private SieveReplicaApplication NewReplica(IApplicationRules? rules = null)
-    {
-        var key = new AdministratorKey(_admin.ExportSubjectPublicKeyInfo());
-        var directory = new PublicKeyDirectory(_w.Enrolment);
-        _owned.Add(key);
-        _owned.Add(directory);
-        return new SieveReplicaApplication(directory, new ReplicaSieveOptions(), rules ?? new RoutePolicy([new Route(1, 100, 1_000)])) { Administrator = key };
-    }
+    private SieveReplicaApplication NewReplica(IApplicationRules? rules = null) => ReplicaWith(rules ?? new RoutePolicy([new Route(1, 100, 1_000)]));
 
-    private List<SieveReplicaApplication> Replicas() => Enumerable.Range(0, TestWorld.N).Select(_ => NewReplica()).ToList();
-
-    private List<byte[]> Decide(IReadOnlyList<SieveReplicaApplication> replicas, int origin, params byte[][] items)
-    {
-        var request = TestWorld.Request(origin, ++_requestSeq, items);
-        var at = TestWorld.At(++_cid, 1_000 + (_cid * 10));
-        return replicas.Select(r => r.Execute(at, [request]).Replies[0]).ToList();
-    }
-
-    private AdminCommandResult Order(IReadOnlyList<SieveReplicaApplication> replicas, byte[] command) =>
-        TestWorld.AgreedAdminResult(Decide(replicas, Carrier, command));
+    private List<SieveReplicaApplication> Replicas() => ReplicasWith(() => new RoutePolicy([new Route(1, 100, 1_000)]));
 
     private byte[] Allow(int sender, int receiver, int max, long nonce, ECDsa? admin = null) =>
-        AdminCommandCodec.SignRoute(AdminOp.AllowRoute, sender, receiver, max, nonce, admin ?? _admin);
+        AdminCommandCodec.SignRoute(AdminOp.AllowRoute, sender, receiver, max, nonce, admin ?? Admin);
 
-    private byte[] Remove(int sender, int receiver, long nonce) => AdminCommandCodec.SignRoute(AdminOp.RemoveRoute, sender, receiver, 0, nonce, _admin);
+    private byte[] Remove(int sender, int receiver, long nonce) => AdminCommandCodec.SignRoute(AdminOp.RemoveRoute, sender, receiver, 0, nonce, Admin);
 
     private ExecuteResult Send(IReadOnlyList<SieveReplicaApplication> replicas, int sender, long seq, int receiver, int bytes) =>
-        TestWorld.AgreedExecuteResult(Decide(replicas, 10, _w.Message(sender, seq, receiver, new string('x', bytes))));
+        TestWorld.AgreedExecuteResult(Decide(replicas, 10, W.Message(sender, seq, receiver, new string('x', bytes))));
 
     [Fact]
     public void A_route_allowed_through_the_ordering_is_taken_on_every_replica_and_refused_once_removed()
@@ -119,7 +93,7 @@ public sealed class RouteCommandTests : IClassFixture<TestWorld>, IDisposable
     public void A_quarantine_signature_cannot_pass_for_a_route_change()
     {
         // A quarantine of sender 1 with a receiver and limit appended: same key, other purpose, so the signature fails.
-        var quarantine = AdminCommandCodec.Sign(AdminOp.QuarantineSender, 1, 1, _admin);
+        var quarantine = AdminCommandCodec.Sign(AdminOp.QuarantineSender, 1, 1, Admin);
         var region = quarantine[..^EnvelopeLimits.SignatureBytes];
         byte[] forged = [.. region, 101, 0, 0, 0, 0, 4, 0, 0, .. quarantine[^EnvelopeLimits.SignatureBytes..]];
         forged[1] = (byte)AdminOp.AllowRoute;
@@ -182,7 +156,7 @@ public sealed class RouteCommandTests : IClassFixture<TestWorld>, IDisposable
         var e = Assert.Throws<MalformedEnvelopeException>(() => AdminCommandCodec.Decode(bytes));
         Assert.Contains("size limit", e.Message, StringComparison.Ordinal);
         Assert.Throws<MalformedEnvelopeException>(() => AdminCommandCodec.Decode(bytes[..^1]));
-        Assert.Throws<ArgumentException>(() => AdminCommandCodec.Sign(AdminOp.AllowRoute, 4, 1, _admin));
+        Assert.Throws<ArgumentException>(() => AdminCommandCodec.Sign(AdminOp.AllowRoute, 4, 1, Admin));
     }
 
     private sealed class DenyEverything : IApplicationRules

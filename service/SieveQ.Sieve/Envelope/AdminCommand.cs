@@ -47,9 +47,6 @@ public sealed record AdminCommand(AdminOp Op, int Target, long Nonce, ReadOnlyMe
     /// <summary>Enrolment and revocation change who may send or receive; they are signed under their own domain.</summary>
     public bool ChangesEnrolment => Op is AdminOp.EnrolSender or AdminOp.RevokeSender or AdminOp.EnrolReceiver or AdminOp.RevokeReceiver;
 
-    /// <summary>Enrolments carry the new party's name, keys and proof.</summary>
-    public bool Enrols => Op is AdminOp.EnrolSender or AdminOp.EnrolReceiver;
-
     /// <summary>Route changes say where a sender may send; they are signed under their own domain too.</summary>
     public bool ChangesRoutes => Op is AdminOp.AllowRoute or AdminOp.RemoveRoute;
 
@@ -102,10 +99,9 @@ public static class AdminCommandCodec
         {
             throw new ArgumentException($"administrator command: op {(byte)op} is not an enrolment", nameof(op));
         }
-        var sender = id;
         ArgumentNullException.ThrowIfNull(claim);
         ArgumentNullException.ThrowIfNull(administrator);
-        ArgumentOutOfRangeException.ThrowIfNegative(sender);
+        ArgumentOutOfRangeException.ThrowIfNegative(id);
         ArgumentOutOfRangeException.ThrowIfLessThan(nonce, 1);
         if (EnrolmentProof.NameProblem(claim.Name) is { } problem)
         {
@@ -119,7 +115,7 @@ public static class AdminCommandCodec
         using var w = new CanonicalWriter(MaxLength);
         w.U8((byte)StructureKind.AdminCommand);
         w.U8((byte)op);
-        w.Id(sender);
+        w.Id(id);
         w.Seq(nonce);
         w.Bytes(System.Text.Encoding.UTF8.GetBytes(claim.Name));
         w.Bytes(claim.SignaturePublicKey.Span);

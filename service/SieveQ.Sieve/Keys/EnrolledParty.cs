@@ -18,10 +18,4 @@ public sealed record EnrolledParty(int Id, bool Receiver, string Name, byte[] Si
         ArgumentNullException.ThrowIfNull(sender);
         return new(sender.Id, false, sender.Name, sender.SignaturePublicKey, sender.AgreementPublicKey);
     }
-
-    public static EnrolledParty Of(EnrolledReceiver receiver)
-    {
-        ArgumentNullException.ThrowIfNull(receiver);
-        return new(receiver.Id, true, receiver.Name, receiver.SignaturePublicKey, receiver.AgreementPublicKey);
-    }
 }
